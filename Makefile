@@ -1,0 +1,32 @@
+# The two entry points: `make bench` sweeps the MXNet registry, `make test` runs the tests.
+# Both create the virtual environment in .venv on first use.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+OUT ?= results
+ARGS ?=
+
+.PHONY: bench test lint venv clean
+
+$(STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev,torch]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+bench: $(STAMP)
+	mkdir -p $(OUT)
+	$(PY) opperf.py --output-format md --output-file $(OUT)/mxnet_cpu.md --json-file $(OUT)/mxnet_cpu.json $(ARGS)
+
+test: $(STAMP)
+	$(PY) -m pytest -q $(ARGS)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+clean:
+	rm -rf $(VENV) $(OUT)

@@ -1,0 +1,80 @@
+"""The backend interface: everything framework-specific lives behind it.
+
+A backend enumerates its registry, validates devices and dtypes, and turns a ``BenchmarkSpec`` into a
+``Measurement``. Backends are imported lazily, so reports and comparisons work without any framework.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from typing import Protocol
+
+from opperf.errors import OpperfError
+from opperf.utils.op_info import OpInfo
+from opperf.utils.results import BenchmarkSpec, Measurement
+
+BACKENDS: Mapping[str, str] = {"mxnet": "opperf.backends.mxnet.backend:MXNetBackend"}
+
+
+class Backend(Protocol):
+    framework: str
+
+    def operators(self) -> tuple[OpInfo, ...]:
+        """Every distinct operator of the registry (aliases folded)."""
+
+    def registered_names(self) -> tuple[str, ...]:
+        """Every registered name, aliases and backward operators included."""
+
+    def normalize_device(self, device: str) -> str:
+        """The canonical device name; raises OpperfError if it is malformed or absent."""
+
+    def check_dtype(self, dtype: str) -> str:
+        """The dtype, validated; raises OpperfError naming the supported ones."""
+
+    def measure(
+        self,
+        spec: BenchmarkSpec,
+        warmup: int,
+        runs: int,
+        seed: int,
+        function: Callable[..., object] | None = None,
+    ) -> Measurement:
+        """Run ``spec`` (through ``function`` when given) and measure it; failures become results."""
+
+    def require_large_tensors(self) -> None:
+        """Raise OpperfError unless the framework build supports tensors beyond 2**31 elements."""
+
+    def available_memory(self, device: str) -> int | None:
+        """Bytes free on the device, or None if unknown."""
+
+    def identify(self, function: Callable[..., object]) -> tuple[str, str, OpInfo | None]:
+        """(namespace, name, registry record if it is a registered operator's front end)."""
+
+    def lookup(self, namespace: str, name: str) -> Callable[..., object] | None:
+        """The function ``name`` of a user-facing namespace, or None."""
+
+    def namespace_names(self, namespace: str) -> tuple[str, ...]:
+        """The public names of a user-facing namespace, for suggestions."""
+
+    def environment(self) -> dict[str, object]:
+        """Framework versions, build features and threading, for the results file."""
+
+
+_instances: dict[str, Backend] = {}
+
+
+def get_backend(framework: str = "mxnet") -> Backend:
+    """The backend for ``framework``, imported on first use."""
+    if framework not in BACKENDS:
+        raise OpperfError(f"unknown framework {framework!r}; choose one of: {', '.join(BACKENDS)}")
+    if framework not in _instances:
+        module_name, class_name = BACKENDS[framework].split(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as error:
+            raise OpperfError(
+                f"framework {framework!r} is not installed ({error}); install it, e.g. `make venv`"
+            ) from error
+        _instances[framework] = getattr(module, class_name)()
+    return _instances[framework]

@@ -1,0 +1,382 @@
+"""The MXNet backend: resolves operators, builds inputs, runs forward/backward under a timer."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import platform
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from opperf.backends.mxnet import devices, profiling
+from opperf.backends.mxnet.arrays import (
+    ND_FRONTEND,
+    NUMPY_FRONTEND,
+    flatten_outputs,
+    is_float_array,
+    materialize,
+)
+from opperf.backends.mxnet.registry import NUMPY_NAMESPACES, exposure, load_registry
+from opperf.errors import OpperfError
+from opperf.utils.op_info import OpInfo
+from opperf.utils.results import BenchmarkSpec, Measurement, Status
+from opperf.utils.memory import available_host_bytes, fit_problem
+from opperf.utils.timing import PythonTimer, Timer
+
+DTYPES = ("float16", "float32", "float64", "int8", "uint8", "int32", "int64")
+
+# Namespace -> module whose attributes are that namespace's functions.
+NAMESPACE_MODULES = {
+    "mx.nd": "mxnet.ndarray",
+    "mx.nd._internal": "mxnet.ndarray._internal",
+    "mx.nd.contrib": "mxnet.ndarray.contrib",
+    "mx.nd.linalg": "mxnet.ndarray.linalg",
+    "mx.nd.random": "mxnet.ndarray.random",
+    "mx.nd.sparse": "mxnet.ndarray.sparse",
+    "mx.nd.image": "mxnet.ndarray.image",
+    "mx.np": "mxnet.numpy",
+    "mx.npx": "mxnet.numpy_extension",
+}
+
+# Messages MXNet gives for an operator without a registered gradient.
+_NO_GRADIENT_MARKERS = ("FGradient", "non-differentiable", "is not differentiable")
+
+
+def namespace_of(function: Callable[..., object]) -> str:
+    """The user-facing namespace of an MXNet function, from its module."""
+    module = getattr(function, "__module__", "") or ""
+    for prefix, namespace in (
+        ("mxnet.ndarray.numpy_extension", "mx.npx"),
+        ("mxnet.numpy_extension", "mx.npx"),
+        ("mxnet.ndarray.numpy", "mx.np"),
+        ("mxnet.numpy", "mx.np"),
+        ("mxnet.ndarray.contrib", "mx.nd.contrib"),
+        ("mxnet.ndarray.linalg", "mx.nd.linalg"),
+        ("mxnet.ndarray.random", "mx.nd.random"),
+        ("mxnet.ndarray.sparse", "mx.nd.sparse"),
+        ("mxnet.ndarray.image", "mx.nd.image"),
+        ("mxnet.ndarray._internal", "mx.nd._internal"),
+        ("mxnet.ndarray.gen__internal", "mx.nd._internal"),
+    ):
+        if module.startswith(prefix):
+            return namespace
+    return "mx.nd._internal" if getattr(function, "__name__", "").startswith("_") else "mx.nd"
+
+
+def resolve(namespace: str, op: str) -> Callable[..., object]:
+    """The Python callable for ``op`` in ``namespace``; registry names resolve through their prefix."""
+    module_name = NAMESPACE_MODULES.get(namespace)
+    if module_name is not None:
+        function = getattr(importlib.import_module(module_name), op, None)
+        if callable(function):
+            return function
+    if op in load_registry().by_name():
+        _, module_name, function_name = exposure(op)
+        function = getattr(importlib.import_module(module_name), function_name, None)
+        if callable(function):
+            return function
+    raise OpperfError(f"no operator {op!r} in namespace {namespace!r}")
+
+
+@dataclass(frozen=True)
+class _Call:
+    """A ready-to-run operator call with materialised inputs."""
+
+    function: Callable[..., object]
+    args: tuple
+    kwargs: dict
+
+    def __call__(self) -> object:
+        return self.function(*self.args, **self.kwargs)
+
+
+class MXNetBackend:
+    """Benchmarks MXNet operators (``mx.nd``, its sub-namespaces, ``mx.np`` and ``mx.npx``)."""
+
+    framework = "mxnet"
+
+    def __init__(self) -> None:
+        self._profiler_warm = False
+
+    def operators(self) -> tuple[OpInfo, ...]:
+        return load_registry().operators
+
+    def registered_names(self) -> tuple[str, ...]:
+        return load_registry().registered_names
+
+    def normalize_device(self, device: str) -> str:
+        return devices.normalize_device(device)
+
+    def check_dtype(self, dtype: str) -> str:
+        if dtype not in DTYPES:
+            raise OpperfError(f"unknown dtype {dtype!r}; choose one of: {', '.join(DTYPES)}")
+        return dtype
+
+    def timer(self, name: str) -> Timer:
+        import mxnet as mx
+
+        if name == "native":
+            if not self._profiler_warm:
+                profiling.warm_up_profiler()
+                self._profiler_warm = True
+            return profiling.NativeTimer()
+        if name == "python":
+            return PythonTimer(synchronize=mx.nd.waitall)
+        raise OpperfError(f"unknown profiler {name!r}; choose native or python")
+
+    def measure(
+        self,
+        spec: BenchmarkSpec,
+        warmup: int,
+        runs: int,
+        seed: int,
+        function: Callable[..., object] | None = None,
+    ) -> Measurement:
+        import mxnet as mx
+
+        problem = fit_problem(spec, self.available_memory(spec.device))
+        if problem is not None:
+            return Measurement(spec=spec, status=Status.SKIPPED, reason=problem)
+        try:
+            function = function or resolve(spec.namespace, spec.op)
+            frontend = NUMPY_FRONTEND if spec.namespace in NUMPY_NAMESPACES else ND_FRONTEND
+            with _frontend_scope(frontend):
+                mx.random.seed(seed)
+                call = self._prepare(spec, function, frontend)
+                return self._run(spec, call, warmup, runs)
+        except OpperfError:
+            raise
+        except Exception as error:  # noqa: BLE001 - an operator's failure is a result, not a crash
+            return Measurement(spec=spec, status=Status.FAILED, reason=_describe_error(error))
+        finally:
+            mx.nd.waitall()
+
+    def _prepare(self, spec: BenchmarkSpec, function: Callable[..., object], frontend: str) -> _Call:
+        ctx = devices.context(spec.device)
+        args: list = []
+        kwargs: dict = {}
+        for name, value in spec.inputs:
+            array = materialize(value, spec.dtype, ctx, frontend)
+            if isinstance(array, list) and _takes_var_args(spec.op):
+                args.extend(array)
+            else:
+                kwargs[name] = array
+        var_args_key = _var_args_key(spec.op)
+        if args and var_args_key and var_args_key not in kwargs:
+            kwargs[var_args_key] = len(args)
+        return _Call(function=function, args=tuple(args), kwargs=kwargs)
+
+    def _run(self, spec: BenchmarkSpec, call: _Call, warmup: int, runs: int) -> Measurement:
+        import mxnet as mx
+        from mxnet import autograd
+
+        timer = self.timer(spec.profiler)
+        inputs = {name: value for name, value in call.kwargs.items() if name != "out"}
+        differentiable = [a for a in (*call.args, *inputs.values()) if is_float_array(a)]
+        differentiable += [a for v in inputs.values() if isinstance(v, list) for a in v if is_float_array(a)]
+        backward_reason = _backward_precondition(spec, differentiable, writes_to_out="out" in call.kwargs)
+        for array in differentiable if backward_reason is None else ():
+            array.attach_grad()
+
+        def forward() -> object:
+            if backward_reason is None:
+                with autograd.record():
+                    return call()
+            return call()
+
+        outputs = forward()
+        mx.nd.waitall()
+        heads = [o for o in flatten_outputs(outputs) if is_float_array(o)]
+        if backward_reason is None:
+            backward_reason = _probe_backward(heads)
+        head_grads = [_ones_like(h) for h in heads]
+        del outputs, heads
+
+        def backward_of(outputs: object) -> Callable[[], object]:
+            float_outputs = [o for o in flatten_outputs(outputs) if is_float_array(o)]
+            return lambda: autograd.backward(float_outputs, head_grads=head_grads)
+
+        def full_pass() -> object:
+            outputs = forward()
+            if backward_reason is None:
+                backward_of(outputs)()
+            return outputs
+
+        for _ in range(warmup):
+            full_pass()
+            mx.nd.waitall()
+
+        forward_samples, backward_samples, operators = [], [], set()
+        for _ in range(runs):
+            timed = timer.time(forward)
+            forward_samples.append(timed.seconds)
+            operators.update(timed.operators)
+            if backward_reason is None:
+                timed_backward = timer.time(backward_of(timed.outputs))
+                backward_samples.append(timed_backward.seconds)
+            del timed
+        memory = profiling.peak_memory_bytes(full_pass, devices.profiler_device_key(spec.device))
+        return Measurement(
+            spec=spec,
+            status=Status.OK,
+            forward=tuple(forward_samples),
+            backward=tuple(backward_samples) if backward_reason is None else None,
+            backward_reason=backward_reason,
+            memory_peak_bytes=memory,
+            profiled_ops=tuple(sorted(operators)),
+        )
+
+    def require_large_tensors(self) -> None:
+        """Raise OpperfError unless this MXNet build indexes tensors with 64-bit integers."""
+        import mxnet as mx
+
+        if not mx.runtime.Features().is_enabled("INT64_TENSOR_SIZE"):
+            raise OpperfError(
+                f"--int64-tensor on: this MXNet build ({mx.__version__}) has no large-tensor support "
+                "(runtime feature INT64_TENSOR_SIZE is off); use an MXNet built with USE_INT64_TENSOR_SIZE=1, "
+                "or --int64-tensor off"
+            )
+
+    def available_memory(self, device: str) -> int | None:
+        """Bytes free on the device: MemAvailable for cpu, the GPU's free memory for gpu."""
+        kind, index = devices.parse_device(device)
+        if kind == "cpu":
+            return available_host_bytes()
+        import mxnet as mx
+
+        free, _ = mx.context.gpu_memory_info(index)
+        return free
+
+    def identify(self, function: Callable[..., object]) -> tuple[str, str, OpInfo | None]:
+        return identify(function)
+
+    def lookup(self, namespace: str, name: str) -> Callable[..., object] | None:
+        """The function ``name`` of a user-facing namespace, or None."""
+        module_name = NAMESPACE_MODULES.get(namespace)
+        function = getattr(importlib.import_module(module_name), name, None) if module_name else None
+        return function if callable(function) else None
+
+    def namespace_names(self, namespace: str) -> tuple[str, ...]:
+        module_name = NAMESPACE_MODULES.get(namespace)
+        module = importlib.import_module(module_name) if module_name else None
+        return tuple(n for n in dir(module) if not n.startswith("__")) if module else ()
+
+    def environment(self) -> dict[str, object]:
+        import mxnet as mx
+
+        features = mx.runtime.Features()
+        return {
+            "framework": "mxnet",
+            "mxnet_version": mx.__version__,
+            "runtime_features": sorted(name for name in features if features.is_enabled(name)),
+            "engine": os.environ.get("MXNET_ENGINE_TYPE", "ThreadedEnginePerDevice"),
+            "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+            "cpu_affinity": sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+            "num_gpus": mx.context.num_gpus() if features.is_enabled("CUDA") else 0,
+            "machine": platform.machine(),
+        }
+
+
+def _ones_like(array):
+    import mxnet as mx
+
+    return mx.np.ones_like(array) if isinstance(array, mx.np.ndarray) else mx.nd.ones_like(array)
+
+
+def _backward_precondition(spec: BenchmarkSpec, differentiable: list, writes_to_out: bool) -> str | None:
+    if not spec.run_backward:
+        return "backward not requested"
+    if writes_to_out:
+        return "an explicit out= array cannot be recorded for autograd"
+    if not differentiable:
+        return "no floating-point tensor input to differentiate"
+    return None
+
+
+def _probe_backward(heads: list) -> str | None:
+    """Run one backward pass; None if it works, else why the operator has no usable gradient."""
+    import mxnet as mx
+    from mxnet import autograd
+
+    if not heads:
+        return "no floating-point output to differentiate"
+    try:
+        autograd.backward(heads, head_grads=[_ones_like(h) for h in heads])
+        mx.nd.waitall()
+    except mx.base.MXNetError as error:
+        message = str(error)
+        if any(marker in message for marker in _NO_GRADIENT_MARKERS):
+            return "operator has no gradient (no FGradient registered)"
+        return f"backward failed: {_first_line(message)}"
+    return None
+
+
+def _var_args_key(op: str) -> str:
+    info = load_registry().by_name().get(op)
+    return info.var_args_key if info else ""
+
+
+def _takes_var_args(op: str) -> bool:
+    return bool(_var_args_key(op))
+
+
+class _frontend_scope:
+    """Numpy-semantics shapes and arrays for mx.np/mx.npx operators, legacy semantics otherwise."""
+
+    def __init__(self, frontend: str) -> None:
+        self._active = frontend == NUMPY_FRONTEND
+        self._scopes: list = []
+
+    def __enter__(self) -> None:
+        if self._active:
+            import mxnet as mx
+
+            self._scopes = [mx.util.np_shape(True), mx.util.np_array(True)]
+            for scope in self._scopes:
+                scope.__enter__()
+
+    def __exit__(self, *exc_info: object) -> None:
+        for scope in reversed(self._scopes):
+            scope.__exit__(*exc_info)
+
+
+def _first_line(message: str) -> str:
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    for line in lines:
+        if "Check failed" in line or "Error" in line or "error" in line:
+            return line[:400]
+    return lines[0][:400] if lines else message[:400]
+
+
+def _describe_error(error: Exception) -> str:
+    return f"{type(error).__name__}: {_first_line(str(error))}"
+
+
+
+def identify(function: Callable[..., object]) -> tuple[str, str, OpInfo | None]:
+    """(namespace, name, registry record or None) of a user-supplied MXNet function.
+
+    The registry record is found when the function is the generated front end of a registered
+    operator (``mx.nd.Convolution``, ``mx.nd.contrib.box_nms``); Python wrappers such as ``mx.nd.add``
+    dispatch to several operators and have none.
+    """
+    namespace = namespace_of(function)
+    name = getattr(function, "__name__", repr(function))
+    by_name = load_registry().by_name()
+    for prefix, _, _, strip in _prefixes_for(namespace):
+        candidate = prefix + name if strip else name
+        if candidate in by_name and _is_generated(function):
+            return namespace, name, by_name[candidate]
+    return namespace, name, by_name.get(name) if _is_generated(function) else None
+
+
+def _prefixes_for(namespace: str):
+    from opperf.backends.mxnet.registry import PREFIX_EXPOSURE
+
+    return [entry for entry in PREFIX_EXPOSURE if entry[1] == namespace] or [("", namespace, "", False)]
+
+
+def _is_generated(function: Callable[..., object]) -> bool:
+    """MXNet generates each registered operator's front end from source text at import time."""
+    code = getattr(function, "__code__", None)
+    return code is not None and code.co_filename == "<string>"

@@ -1,0 +1,50 @@
+"""MXNet device names: parsing ``cpu``/``gpu(N)`` and checking the device exists in this build."""
+
+from __future__ import annotations
+
+import re
+
+from opperf.errors import OpperfError
+
+_DEVICE = re.compile(r"^(cpu|gpu)(?:\((\d+)\))?$")
+
+
+def parse_device(device: str) -> tuple[str, int]:
+    """``"gpu(1)"`` -> ``("gpu", 1)``; ``"cpu"`` -> ``("cpu", 0)``."""
+    match = _DEVICE.match(device.strip().lower().replace(" ", ""))
+    if not match:
+        raise OpperfError(f"malformed device {device!r}; use cpu, cpu(0), gpu or gpu(N)")
+    return match.group(1), int(match.group(2) or 0)
+
+
+def normalize_device(device: str) -> str:
+    """The canonical ``kind(index)`` name, after checking this MXNet build and machine have it."""
+    kind, index = parse_device(device)
+    if kind == "gpu":
+        import mxnet as mx
+
+        if not mx.runtime.Features().is_enabled("CUDA"):
+            raise OpperfError(
+                f"device {device!r}: this MXNet build ({mx.__version__}) has no CUDA support "
+                "(runtime feature CUDA is off); install a CUDA build of MXNet or use --ctx cpu"
+            )
+        available = mx.context.num_gpus()
+        if index >= available:
+            raise OpperfError(
+                f"device {device!r}: this machine has {available} GPU(s) visible to MXNet; "
+                f"use gpu(0)..gpu({available - 1})" if available else f"device {device!r}: no GPU is visible"
+            )
+    return f"{kind}({index})"
+
+
+def context(device: str):
+    import mxnet as mx
+
+    kind, index = parse_device(device)
+    return mx.gpu(index) if kind == "gpu" else mx.cpu(index)
+
+
+def profiler_device_key(device: str) -> str:
+    """The name MXNet's profiler gives the device's storage counter: ``cpu/0``, ``gpu/0``."""
+    kind, index = parse_device(device)
+    return f"{kind}/{index}"

@@ -1,0 +1,101 @@
+"""Markdown rendering: an environment header, one table per category, then what did not run and why."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from tabulate import tabulate
+
+from opperf.report.document import STATUS_KEYS
+
+MS = 1e3
+HEADERS = (
+    "Operator",
+    "Inputs",
+    "Fwd median (ms)",
+    "Fwd mean",
+    "Fwd min",
+    "Fwd max",
+    "Fwd stdev",
+    "Bwd median (ms)",
+    "Bwd mean",
+    "Bwd min",
+    "Bwd max",
+    "Bwd stdev",
+    "Peak memory (kB)",
+)
+ENVIRONMENT_KEYS = (
+    "mxnet_version",
+    "device",
+    "dtype",
+    "profiler",
+    "warmup",
+    "runs",
+    "size_profile",
+    "cpu_model",
+    "cpu_count",
+    "engine",
+    "python",
+    "started",
+    "wall_seconds",
+)
+
+
+def _inputs(inputs: dict[str, object]) -> str:
+    def show(value: object) -> str:
+        if isinstance(value, dict) and "shape" in value:
+            return "x".join(map(str, value["shape"])) or "scalar"
+        if isinstance(value, list) and value and all(isinstance(v, dict) and "shape" in v for v in value):
+            return "[" + ", ".join(show(v) for v in value) + "]"
+        return str(value)
+
+    return ", ".join(f"{name}={show(value)}" for name, value in inputs.items())
+
+
+def _timing(block: dict[str, object] | None) -> list[str]:
+    if not block:
+        return ["—"] * 5
+    return [f"{block[key] * MS:.4f}" for key in ("median_s", "mean_s", "min_s", "max_s", "stdev_s")]
+
+
+def _row(result: dict[str, object]) -> list[str]:
+    memory = result.get("memory_peak_bytes")
+    return [
+        f"{result['namespace']}.{result['op']}" if result["namespace"] else result["op"],
+        _inputs(result["inputs"]),
+        *_timing(result["forward"]),
+        *_timing(result["backward"]),
+        f"{memory / 1e3:.1f}" if memory is not None else "—",
+    ]
+
+
+def render_markdown(document: dict[str, object]) -> str:
+    environment = document["environment"]
+    results = document["results"]
+    lines = ["# Operator benchmarks", ""]
+    lines += [f"- **{key}**: {environment[key]}" for key in ENVIRONMENT_KEYS if key in environment]
+    coverage = document.get("coverage")
+    if coverage:
+        counts = ", ".join(f"{key} {coverage[key]}" for key in STATUS_KEYS if coverage.get(key))
+        lines.append(f"- **operators**: {coverage['operators']} of {coverage['registered']} registered names ({counts})")
+    lines.append("")
+    by_category: dict[str, list[dict[str, object]]] = defaultdict(list)
+    for result in results:
+        if result["status"] == "ok":
+            by_category[result["category"]].append(result)
+    for category in sorted(by_category):
+        lines += [f"## {category}", ""]
+        rows = [_row(r) for r in by_category[category]]
+        lines += [tabulate(rows, headers=HEADERS, tablefmt="github", disable_numparse=True), ""]
+    not_ok = [r for r in results if r["status"] != "ok"]
+    if not_ok:
+        lines += ["## Not benchmarked", ""]
+        rows = [
+            [f"{r['namespace']}.{r['op']}", r["category"], r["status"], _inputs(r["inputs"]), r["reason"] or ""]
+            for r in not_ok
+        ]
+        lines += [
+            tabulate(rows, headers=("Operator", "Category", "Status", "Inputs", "Reason"), tablefmt="github"),
+            "",
+        ]
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""Framework-neutral building blocks: operator records, results, statistics, timing, environment."""

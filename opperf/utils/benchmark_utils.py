@@ -1,0 +1,102 @@
+"""Upstream opperf's entry points, with upstream's signatures and result shape.
+
+``run_performance_test`` and ``run_benchmark_operator`` return ``[{op: [record, ...]}, ...]``; the typed
+``Measurement`` results behind them come from ``opperf.benchmark.benchmark``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from opperf.backends import get_backend
+from opperf.benchmark import RunOptions, benchmark, device_name, suggest
+from opperf.errors import OpperfError
+from opperf.utils.legacy import legacy_results
+
+DEFAULT_NAMESPACES = ("mx.nd", "mx.np", "mx.npx")
+
+
+def run_performance_test(
+    ops: Callable[..., object] | Sequence[Callable[..., object]],
+    inputs: Sequence[dict[str, object]],
+    run_backward: bool = True,
+    dtype: str = "float32",
+    ctx: object = None,
+    profiler: str = "native",
+    warmup: int = 10,
+    runs: int = 50,
+    seed: int = 0,
+) -> list[dict[str, list[dict[str, object]]]]:
+    """Benchmark one operator or a list of them on each input configuration.
+
+    ``inputs`` maps argument names to shapes (tensors are generated, seeded), arrays (used as given)
+    or scalar values. Example::
+
+        run_performance_test(nd.add, inputs=[{"lhs": (1024, 1024), "rhs": (1024, 1024)}])
+    """
+    options = RunOptions(
+        run_backward=run_backward,
+        dtype=dtype,
+        device=device_name(ctx),
+        warmup=warmup,
+        runs=runs,
+        profiler=profiler,
+        seed=seed,
+    )
+    return legacy_results(benchmark(ops, inputs, options))
+
+
+def run_benchmark_operator(
+    name: str,
+    size: tuple[int, ...] = (128, 128),
+    additional_inputs: dict[str, object] | None = None,
+    namespaces: Sequence[str] = DEFAULT_NAMESPACES,
+    run_backward: bool = False,
+    dtype: str = "float32",
+    ctx: object = None,
+    profiler: str = "native",
+    warmup: int = 10,
+    runs: int = 50,
+    seed: int = 0,
+) -> list[dict[str, list[dict[str, object]]]]:
+    """Benchmark the operator called ``name`` in each namespace that has it (``mx.nd`` vs ``mx.np``).
+
+    Every tensor argument gets shape ``size``; ``additional_inputs`` overrides or adds arguments, e.g.
+    ``run_benchmark_operator("pick", size=(128, 128), additional_inputs={"index": (128, 1)})``.
+    Returns one result list entry per namespace, in the order given.
+    """
+    backend = get_backend("mxnet")
+    found = [(ns, backend.lookup(ns, name)) for ns in namespaces]
+    found = [(ns, function) for ns, function in found if function is not None]
+    if not found:
+        known = {n for ns in namespaces for n in backend.namespace_names(ns)}
+        raise OpperfError(f"no operator {name!r} in {', '.join(namespaces)}{suggest(name, known)}")
+    results = []
+    for _, function in found:
+        _, _, info = backend.identify(function)
+        tensors = _tensor_arguments(function, info)
+        inputs = {argument: size for argument in tensors}
+        inputs.update(additional_inputs or {})
+        results.extend(
+            run_performance_test(
+                function,
+                inputs=[inputs],
+                run_backward=run_backward,
+                dtype=dtype,
+                ctx=ctx,
+                profiler=profiler,
+                warmup=warmup,
+                runs=runs,
+                seed=seed,
+            )
+        )
+    return results
+
+
+def _tensor_arguments(function: Callable[..., object], info: object) -> list[str]:
+    import inspect
+
+    if info is not None:
+        return [a.name for a in info.arguments if a.kind.value == "tensor"]
+    parameters = inspect.signature(function).parameters.values()
+    return [p.name for p in parameters if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]

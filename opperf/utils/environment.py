@@ -1,0 +1,56 @@
+"""The environment a results file records: machine, Python, framework build, and run settings."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import platform
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from opperf.backends import Backend
+    from opperf.benchmark import RunOptions
+
+
+def cpu_model() -> str:
+    """The CPU model name from /proc/cpuinfo, or the platform's processor string."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def describe_environment(
+    backend: Backend,
+    options: RunOptions,
+    *,
+    profile: str,
+    started: _dt.datetime,
+    finished: _dt.datetime,
+    wall_seconds: float,
+    command_line: Sequence[str],
+) -> dict[str, object]:
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpu_model": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        **backend.environment(),
+        "device": options.device,
+        "dtype": options.dtype,
+        "profiler": options.profiler,
+        "warmup": options.warmup,
+        "runs": options.runs,
+        "run_backward": options.run_backward,
+        "seed": options.seed,
+        "size_profile": profile,
+        "command_line": list(command_line),
+        "started": started.isoformat(),
+        "finished": finished.isoformat(),
+        "wall_seconds": round(wall_seconds, 3),
+    }

@@ -1,0 +1,53 @@
+"""The result shape upstream opperf users' scripts read, rendered from Measurements.
+
+Per operator, one entry per input configuration: ``inputs``, ``avg_time_forward_<op>`` and
+``avg_time_backward_<op>`` in milliseconds (means, as upstream), ``max_storage_mem_alloc_<device>`` in
+kilobytes (the true peak), and -- beyond upstream -- the status and the reason when not ok.
+"""
+
+from __future__ import annotations
+
+from opperf.utils.results import Measurement, Status, TensorSpec
+
+MS = 1e3
+KB = 1e-3
+
+
+def legacy_inputs(measurement: Measurement) -> dict[str, object]:
+    """Inputs as upstream showed them: tensor shapes as tuples, scalar values as given."""
+
+    def show(value: object) -> object:
+        if isinstance(value, TensorSpec):
+            return value.shape
+        if isinstance(value, tuple) and value and all(isinstance(v, TensorSpec) for v in value):
+            return [v.shape for v in value]
+        if hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(value, tuple):
+            return f"<{type(value).__name__} {'x'.join(map(str, value.shape))} given>"
+        return value
+
+    return {name: show(value) for name, value in measurement.spec.inputs}
+
+
+def legacy_record(measurement: Measurement) -> dict[str, object]:
+    op = measurement.spec.op
+    device = measurement.spec.device.replace("(", "/").rstrip(")")
+    record: dict[str, object] = {"inputs": legacy_inputs(measurement)}
+    forward, backward = measurement.forward_summary, measurement.backward_summary
+    if forward is not None:
+        record[f"avg_time_forward_{op}"] = round(forward.mean * MS, 4)
+    if backward is not None:
+        record[f"avg_time_backward_{op}"] = round(backward.mean * MS, 4)
+    if measurement.memory_peak_bytes is not None:
+        record[f"max_storage_mem_alloc_{device}"] = round(measurement.memory_peak_bytes * KB, 4)
+    if measurement.status is not Status.OK:
+        record["status"] = measurement.status.value
+        record["reason"] = measurement.reason
+    return record
+
+
+def legacy_results(measurements: list[Measurement]) -> list[dict[str, list[dict[str, object]]]]:
+    """``[{op: [record per input configuration]}]``, one dict per operator in first-seen order."""
+    grouped: dict[str, list[dict[str, object]]] = {}
+    for measurement in measurements:
+        grouped.setdefault(measurement.spec.op, []).append(legacy_record(measurement))
+    return [{op: records} for op, records in grouped.items()]

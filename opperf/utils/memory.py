@@ -1,0 +1,52 @@
+"""Will a benchmark fit? An estimate of the bytes its tensors need, against what the device has."""
+
+from __future__ import annotations
+
+from opperf.utils.results import BenchmarkSpec, TensorSpec
+
+ITEMSIZE = {
+    "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8,
+    "int8": 1, "uint8": 1, "int32": 4, "int64": 8, "bool": 1,
+}
+# Inputs, an output of the same size, and (with backward) their gradients.
+COPIES_FORWARD = 2
+COPIES_BACKWARD = 4
+
+
+def input_bytes(spec: BenchmarkSpec) -> int:
+    """Bytes of the tensors the spec generates (given arrays already exist and are not counted)."""
+    total = 0
+    for _, value in spec.inputs:
+        tensors = value if isinstance(value, tuple) else (value,)
+        for tensor in tensors:
+            if isinstance(tensor, TensorSpec):
+                total += tensor.size * ITEMSIZE.get(tensor.dtype or spec.dtype, 8)
+    return total
+
+
+def estimated_bytes(spec: BenchmarkSpec) -> int:
+    """A rough peak: inputs, outputs of input size and, with backward, gradients of both."""
+    return input_bytes(spec) * (COPIES_BACKWARD if spec.run_backward else COPIES_FORWARD) // 2
+
+
+def available_host_bytes() -> int | None:
+    """MemAvailable from /proc/meminfo, or None where it cannot be read."""
+    try:
+        with open("/proc/meminfo", encoding="utf-8") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def fit_problem(spec: BenchmarkSpec, available: int | None) -> str | None:
+    """Why the spec will not fit in ``available`` bytes, or None if it fits (or nothing is known)."""
+    needed = estimated_bytes(spec)
+    if available is None or needed <= available:
+        return None
+    return (
+        f"needs about {needed / 2**30:.1f} GiB for its tensors but {spec.device} has "
+        f"{available / 2**30:.1f} GiB available; use smaller shapes or a larger machine"
+    )

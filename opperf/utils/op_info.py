@@ -1,0 +1,135 @@
+"""Immutable records describing a registered operator and its arguments.
+
+Backends fill these from their registries; rules, categories and reports read them and never touch a
+framework.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+
+class ArgKind(str, Enum):
+    """What an argument takes, parsed from the registry's type string."""
+
+    TENSOR = "tensor"
+    TENSOR_LIST = "tensor_list"
+    INT = "int"
+    FLOAT = "float"
+    BOOL = "bool"
+    SHAPE = "shape"
+    FLOAT_TUPLE = "float_tuple"
+    INT_TUPLE = "int_tuple"
+    CHOICE = "choice"
+    STRING = "string"
+    OTHER = "other"
+
+
+@dataclass(frozen=True)
+class Argument:
+    """One operator argument: its name, parsed kind, and whether the caller must supply it."""
+
+    name: str
+    kind: ArgKind
+    required: bool
+    type_string: str = ""
+    default: object = None
+    choices: tuple[str | None, ...] = ()
+    nullable: bool = False
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.kind in (ArgKind.TENSOR, ArgKind.TENSOR_LIST)
+
+
+@dataclass(frozen=True)
+class OpInfo:
+    """A distinct operator: its canonical name, aliases, where it is exposed, and its signature.
+
+    ``has_backward`` is registry evidence (a registered ``_backward_*`` operator); a measurement finds
+    the truth by running the gradient, and records it.
+    """
+
+    name: str
+    aliases: tuple[str, ...]
+    namespaces: tuple[str, ...]
+    arguments: tuple[Argument, ...]
+    has_backward: bool
+    category: str = "misc"
+    var_args_key: str = ""
+    framework: str = "mxnet"
+
+    @property
+    def tensor_arguments(self) -> tuple[Argument, ...]:
+        return tuple(a for a in self.arguments if a.is_tensor)
+
+    def argument(self, name: str) -> Argument | None:
+        return next((a for a in self.arguments if a.name == name), None)
+
+    @property
+    def all_names(self) -> tuple[str, ...]:
+        return (self.name, *self.aliases)
+
+
+_SCALAR_KINDS = (
+    (re.compile(r"^(NDArray-or-Symbol|NDArray|Symbol)$"), ArgKind.TENSOR),
+    (re.compile(r"^(NDArray-or-Symbol|NDArray|Symbol)(\[\]| or Symbol\[\])$"), ArgKind.TENSOR_LIST),
+    (re.compile(r"^(int|long)( \(non-negative\))?$"), ArgKind.INT),
+    (re.compile(r"^(float|double)$"), ArgKind.FLOAT),
+    (re.compile(r"^boolean$"), ArgKind.BOOL),
+    (re.compile(r"^Shape(\(tuple\))?$"), ArgKind.SHAPE),
+    (re.compile(r"^tuple of <(float|double)>$"), ArgKind.FLOAT_TUPLE),
+    (re.compile(r"^tuple of <(int|long)>$"), ArgKind.INT_TUPLE),
+    (re.compile(r"^string$"), ArgKind.STRING),
+)
+
+
+def parse_argument(name: str, type_string: str) -> Argument:
+    """Parse one registry type string such as ``"int or None, optional, default='None'"``.
+
+    >>> parse_argument("axis", "int, optional, default='-1'").default
+    -1
+    """
+    text = type_string.strip()
+    required = "required" in text or "optional" not in text
+    default = None
+    match = re.search(r"default=(.*)$", text)
+    if match:
+        default = _parse_literal(match.group(1))
+    head = re.split(r",\s*(optional|required)", text)[0].strip()
+    choices: tuple[str | None, ...] = ()
+    nullable = False
+    if head.startswith("{"):
+        kind = ArgKind.CHOICE
+        choices = tuple(_parse_literal(c.strip()) for c in head.strip("{}").split(","))
+        nullable = None in choices or "None" in choices
+    else:
+        if head.endswith(" or None"):
+            nullable = True
+            head = head[: -len(" or None")]
+        kind = next((k for pattern, k in _SCALAR_KINDS if pattern.match(head)), ArgKind.OTHER)
+    return Argument(
+        name=name,
+        kind=kind,
+        required=required,
+        type_string=type_string,
+        default=default,
+        choices=choices,
+        nullable=nullable,
+    )
+
+
+def _parse_literal(text: str) -> object:
+    """A registry default or choice as a Python value; text that is no literal stays text."""
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] == "'":
+        text = text[1:-1]
+    if text == "None":
+        return None
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text

@@ -1,0 +1,124 @@
+"""What is benchmarked (``BenchmarkSpec``) and what was measured (``Measurement``).
+
+Both are immutable and pass through every layer: rules produce specs, backends turn specs into
+measurements, reports render measurements. Units are SI: seconds and bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from opperf.utils.stats import Summary, summarize
+
+
+class Status(str, Enum):
+    """How a benchmark ended."""
+
+    OK = "ok"
+    SKIPPED = "skipped"
+    FAILED = "failed"
+    CRASHED = "crashed"
+    TIMEOUT = "timeout"
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """A tensor input to generate: its shape, an optional dtype (else the run's dtype) and value range.
+
+    Values are drawn uniformly from [low, high), positive by default so logarithms and roots stay
+    finite; ``integral`` rounds them down, which is how index arguments stay within bounds.
+    """
+
+    shape: tuple[int, ...]
+    dtype: str | None = None
+    low: float = 0.1
+    high: float = 1.0
+    integral: bool = False
+
+    @property
+    def size(self) -> int:
+        count = 1
+        for dim in self.shape:
+            count *= dim
+        return count
+
+    def describe(self) -> dict[str, object]:
+        described: dict[str, object] = {"shape": list(self.shape)}
+        if self.dtype is not None:
+            described["dtype"] = self.dtype
+        return described
+
+
+InputValue = object
+"""A TensorSpec, a tuple of TensorSpecs (a tensor list), or a scalar/tuple/string argument value."""
+
+
+def freeze_inputs(inputs: dict[str, InputValue]) -> tuple[tuple[str, InputValue], ...]:
+    """Inputs as a hashable, order-preserving tuple of (argument name, value) pairs."""
+    return tuple((name, _freeze(value)) for name, value in inputs.items())
+
+
+def _freeze(value: InputValue) -> InputValue:
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+@dataclass(frozen=True)
+class BenchmarkSpec:
+    """One benchmark: an operator in a namespace, with one input configuration, on one device."""
+
+    framework: str
+    namespace: str
+    op: str
+    inputs: tuple[tuple[str, InputValue], ...]
+    dtype: str = "float32"
+    device: str = "cpu(0)"
+    run_backward: bool = True
+    profiler: str = "native"
+    category: str = "misc"
+
+    @property
+    def input_dict(self) -> dict[str, InputValue]:
+        return dict(self.inputs)
+
+    def describe_inputs(self) -> dict[str, object]:
+        """The inputs as plain data: tensors as ``{"shape": [...]}``, tuples as lists."""
+        return {name: describe_value(value) for name, value in self.inputs}
+
+
+def describe_value(value: InputValue) -> object:
+    if isinstance(value, TensorSpec):
+        return value.describe()
+    if isinstance(value, tuple):
+        return [describe_value(v) for v in value]
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    return repr(value)
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """The outcome of one spec: samples in seconds, peak memory in bytes, status and reason.
+
+    ``backward`` is None exactly when the backward pass was not measured; ``backward_reason`` says why
+    (not requested, no gradient registered, no differentiable input).
+    """
+
+    spec: BenchmarkSpec
+    status: Status
+    reason: str | None = None
+    forward: tuple[float, ...] | None = None
+    backward: tuple[float, ...] | None = None
+    backward_reason: str | None = None
+    memory_peak_bytes: int | None = None
+    profiled_ops: tuple[str, ...] = field(default=())
+
+    @property
+    def forward_summary(self) -> Summary | None:
+        return summarize(self.forward) if self.forward else None
+
+    @property
+    def backward_summary(self) -> Summary | None:
+        return summarize(self.backward) if self.backward else None
