@@ -47,6 +47,8 @@ def _inputs(inputs: dict[str, object]) -> str:
             return "x".join(map(str, value["shape"])) or "scalar"
         if isinstance(value, list) and value and all(isinstance(v, dict) and "shape" in v for v in value):
             return "[" + ", ".join(show(v) for v in value) + "]"
+        if isinstance(value, list):
+            return "(" + ", ".join(map(str, value)) + ")"
         return str(value)
 
     return ", ".join(f"{name}={show(value)}" for name, value in inputs.items())
@@ -65,7 +67,7 @@ def _row(result: dict[str, object]) -> list[str]:
         _inputs(result["inputs"]),
         *_timing(result["forward"]),
         *_timing(result["backward"]),
-        f"{memory / 1e3:.1f}" if memory is not None else "—",
+        f"{memory / 1e3:.3f}" if memory is not None else "—",
     ]
 
 

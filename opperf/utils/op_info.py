@@ -30,7 +30,11 @@ class ArgKind(str, Enum):
 
 @dataclass(frozen=True)
 class Argument:
-    """One operator argument: its name, parsed kind, and whether the caller must supply it."""
+    """One operator argument: its name, parsed kind, and whether the caller must supply it.
+
+    MXNet's type strings call every tensor argument required, optional ones (a bias, a cell state)
+    included; only scalar arguments' ``required`` is reliable.
+    """
 
     name: str
     kind: ArgKind
@@ -111,6 +115,8 @@ def parse_argument(name: str, type_string: str) -> Argument:
             nullable = True
             head = head[: -len(" or None")]
         kind = next((k for pattern, k in _SCALAR_KINDS if pattern.match(head)), ArgKind.OTHER)
+    if kind is ArgKind.BOOL and default is not None:
+        default = str(default).lower() in ("1", "true")
     return Argument(
         name=name,
         kind=kind,

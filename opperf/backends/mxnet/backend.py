@@ -75,7 +75,7 @@ def resolve(namespace: str, op: str) -> Callable[..., object]:
         function = getattr(importlib.import_module(module_name), function_name, None)
         if callable(function):
             return function
-    raise OpperfError(f"no operator {op!r} in namespace {namespace!r}")
+    raise LookupError(f"no operator {op!r} in namespace {namespace!r}")
 
 
 @dataclass(frozen=True)
@@ -144,8 +144,6 @@ class MXNetBackend:
                 mx.random.seed(seed)
                 call = self._prepare(spec, function, frontend)
                 return self._run(spec, call, warmup, runs)
-        except OpperfError:
-            raise
         except Exception as error:  # noqa: BLE001 - an operator's failure is a result, not a crash
             return Measurement(spec=spec, status=Status.FAILED, reason=_describe_error(error))
         finally:
@@ -184,8 +182,16 @@ class MXNetBackend:
                     return call()
             return call()
 
-        outputs = forward()
-        mx.nd.waitall()
+        try:
+            outputs = forward()
+            mx.nd.waitall()
+        except Exception as error:  # noqa: BLE001 - retried without recording, else re-raised
+            mx.nd.waitall()
+            if backward_reason is not None:
+                raise
+            backward_reason = f"recording for backward failed: {_describe_error(error)}"
+            outputs = forward()
+            mx.nd.waitall()
         heads = [o for o in flatten_outputs(outputs) if is_float_array(o)]
         if backward_reason is None:
             backward_reason = _probe_backward(heads)
@@ -303,11 +309,12 @@ def _probe_backward(heads: list) -> str | None:
     try:
         autograd.backward(heads, head_grads=[_ones_like(h) for h in heads])
         mx.nd.waitall()
-    except mx.base.MXNetError as error:
+    except Exception as error:  # noqa: BLE001 - the engine may raise any error type, late
+        mx.nd.waitall()
         message = str(error)
         if any(marker in message for marker in _NO_GRADIENT_MARKERS):
             return "operator has no gradient (no FGradient registered)"
-        return f"backward failed: {_first_line(message)}"
+        return f"backward failed: {_describe_error(error)}"
     return None
 
 

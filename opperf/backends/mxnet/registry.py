@@ -22,7 +22,7 @@ PREFIX_EXPOSURE: tuple[tuple[str, str, str, bool], ...] = (
     ("_image_", "mx.nd.image", "mxnet.ndarray.image", True),
     ("_random_", "mx.nd.random", "mxnet.ndarray._internal", False),
     ("_npi_", "mx.np", "mxnet.ndarray.numpy._internal", True),
-    ("_np_", "mx.np", "mxnet.ndarray.numpy._internal", False),
+    ("_np_", "mx.np", "mxnet.ndarray.numpy._op", True),
     ("_npx_", "mx.npx", "mxnet.ndarray.numpy_extension", True),
     ("_", "mx.nd._internal", "mxnet.ndarray._internal", False),
     ("", "mx.nd", "mxnet.ndarray.op", False),

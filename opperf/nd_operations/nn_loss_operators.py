@@ -1,0 +1,5 @@
+"""Losses and output layers."""
+
+from opperf.nd_operations.runner import category_runner
+
+run_loss_operators_benchmarks = category_runner("loss")

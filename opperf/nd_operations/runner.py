@@ -1,0 +1,60 @@
+"""One generic category runner; the upstream-named per-category functions are made from it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from opperf.benchmark import RunOptions, device_name
+from opperf.rules.profiles import INT64, STANDARD, SizeProfile
+from opperf.sweep import SweepConfig, run_sweep
+from opperf.utils.legacy import legacy_results
+
+CategoryRunner = Callable[..., dict[str, list[dict[str, object]]]]
+
+
+def run_categories(
+    categories: tuple[str, ...],
+    ctx: object = None,
+    dtype: str = "float32",
+    profiler: str = "native",
+    int64_tensor: str = "off",
+    warmup: int = SweepConfig().options.warmup,
+    runs: int = SweepConfig().options.runs,
+    run_backward: bool = True,
+    profile: SizeProfile | None = None,
+) -> dict[str, list[dict[str, object]]]:
+    """Benchmark every operator of ``categories`` with the rules' inputs: ``{op: [record, ...]}``."""
+    chosen_profile = profile or (INT64 if str(int64_tensor).lower() == "on" else STANDARD)
+    if chosen_profile.needs_int64:
+        from opperf.backends import get_backend
+
+        get_backend("mxnet").require_large_tensors()
+    config = SweepConfig(
+        options=RunOptions(
+            run_backward=run_backward,
+            dtype=dtype,
+            device=device_name(ctx),
+            warmup=warmup,
+            runs=runs,
+            profiler=profiler,
+        ),
+        profile=chosen_profile,
+        categories=categories,
+    )
+    merged: dict[str, list[dict[str, object]]] = {}
+    for entry in legacy_results(list(run_sweep(config).measurements)):
+        merged.update(entry)
+    return merged
+
+
+def category_runner(*categories: str) -> CategoryRunner:
+    """A function benchmarking ``categories``, with ``run_categories``' keyword arguments."""
+
+    def runner(**options: object) -> dict[str, list[dict[str, object]]]:
+        return run_categories(categories, **options)
+
+    runner.__doc__ = (
+        f"Benchmark every operator in the {', '.join(categories)} categor{'ies' if len(categories) > 1 else 'y'}; "
+        "keyword arguments as for ``opperf.nd_operations.runner.run_categories``."
+    )
+    return runner

@@ -1,0 +1,74 @@
+"""The upstream opperf usecases (README usecases 2-6), run for real on small shapes."""
+
+import mxnet as mx
+import pytest
+from mxnet import nd
+
+from opperf import run_benchmark_operator, run_performance_test
+from opperf.nd_operations.nn_conv_operators import run_pooling_operators_benchmarks
+from opperf.rules.profiles import SMALL
+from opperf.utils import benchmark_utils
+
+SHAPE = {"lhs": (64, 64), "rhs": (64, 64)}
+
+
+def test_importable_from_upstream_path():
+    assert benchmark_utils.run_performance_test is run_performance_test
+
+
+def test_usecase3_single_operator_result_shape():
+    (result,) = run_performance_test(
+        nd.add, run_backward=True, dtype="float32", ctx=mx.cpu(), inputs=[SHAPE], warmup=1, runs=3
+    )
+    (record,) = result["add"]
+    assert record["inputs"] == {"lhs": (64, 64), "rhs": (64, 64)}
+    assert record["avg_time_forward_add"] > 0
+    assert record["avg_time_backward_add"] > 0
+    assert record["max_storage_mem_alloc_cpu/0"] == pytest.approx(64 * 64 * 4 / 1000, rel=1e-3)
+
+
+def test_usecase4_list_of_operators_and_python_timer():
+    results = run_performance_test(
+        [nd.add, nd.subtract], inputs=[SHAPE, {"lhs": (8, 1), "rhs": (8, 8)}], warmup=1, runs=2, profiler="python"
+    )
+    assert [list(r) for r in results] == [["add"], ["subtract"]]
+    for result in results:
+        (records,) = result.values()
+        assert len(records) == 2  # both input configurations kept, none overwritten
+
+
+def test_usecase5_internal_operator_with_given_arrays():
+    data = nd.array([1, 2])
+    out = nd.empty(shape=data.shape, ctx=mx.cpu())
+    (result,) = run_performance_test(
+        mx.nd._internal._copyto, inputs=[{"data": data, "out": out}], warmup=1, runs=2
+    )
+    (record,) = result["_copyto"]
+    assert record["avg_time_forward__copyto"] > 0
+    assert "avg_time_backward__copyto" not in record
+    assert (out.asnumpy() == [1, 2]).all()
+
+
+def test_usecase6_nd_against_np():
+    results = run_benchmark_operator(name="add", run_backward=True, warmup=1, runs=2)
+    assert len(results) == 2
+    nd_record, np_record = (r["add"][0] for r in results)
+    assert set(nd_record["inputs"]) == {"lhs", "rhs"}
+    assert set(np_record["inputs"]) == {"x1", "x2"}
+    assert nd_record["avg_time_backward_add"] > 0 and np_record["avg_time_backward_add"] > 0
+
+
+def test_usecase6_additional_inputs():
+    results = run_benchmark_operator(
+        name="pick", size=(128, 128), additional_inputs={"index": (128, 1)}, warmup=1, runs=2
+    )
+    assert results[0]["pick"][0]["inputs"] == {"data": (128, 128), "index": (128, 1)}
+    assert results[0]["pick"][0]["avg_time_forward_pick"] > 0
+
+
+def test_usecase2_category_runner_keeps_every_configuration():
+    results = run_pooling_operators_benchmarks(warmup=0, runs=1, profile=SMALL)
+    pooling = results["Pooling"]
+    assert len(pooling) == 12
+    assert all(r["avg_time_forward_Pooling"] > 0 for r in pooling)
+    assert len({str(r["inputs"]) for r in pooling}) == 12

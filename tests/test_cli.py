@@ -1,0 +1,94 @@
+"""The opperf command: a real (small) sweep, and every bad option rejected with a clear message."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from opperf.cli import main, write_atomically
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(*arguments, capsys):
+    code = main(list(arguments))
+    return code, capsys.readouterr().err
+
+
+def test_sweep_selected_operators_writes_markdown_and_json(tmp_path, capsys):
+    report, results = tmp_path / "out.md", tmp_path / "out.json"
+    code, err = _run(
+        "--ops", "broadcast_add,exp,Pooling", "--runs", "2", "--warmup", "0", "--output-format", "md",
+        "--output-file", str(report), "--json-file", str(results), capsys=capsys,
+    )
+    assert code == 0, err
+    document = json.loads(results.read_text())
+    assert {r["op"] for r in document["results"]} == {"broadcast_add", "exp", "Pooling"}
+    assert len([r for r in document["results"] if r["op"] == "Pooling"]) == 12
+    assert document["environment"]["runs"] == 2
+    assert document["coverage"]["operators"] == 3
+    text = report.read_text()
+    assert "## binary_broadcast" in text and "## pooling" in text and "## unary" in text
+
+
+def test_python_profiler_and_category_selection(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    code, err = _run("--categories", "binary_elemwise", "--profiler", "python", "--runs", "2",
+                     "--warmup", "0", "--output-file", str(out), "--quiet", capsys=capsys)
+    assert code == 0, err
+    document = json.loads(out.read_text())
+    assert {r["category"] for r in document["results"]} == {"binary_elemwise"}
+    assert all(r["profiler"] == "python" for r in document["results"])
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (("--ops", "broadcast_ad"), "unknown operator 'broadcast_ad'; did you mean broadcast_add"),
+        (("--categories", "pooling,unray"), "unknown category 'unray'; did you mean unary"),
+        (("--ctx", "gpu(0)"), "no CUDA support"),
+        (("--ctx", "tpu"), "malformed device 'tpu'"),
+        (("--int64-tensor", "on"), "INT64_TENSOR_SIZE is off"),
+        (("--output-file", "/no/such/folder/out.json"), "output folder '/no/such/folder' does not exist"),
+    ],
+)
+def test_bad_options_fail_with_error(arguments, message, capsys):
+    code, err = _run(*arguments, "--ops", "exp", capsys=capsys) if "--ops" not in arguments else _run(
+        *arguments, capsys=capsys
+    )
+    assert code == 2
+    assert err.startswith("error: ") and message in err
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (("--runs", "0"), "must be at least 1"),
+        (("--dtype", "float33"), "invalid choice: 'float33'"),
+        (("--profiler", "gprof"), "invalid choice: 'gprof'"),
+        (("--int64-tensor", "maybe"), "expected on or off"),
+    ],
+)
+def test_argparse_rejects_bad_values(arguments, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(list(arguments))
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_script_help_lists_flags():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "opperf.py"), "--help"], capture_output=True, text=True, check=True
+    )
+    for flag in ("--ctx", "--dtype", "--output-format", "--profiler", "--int64-tensor", "--ops", "--categories"):
+        assert flag in result.stdout
+
+
+def test_atomic_write_replaces_whole_file(tmp_path):
+    target = tmp_path / "report.json"
+    target.write_text("old")
+    write_atomically(str(target), "new")
+    assert target.read_text() == "new"
+    assert list(tmp_path.iterdir()) == [target]

@@ -1,0 +1,99 @@
+"""Rendering: JSON contract, golden Markdown (times normalised), CSV, schema versions."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from opperf.report.csv_report import render_csv
+from opperf.report.document import SchemaError, build_document
+from opperf.report.json_report import load_json, render_json
+from opperf.report.markdown import render_markdown
+from opperf.utils.results import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs
+
+GOLDEN = Path(__file__).parent / "golden"
+ENVIRONMENT = {"mxnet_version": "1.9.1", "device": "cpu(0)", "dtype": "float32", "profiler": "native"}
+
+
+def _spec(op, category, **inputs):
+    return BenchmarkSpec("mxnet", "mx.nd", op, freeze_inputs(inputs), category=category)
+
+
+MEASUREMENTS = (
+    Measurement(
+        _spec("broadcast_add", "binary_broadcast", lhs=TensorSpec((4, 4)), rhs=TensorSpec((4, 1))),
+        Status.OK,
+        forward=(0.001, 0.002, 0.003),
+        backward=(0.004, 0.004, 0.005),
+        memory_peak_bytes=64,
+        profiled_ops=("broadcast_add",),
+    ),
+    Measurement(
+        _spec("Pooling", "pooling", data=TensorSpec((1, 1, 4, 4)), kernel=(2, 2), pool_type="max"),
+        Status.OK,
+        forward=(0.5e-3,),
+        backward_reason="backward not requested",
+        memory_peak_bytes=16,
+    ),
+    Measurement(
+        _spec("Pooling", "pooling", data=TensorSpec((1, 1, 4, 4)), kernel=(2, 2), pool_type="avg"),
+        Status.OK,
+        forward=(0.25e-3,),
+        memory_peak_bytes=16,
+    ),
+    Measurement(_spec("_foreach", "internal"), Status.SKIPPED, reason="takes a subgraph"),
+    Measurement(_spec("dot", "gemm", lhs=TensorSpec((4, 5))), Status.FAILED, reason="MXNetError: shapes"),
+)
+
+
+def _document():
+    return build_document(MEASUREMENTS, ENVIRONMENT, registered=1167)
+
+
+def test_json_contract_fields():
+    document = json.loads(render_json(_document()))
+    assert document["schema_version"] == 1
+    assert document["environment"] == ENVIRONMENT
+    coverage = document["coverage"]
+    assert (coverage["operators"], coverage["ok"], coverage["skipped"], coverage["failed"]) == (4, 2, 1, 1)
+    assert coverage["by_category"]["pooling"]["ok"] == 1
+    first = document["results"][0]
+    for key in ("framework", "namespace", "op", "category", "inputs", "status", "reason", "forward",
+                "backward", "memory_peak_bytes"):
+        assert key in first
+    assert first["inputs"] == {"lhs": {"shape": [4, 4]}, "rhs": {"shape": [4, 1]}}
+    assert first["forward"]["samples_s"] == [0.001, 0.002, 0.003]
+    assert first["forward"]["median_s"] == 0.002
+    assert document["results"][1]["backward"] is None
+
+
+def test_configurations_of_one_operator_are_all_kept():
+    pooling = [r for r in _document()["results"] if r["op"] == "Pooling"]
+    assert [r["inputs"]["pool_type"] for r in pooling] == ["max", "avg"]
+
+
+def test_markdown_golden():
+    text = render_markdown(_document())
+    assert text == (GOLDEN / "report.md").read_text()
+
+
+def test_markdown_times_are_milliseconds():
+    text = render_markdown(_document())
+    assert re.search(r"\| mx\.nd\.broadcast_add +\| lhs=4x4, rhs=4x1 +\| 2\.0000 ", text)
+
+
+def test_csv_has_one_row_per_configuration():
+    lines = render_csv(_document()).strip().splitlines()
+    assert len(lines) == 1 + len(MEASUREMENTS)
+    assert "forward_median_s" in lines[0]
+
+
+def test_unknown_schema_version_is_refused():
+    with pytest.raises(SchemaError, match="schema_version 99"):
+        load_json(json.dumps({"schema_version": 99}))
+
+
+def test_round_trip():
+    document = _document()
+    assert load_json(render_json(document)) == json.loads(render_json(document))

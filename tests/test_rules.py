@@ -1,0 +1,73 @@
+"""Input rules: every category yields runnable configurations, hand-written defaults cover layers."""
+
+import pytest
+
+from opperf.nd_operations.categories import CATEGORY_NAMES
+from opperf.rules import NoRule, inputs_for
+from opperf.rules.profiles import INT64, SMALL
+from opperf.utils.results import TensorSpec
+
+
+def _configurations(op):
+    try:
+        return inputs_for(op, SMALL)
+    except NoRule:
+        return None
+
+
+@pytest.mark.parametrize("category", CATEGORY_NAMES)
+def test_each_category_has_operators_with_configurations(category, registry):
+    members = [op for op in registry.values() if op.category == category]
+    if not members:
+        pytest.skip(f"no operator of this MXNet build falls in {category}")
+    derived = [(op, _configurations(op)) for op in members]
+    ruled = [(op, configs) for op, configs in derived if configs]
+    assert ruled, f"no operator in {category} gets inputs"
+    for op, configs in ruled:
+        for config in configs:
+            # Every required scalar is supplied (variable-length counts are filled in at call time;
+            # the registry calls every tensor required, optional ones too).
+            required = {a.name for a in op.arguments if a.required and not a.is_tensor}
+            missing = required - {op.var_args_key} - set(config)
+            assert not missing, f"{op.name} lacks {missing}"
+
+
+def test_unary_gets_one_configuration_per_profile_shape(registry):
+    configs = inputs_for(registry["exp"], SMALL)
+    assert [c["data"].shape for c in configs] == list(SMALL.shapes)
+
+
+def test_broadcast_pairs_drive_binary_operators(registry):
+    configs = inputs_for(registry["broadcast_add"], SMALL)
+    assert [(c["lhs"].shape, c["rhs"].shape) for c in configs] == list(SMALL.broadcast_pairs)
+
+
+def test_pooling_defaults_cover_dimensions_and_types(registry):
+    configs = inputs_for(registry["Pooling"], SMALL)
+    kinds = {(len(c["data"].shape) - 2, c.get("pool_type", "global")) for c in configs}
+    assert {(d, t) for d in (1, 2, 3) for t in ("max", "avg", "sum")} <= kinds
+
+
+def test_rnn_defaults_cover_every_mode(registry):
+    modes = {c["mode"] for c in inputs_for(registry["RNN"], SMALL)}
+    assert modes == {"rnn_relu", "rnn_tanh", "lstm", "gru"}
+
+
+def test_index_arguments_stay_in_bounds(registry):
+    for config in inputs_for(registry["take"], SMALL):
+        rows = config["a"].shape[0]
+        indices = config["indices"]
+        assert isinstance(indices, TensorSpec) and indices.integral
+        assert 0 <= indices.low and indices.high <= rows
+
+
+def test_skipped_operators_give_a_reason(registry):
+    with pytest.raises(NoRule, match="subgraph"):
+        inputs_for(registry["_foreach"], SMALL)
+
+
+def test_int64_profile_has_no_layer_configuration(registry):
+    with pytest.raises(NoRule, match="int64"):
+        inputs_for(registry["Convolution"], INT64)
+    big = inputs_for(registry["exp"], INT64)[0]["data"]
+    assert big.size > 2**32
