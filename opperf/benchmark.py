@@ -57,9 +57,10 @@ def device_name(ctx: object) -> str:
 def benchmark(
     ops: Callable[..., object] | Sequence[Callable[..., object]],
     inputs: Sequence[dict[str, object]],
-    options: RunOptions = RunOptions(),
+    options: RunOptions | None = None,
 ) -> list[Measurement]:
     """Benchmark each operator with each input configuration; one Measurement per pair."""
+    options = options or RunOptions()
     backend = get_backend(options.framework)
     options = options.validated(backend)
     functions = list(ops) if isinstance(ops, (list, tuple)) else [ops]
@@ -94,7 +95,9 @@ def describe_inputs(
     Raises OpperfError for an argument the operator does not take or a malformed shape.
     """
     if not isinstance(configuration, dict):
-        raise OpperfError(f"each input configuration must be a dict of argument -> value, got {configuration!r}")
+        raise OpperfError(
+            f"each input configuration must be a dict of argument -> value, got {configuration!r}"
+        )
     accepted, tensor_names = _signature(function, info)
     described: dict[str, InputValue] = {}
     for argument, value in configuration.items():
@@ -155,4 +158,3 @@ def suggest(name: str, candidates: Iterable[str]) -> str:
     """'; did you mean a, b?' for the names closest to ``name``, or ''."""
     close = difflib.get_close_matches(name, list(candidates), n=5, cutoff=0.6)
     return f"; did you mean {', '.join(close)}?" if close else ""
-

@@ -16,7 +16,7 @@ from opperf.report.document import build_document
 from opperf.report.json_report import render_json
 from opperf.report.markdown import render_markdown
 from opperf.rules.profiles import INT64, STANDARD
-from opperf.sweep import SweepConfig, run_sweep
+from opperf.sweep import SWEEP_RUNS, SWEEP_WARMUP, SweepConfig, run_sweep
 
 RENDERERS = {"json": render_json, "md": render_markdown, "csv": render_csv}
 DTYPES = ("float16", "float32", "float64", "int32", "int64")
@@ -74,12 +74,24 @@ def build_parser() -> argparse.ArgumentParser:
         default=False,
         type=_on_off,
         metavar="{on,off}",
-        help="on: large-tensor profile, tensors of more than 2**32 elements (needs an INT64_TENSOR_SIZE build)",
+        help="on: large-tensor profile, tensors of more than 2**32 elements "
+        "(needs an MXNet built with INT64_TENSOR_SIZE)",
     )
-    parser.add_argument("--warmup", default=10, type=_count(0), help="unmeasured runs first (default: 10)")
-    parser.add_argument("--runs", default=25, type=_count(1), help="measured runs per input (default: 25)")
-    parser.add_argument("--ops", default=(), type=_names, help="comma-separated operators, e.g. add,Convolution")
-    parser.add_argument("--categories", default=(), type=_names, help="comma-separated categories, e.g. unary,pooling")
+    parser.add_argument(
+        "--warmup",
+        default=SWEEP_WARMUP,
+        type=_count(0),
+        help=f"unmeasured runs first (default: {SWEEP_WARMUP})",
+    )
+    parser.add_argument(
+        "--runs", default=SWEEP_RUNS, type=_count(1), help=f"measured runs per input (default: {SWEEP_RUNS})"
+    )
+    parser.add_argument(
+        "--ops", default=(), type=_names, help="comma-separated operators, e.g. add,Convolution"
+    )
+    parser.add_argument(
+        "--categories", default=(), type=_names, help="comma-separated categories, e.g. unary,pooling"
+    )
     parser.add_argument("--no-backward", action="store_true", help="measure the forward pass only")
     parser.add_argument("--seed", default=0, type=int, help="seed of the generated inputs (default: 0)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
@@ -89,7 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
 def _check_writable(path: str) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        raise OpperfError(f"output folder {folder!r} does not exist; create it or choose another --output-file")
+        raise OpperfError(
+            f"output folder {folder!r} does not exist; create it or choose another --output-file"
+        )
 
 
 def write_atomically(path: str, text: str) -> None:
@@ -108,8 +122,11 @@ def write_atomically(path: str, text: str) -> None:
 
 def _progress(index: int, total: int, op, results) -> None:
     statuses = ", ".join(sorted({m.status.value for m in results}))
-    print(f"[{index:>4}/{total}] {op.category:<22} {op.name:<40} {len(results)} config(s): {statuses}",
-          file=sys.stderr, flush=True)
+    print(
+        f"[{index:>4}/{total}] {op.category:<22} {op.name:<40} {len(results)} config(s): {statuses}",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def run(arguments: argparse.Namespace) -> int:

@@ -12,7 +12,7 @@ from opperf.backends import Backend, get_backend
 from opperf.benchmark import RunOptions, suggest
 from opperf.errors import OpperfError
 from opperf.nd_operations.categories import CATEGORY_NAMES
-from opperf.rules import NoRule, SizeProfile, inputs_for
+from opperf.rules import NoRuleError, SizeProfile, inputs_for
 from opperf.rules.profiles import STANDARD
 from opperf.utils.environment import describe_environment
 from opperf.utils.op_info import OpInfo
@@ -21,11 +21,16 @@ from opperf.utils.results import BenchmarkSpec, Measurement, Status, freeze_inpu
 Progress = Callable[[int, int, OpInfo, Sequence[Measurement]], None]
 
 
+# A sweep runs hundreds of operators: fewer runs per input than a single-operator benchmark.
+SWEEP_WARMUP = 10
+SWEEP_RUNS = 25
+
+
 @dataclass(frozen=True)
 class SweepConfig:
     """What a sweep covers and how it runs."""
 
-    options: RunOptions = RunOptions(warmup=10, runs=25)
+    options: RunOptions = field(default_factory=lambda: RunOptions(warmup=SWEEP_WARMUP, runs=SWEEP_RUNS))
     profile: SizeProfile = STANDARD
     ops: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
@@ -49,7 +54,8 @@ def select_operators(backend: Backend, ops: Sequence[str], categories: Sequence[
     if unknown_categories:
         bad = unknown_categories[0]
         raise OpperfError(
-            f"unknown category {bad!r}{suggest(bad, CATEGORY_NAMES)} (categories: {', '.join(CATEGORY_NAMES)})"
+            f"unknown category {bad!r}{suggest(bad, CATEGORY_NAMES)} "
+            f"(categories: {', '.join(CATEGORY_NAMES)})"
         )
     for name in ops:
         if name not in by_name:
@@ -62,7 +68,7 @@ def select_operators(backend: Backend, ops: Sequence[str], categories: Sequence[
 
 
 def specs_for(op: OpInfo, config: SweepConfig) -> list[BenchmarkSpec]:
-    """One spec per input configuration the rules give ``op``; raises NoRule when there are none."""
+    """One spec per input configuration the rules give ``op``; raises NoRuleError when there are none."""
     options = config.options
     return [
         BenchmarkSpec(
@@ -100,7 +106,9 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
     """Measure every selected operator on every input configuration; failures are recorded, not raised."""
     backend = get_backend(config.options.framework)
     options = config.options.validated(backend)
-    config = SweepConfig(options=options, profile=config.profile, ops=config.ops, categories=config.categories)
+    config = SweepConfig(
+        options=options, profile=config.profile, ops=config.ops, categories=config.categories
+    )
     operators = select_operators(backend, config.ops, config.categories)
     started = _dt.datetime.now(_dt.timezone.utc)
     wall_start = time.perf_counter()
@@ -108,9 +116,10 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
     for index, op in enumerate(operators, start=1):
         try:
             op_results = [
-                backend.measure(spec, options.warmup, options.runs, options.seed) for spec in specs_for(op, config)
+                backend.measure(spec, options.warmup, options.runs, options.seed)
+                for spec in specs_for(op, config)
             ]
-        except NoRule as reason:
+        except NoRuleError as reason:
             op_results = [_skipped(op, config, str(reason))]
         measurements.extend(op_results)
         if progress is not None:

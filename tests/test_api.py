@@ -29,7 +29,11 @@ def test_usecase3_single_operator_result_shape():
 
 def test_usecase4_list_of_operators_and_python_timer():
     results = run_performance_test(
-        [nd.add, nd.subtract], inputs=[SHAPE, {"lhs": (8, 1), "rhs": (8, 8)}], warmup=1, runs=2, profiler="python"
+        [nd.add, nd.subtract],
+        inputs=[SHAPE, {"lhs": (8, 1), "rhs": (8, 8)}],
+        warmup=1,
+        runs=2,
+        profiler="python",
     )
     assert [list(r) for r in results] == [["add"], ["subtract"]]
     for result in results:

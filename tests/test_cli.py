@@ -20,8 +20,19 @@ def _run(*arguments, capsys):
 def test_sweep_selected_operators_writes_markdown_and_json(tmp_path, capsys):
     report, results = tmp_path / "out.md", tmp_path / "out.json"
     code, err = _run(
-        "--ops", "broadcast_add,exp,Pooling", "--runs", "2", "--warmup", "0", "--output-format", "md",
-        "--output-file", str(report), "--json-file", str(results), capsys=capsys,
+        "--ops",
+        "broadcast_add,exp,Pooling",
+        "--runs",
+        "2",
+        "--warmup",
+        "0",
+        "--output-format",
+        "md",
+        "--output-file",
+        str(report),
+        "--json-file",
+        str(results),
+        capsys=capsys,
     )
     assert code == 0, err
     document = json.loads(results.read_text())
@@ -35,8 +46,20 @@ def test_sweep_selected_operators_writes_markdown_and_json(tmp_path, capsys):
 
 def test_python_profiler_and_category_selection(tmp_path, capsys):
     out = tmp_path / "r.json"
-    code, err = _run("--categories", "binary_elemwise", "--profiler", "python", "--runs", "2",
-                     "--warmup", "0", "--output-file", str(out), "--quiet", capsys=capsys)
+    code, err = _run(
+        "--categories",
+        "binary_elemwise",
+        "--profiler",
+        "python",
+        "--runs",
+        "2",
+        "--warmup",
+        "0",
+        "--output-file",
+        str(out),
+        "--quiet",
+        capsys=capsys,
+    )
     assert code == 0, err
     document = json.loads(out.read_text())
     assert {r["category"] for r in document["results"]} == {"binary_elemwise"}
@@ -55,8 +78,10 @@ def test_python_profiler_and_category_selection(tmp_path, capsys):
     ],
 )
 def test_bad_options_fail_with_error(arguments, message, capsys):
-    code, err = _run(*arguments, "--ops", "exp", capsys=capsys) if "--ops" not in arguments else _run(
-        *arguments, capsys=capsys
+    code, err = (
+        _run(*arguments, "--ops", "exp", capsys=capsys)
+        if "--ops" not in arguments
+        else _run(*arguments, capsys=capsys)
     )
     assert code == 2
     assert err.startswith("error: ") and message in err
@@ -82,7 +107,15 @@ def test_script_help_lists_flags():
     result = subprocess.run(
         [sys.executable, str(ROOT / "opperf.py"), "--help"], capture_output=True, text=True, check=True
     )
-    for flag in ("--ctx", "--dtype", "--output-format", "--profiler", "--int64-tensor", "--ops", "--categories"):
+    for flag in (
+        "--ctx",
+        "--dtype",
+        "--output-format",
+        "--profiler",
+        "--int64-tensor",
+        "--ops",
+        "--categories",
+    ):
         assert flag in result.stdout
 
 

@@ -44,7 +44,9 @@ def test_memory_counts_every_output():
 
 def test_memory_scales_with_tensor_size():
     small, large = benchmark(
-        mx.nd.exp, [{"data": (32, 32)}, {"data": (128, 128)}], RunOptions(warmup=1, runs=2, run_backward=False)
+        mx.nd.exp,
+        [{"data": (32, 32)}, {"data": (128, 128)}],
+        RunOptions(warmup=1, runs=2, run_backward=False),
     )
     assert large.memory_peak_bytes == pytest.approx(16 * small.memory_peak_bytes, rel=0.01)
 

@@ -59,8 +59,18 @@ def test_json_contract_fields():
     assert (coverage["operators"], coverage["ok"], coverage["skipped"], coverage["failed"]) == (4, 2, 1, 1)
     assert coverage["by_category"]["pooling"]["ok"] == 1
     first = document["results"][0]
-    for key in ("framework", "namespace", "op", "category", "inputs", "status", "reason", "forward",
-                "backward", "memory_peak_bytes"):
+    for key in (
+        "framework",
+        "namespace",
+        "op",
+        "category",
+        "inputs",
+        "status",
+        "reason",
+        "forward",
+        "backward",
+        "memory_peak_bytes",
+    ):
         assert key in first
     assert first["inputs"] == {"lhs": {"shape": [4, 4]}, "rhs": {"shape": [4, 1]}}
     assert first["forward"]["samples_s"] == [0.001, 0.002, 0.003]

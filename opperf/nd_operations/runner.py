@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from opperf.benchmark import RunOptions, device_name
 from opperf.rules.profiles import INT64, STANDARD, SizeProfile
-from opperf.sweep import SweepConfig, run_sweep
+from opperf.sweep import SWEEP_RUNS, SWEEP_WARMUP, SweepConfig, run_sweep
 from opperf.utils.legacy import legacy_results
 
 CategoryRunner = Callable[..., dict[str, list[dict[str, object]]]]
@@ -18,8 +18,8 @@ def run_categories(
     dtype: str = "float32",
     profiler: str = "native",
     int64_tensor: str = "off",
-    warmup: int = SweepConfig().options.warmup,
-    runs: int = SweepConfig().options.runs,
+    warmup: int = SWEEP_WARMUP,
+    runs: int = SWEEP_RUNS,
     run_backward: bool = True,
     profile: SizeProfile | None = None,
 ) -> dict[str, list[dict[str, object]]]:
@@ -54,7 +54,7 @@ def category_runner(*categories: str) -> CategoryRunner:
         return run_categories(categories, **options)
 
     runner.__doc__ = (
-        f"Benchmark every operator in the {', '.join(categories)} categor{'ies' if len(categories) > 1 else 'y'}; "
+        f"Benchmark every operator in categories {', '.join(categories)}; "
         "keyword arguments as for ``opperf.nd_operations.runner.run_categories``."
     )
     return runner

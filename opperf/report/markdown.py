@@ -79,7 +79,10 @@ def render_markdown(document: dict[str, object]) -> str:
     coverage = document.get("coverage")
     if coverage:
         counts = ", ".join(f"{key} {coverage[key]}" for key in STATUS_KEYS if coverage.get(key))
-        lines.append(f"- **operators**: {coverage['operators']} of {coverage['registered']} registered names ({counts})")
+        lines.append(
+            f"- **operators**: {coverage['operators']} distinct, of {coverage['registered']} "
+            f"registered names ({counts})"
+        )
     lines.append("")
     by_category: dict[str, list[dict[str, object]]] = defaultdict(list)
     for result in results:
@@ -93,7 +96,13 @@ def render_markdown(document: dict[str, object]) -> str:
     if not_ok:
         lines += ["## Not benchmarked", ""]
         rows = [
-            [f"{r['namespace']}.{r['op']}", r["category"], r["status"], _inputs(r["inputs"]), r["reason"] or ""]
+            [
+                f"{r['namespace']}.{r['op']}",
+                r["category"],
+                r["status"],
+                _inputs(r["inputs"]),
+                r["reason"] or "",
+            ]
             for r in not_ok
         ]
         lines += [

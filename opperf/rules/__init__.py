@@ -8,22 +8,22 @@ Hand-written defaults (``defaults.DEFAULT_RULES``) win over rules derived from t
 from __future__ import annotations
 
 from opperf.rules.defaults import DEFAULT_RULES
-from opperf.rules.generic import NoRule, derive_inputs
+from opperf.rules.generic import NoRuleError, derive_inputs
 from opperf.rules.profiles import PROFILES, STANDARD, SizeProfile
 from opperf.rules.skips import SKIP_REASONS
 from opperf.utils.op_info import OpInfo
 from opperf.utils.results import InputValue
 
-__all__ = ["PROFILES", "STANDARD", "NoRule", "SizeProfile", "inputs_for"]
+__all__ = ["PROFILES", "STANDARD", "NoRuleError", "SizeProfile", "inputs_for"]
 
 
 def inputs_for(op: OpInfo, profile: SizeProfile = STANDARD) -> list[dict[str, InputValue]]:
-    """The input configurations to benchmark ``op`` with; raises ``NoRule`` with the reason if none."""
+    """The input configurations to benchmark ``op`` with; raises ``NoRuleError`` with the reason if none."""
     if op.name in SKIP_REASONS:
-        raise NoRule(SKIP_REASONS[op.name])
+        raise NoRuleError(SKIP_REASONS[op.name])
     rule = DEFAULT_RULES.get(op.name)
     if rule is not None:
         if profile.layers is None:
-            raise NoRule(f"the {profile.name!r} size profile has no configuration for {op.name}")
+            raise NoRuleError(f"the {profile.name!r} size profile has no configuration for {op.name}")
         return rule(profile.layers)
     return derive_inputs(op, profile)

@@ -409,12 +409,16 @@ def _cast(s: LayerSizes) -> Configurations:
 
 def _activation(s: LayerSizes) -> Configurations:
     shape = (s.features * 4, s.features)
-    return [{"data": T(shape), "act_type": act} for act in ("relu", "sigmoid", "softrelu", "softsign", "tanh")]
+    return [
+        {"data": T(shape), "act_type": act} for act in ("relu", "sigmoid", "softrelu", "softsign", "tanh")
+    ]
 
 
 def _leaky_relu(s: LayerSizes) -> Configurations:
     shape = (s.features * 4, s.features)
-    configs: Configurations = [{"data": T(shape), "act_type": act} for act in ("leaky", "elu", "selu", "gelu")]
+    configs: Configurations = [
+        {"data": T(shape), "act_type": act} for act in ("leaky", "elu", "selu", "gelu")
+    ]
     configs.append({"data": T(shape), "act_type": "prelu", "gamma": T((1,))})
     return configs
 

@@ -11,11 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from opperf.rules.profiles import SizeProfile
-from opperf.utils.op_info import Argument, ArgKind, OpInfo
+from opperf.utils.op_info import ArgKind, Argument, OpInfo
 from opperf.utils.results import InputValue, TensorSpec
 
 
-class NoRule(LookupError):
+class NoRuleError(LookupError):
     """No rule can supply a required argument; the message names it."""
 
 
@@ -90,7 +90,7 @@ def _type_default(arg: Argument, context: RuleContext) -> InputValue:
             return real[0]
     if arg.kind is ArgKind.FLOAT_TUPLE:
         return (0.1,) * LIST_LENGTH
-    raise NoRule(f"no rule supplies required argument {arg.name!r} ({arg.type_string})")
+    raise NoRuleError(f"no rule supplies required argument {arg.name!r} ({arg.type_string})")
 
 
 def _tensor_value(arg: Argument, context: RuleContext, binary: bool) -> InputValue:

@@ -99,4 +99,8 @@ def _tensor_arguments(function: Callable[..., object], info: object) -> list[str
     if info is not None:
         return [a.name for a in info.arguments if a.kind.value == "tensor"]
     parameters = inspect.signature(function).parameters.values()
-    return [p.name for p in parameters if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    return [
+        p.name
+        for p in parameters
+        if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    ]

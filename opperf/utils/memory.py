@@ -5,8 +5,15 @@ from __future__ import annotations
 from opperf.utils.results import BenchmarkSpec, TensorSpec
 
 ITEMSIZE = {
-    "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8,
-    "int8": 1, "uint8": 1, "int32": 4, "int64": 8, "bool": 1,
+    "float16": 2,
+    "bfloat16": 2,
+    "float32": 4,
+    "float64": 8,
+    "int8": 1,
+    "uint8": 1,
+    "int32": 4,
+    "int64": 8,
+    "bool": 1,
 }
 # Inputs, an output of the same size, and (with backward) their gradients.
 COPIES_FORWARD = 2

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import platform
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from opperf.backends.mxnet import devices, profiling
@@ -18,9 +19,9 @@ from opperf.backends.mxnet.arrays import (
 )
 from opperf.backends.mxnet.registry import NUMPY_NAMESPACES, exposure, load_registry
 from opperf.errors import OpperfError
+from opperf.utils.memory import available_host_bytes, fit_problem
 from opperf.utils.op_info import OpInfo
 from opperf.utils.results import BenchmarkSpec, Measurement, Status
-from opperf.utils.memory import available_host_bytes, fit_problem
 from opperf.utils.timing import PythonTimer, Timer
 
 DTYPES = ("float16", "float32", "float64", "int8", "uint8", "int32", "int64")
@@ -144,7 +145,7 @@ class MXNetBackend:
                 mx.random.seed(seed)
                 call = self._prepare(spec, function, frontend)
                 return self._run(spec, call, warmup, runs)
-        except Exception as error:  # noqa: BLE001 - an operator's failure is a result, not a crash
+        except Exception as error:
             return Measurement(spec=spec, status=Status.FAILED, reason=_describe_error(error))
         finally:
             mx.nd.waitall()
@@ -185,7 +186,7 @@ class MXNetBackend:
         try:
             outputs = forward()
             mx.nd.waitall()
-        except Exception as error:  # noqa: BLE001 - retried without recording, else re-raised
+        except Exception as error:
             mx.nd.waitall()
             if backward_reason is not None:
                 raise
@@ -239,7 +240,8 @@ class MXNetBackend:
         if not mx.runtime.Features().is_enabled("INT64_TENSOR_SIZE"):
             raise OpperfError(
                 f"--int64-tensor on: this MXNet build ({mx.__version__}) has no large-tensor support "
-                "(runtime feature INT64_TENSOR_SIZE is off); use an MXNet built with USE_INT64_TENSOR_SIZE=1, "
+                "(runtime feature INT64_TENSOR_SIZE is off); "
+                "use an MXNet built with USE_INT64_TENSOR_SIZE=1, "
                 "or --int64-tensor off"
             )
 
@@ -309,7 +311,7 @@ def _probe_backward(heads: list) -> str | None:
     try:
         autograd.backward(heads, head_grads=[_ones_like(h) for h in heads])
         mx.nd.waitall()
-    except Exception as error:  # noqa: BLE001 - the engine may raise any error type, late
+    except Exception as error:
         mx.nd.waitall()
         message = str(error)
         if any(marker in message for marker in _NO_GRADIENT_MARKERS):
@@ -327,24 +329,16 @@ def _takes_var_args(op: str) -> bool:
     return bool(_var_args_key(op))
 
 
-class _frontend_scope:
+@contextlib.contextmanager
+def _frontend_scope(frontend: str) -> Iterator[None]:
     """Numpy-semantics shapes and arrays for mx.np/mx.npx operators, legacy semantics otherwise."""
+    if frontend != NUMPY_FRONTEND:
+        yield
+        return
+    import mxnet as mx
 
-    def __init__(self, frontend: str) -> None:
-        self._active = frontend == NUMPY_FRONTEND
-        self._scopes: list = []
-
-    def __enter__(self) -> None:
-        if self._active:
-            import mxnet as mx
-
-            self._scopes = [mx.util.np_shape(True), mx.util.np_array(True)]
-            for scope in self._scopes:
-                scope.__enter__()
-
-    def __exit__(self, *exc_info: object) -> None:
-        for scope in reversed(self._scopes):
-            scope.__exit__(*exc_info)
+    with mx.util.np_shape(True), mx.util.np_array(True):
+        yield
 
 
 def _first_line(message: str) -> str:
@@ -357,7 +351,6 @@ def _first_line(message: str) -> str:
 
 def _describe_error(error: Exception) -> str:
     return f"{type(error).__name__}: {_first_line(str(error))}"
-
 
 
 def identify(function: Callable[..., object]) -> tuple[str, str, OpInfo | None]:

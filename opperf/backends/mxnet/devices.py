@@ -32,7 +32,9 @@ def normalize_device(device: str) -> str:
         if index >= available:
             raise OpperfError(
                 f"device {device!r}: this machine has {available} GPU(s) visible to MXNet; "
-                f"use gpu(0)..gpu({available - 1})" if available else f"device {device!r}: no GPU is visible"
+                f"use gpu(0)..gpu({available - 1})"
+                if available
+                else f"device {device!r}: no GPU is visible"
             )
     return f"{kind}({index})"
 

@@ -54,7 +54,9 @@ class NativeTimer:
         }
         if not operators:
             raise RuntimeError("the native profiler recorded no operator for this call")
-        return Timed(outputs=outputs, seconds=sum(operators.values()) * 1e-3, operators=tuple(sorted(operators)))
+        return Timed(
+            outputs=outputs, seconds=sum(operators.values()) * 1e-3, operators=tuple(sorted(operators))
+        )
 
 
 def peak_memory_bytes(call: Callable[[], object], device_key: str) -> int:
