@@ -109,4 +109,4 @@ def render_markdown(document: dict[str, object]) -> str:
             tabulate(rows, headers=("Operator", "Category", "Status", "Inputs", "Reason"), tablefmt="github"),
             "",
         ]
-    return "\n".join(lines)
+    return "\n".join(lines) + "\n"

@@ -44,6 +44,7 @@ def _deconvolution(s: LayerSizes) -> Configurations:
             "bias": T((s.channels * 2,)),
             "kernel": kernel,
             "num_filter": s.channels * 2,
+            "no_bias": False,
         }
         for dims, kernel in ((1, (3,)), (2, (3, 3)))
     ]
@@ -200,7 +201,39 @@ def _grid_generator(s: LayerSizes) -> Configurations:
 
 
 def _upsampling(s: LayerSizes) -> Configurations:
-    return [{"data": T(_images(s, 2)), "scale": 2, "sample_type": "nearest", "num_args": 1}]
+    return [{"data": (T(_images(s, 2)),), "scale": 2, "sample_type": "nearest"}]
+
+
+def _crop(s: LayerSizes) -> Configurations:
+    return [{"data": (T(_images(s, 2)),), "h_w": (s.spatial // 2, s.spatial // 2), "center_crop": True}]
+
+
+def _two_dimensional(rule: Callable[[LayerSizes], Configurations]) -> Callable[[LayerSizes], Configurations]:
+    """The 2-D configurations of a layer rule, for the legacy ``*_v1`` operators that only do 2-D."""
+    return lambda s: [c for c in rule(s) if len(c["data"].shape) == 4 and c.get("kernel") != (1, 1)]
+
+
+def _range(s: LayerSizes) -> Configurations:
+    return [{"start": 0.0, "stop": float(s.features * s.features)}]
+
+
+def _linspace(s: LayerSizes) -> Configurations:
+    return [{"start": 0.0, "stop": 1.0, "num": s.features * s.features}]
+
+
+def _index_copy(s: LayerSizes) -> Configurations:
+    rows, count = s.features * 4, s.batch
+    return [
+        {
+            "old_tensor": T((rows, s.features)),
+            "index_vector": T((count,), low=0, high=rows, integral=True),
+            "new_tensor": T((count, s.features)),
+        }
+    ]
+
+
+def _bilinear_resize(s: LayerSizes) -> Configurations:
+    return [{"data": T(_images(s, 2)), "height": s.spatial * 2, "width": s.spatial * 2}]
 
 
 def _roi_pooling(s: LayerSizes) -> Configurations:
@@ -487,6 +520,13 @@ DEFAULT_RULES: dict[str, Callable[[LayerSizes], Configurations]] = {
     "BilinearSampler": _bilinear_sampler,
     "GridGenerator": _grid_generator,
     "UpSampling": _upsampling,
+    "Crop": _crop,
+    "Convolution_v1": _two_dimensional(_convolution),
+    "Pooling_v1": _two_dimensional(_pooling),
+    "_arange": _range,
+    "_linspace": _linspace,
+    "_contrib_index_copy": _index_copy,
+    "_contrib_BilinearResize2D": _bilinear_resize,
     "ROIPooling": _roi_pooling,
     "im2col": _im2col,
     "col2im": _col2im,

@@ -27,4 +27,5 @@ SKIP_REASONS: dict[str, str] = {
     "_imdecode": _IMAGE_FILE,
     "_NoGradient": "a placeholder node marking an absent gradient; it has no kernel",
     "_CrossDeviceCopy": "copies between devices inside a graph; needs two devices",
+    "_broadcast_backward": "a helper of broadcast operators' gradients, run only inside a backward pass",
 }
