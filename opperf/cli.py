@@ -134,10 +134,6 @@ def run(arguments: argparse.Namespace) -> int:
     for path in filter(None, (output_file, arguments.json_file)):
         _check_writable(path)
     profile = INT64 if arguments.int64_tensor else STANDARD
-    if profile.needs_int64:
-        from opperf.backends import get_backend
-
-        get_backend("mxnet").require_large_tensors()
     config = SweepConfig(
         options=RunOptions(
             run_backward=not arguments.no_backward,

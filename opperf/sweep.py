@@ -106,6 +106,8 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
     """Measure every selected operator on every input configuration; failures are recorded, not raised."""
     backend = get_backend(config.options.framework)
     options = config.options.validated(backend)
+    if config.profile.needs_int64:
+        backend.require_large_tensors()
     config = SweepConfig(
         options=options, profile=config.profile, ops=config.ops, categories=config.categories
     )

@@ -25,10 +25,6 @@ def run_categories(
 ) -> dict[str, list[dict[str, object]]]:
     """Benchmark every operator of ``categories`` with the rules' inputs: ``{op: [record, ...]}``."""
     chosen_profile = profile or (INT64 if str(int64_tensor).lower() == "on" else STANDARD)
-    if chosen_profile.needs_int64:
-        from opperf.backends import get_backend
-
-        get_backend("mxnet").require_large_tensors()
     config = SweepConfig(
         options=RunOptions(
             run_backward=run_backward,
