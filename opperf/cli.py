@@ -19,6 +19,8 @@ from opperf.rules.profiles import INT64, STANDARD
 from opperf.sweep import SWEEP_RUNS, SWEEP_WARMUP, SweepConfig, run_sweep
 
 RENDERERS = {"json": render_json, "md": render_markdown, "csv": render_csv}
+# MXNet reads its engine from the environment when it is imported.
+ENGINES = {"threaded": "ThreadedEnginePerDevice", "naive": "NaiveEngine"}
 DTYPES = ("float16", "float32", "float64", "int32", "int64")
 
 
@@ -92,6 +94,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--categories", default=(), type=_names, help="comma-separated categories, e.g. unary,pooling"
     )
+    parser.add_argument(
+        "--engine",
+        default=None,
+        choices=sorted(ENGINES),
+        help="MXNet's execution engine (default: MXNET_ENGINE_TYPE, else threaded); naive runs each "
+        "operator synchronously in the calling thread, without the engine's cross-thread hand-off",
+    )
     parser.add_argument("--no-backward", action="store_true", help="measure the forward pass only")
     parser.add_argument("--seed", default=0, type=int, help="seed of the generated inputs (default: 0)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
@@ -129,7 +138,17 @@ def _progress(index: int, total: int, op, results) -> None:
     )
 
 
+def _select_engine(engine: str) -> None:
+    if "mxnet" in sys.modules and os.environ.get("MXNET_ENGINE_TYPE", ENGINES["threaded"]) != engine:
+        raise OpperfError(
+            f"--engine: MXNet is already imported with another engine; set MXNET_ENGINE_TYPE={engine}"
+        )
+    os.environ["MXNET_ENGINE_TYPE"] = engine
+
+
 def run(arguments: argparse.Namespace) -> int:
+    if arguments.engine is not None:
+        _select_engine(ENGINES[arguments.engine])
     output_file = arguments.output_file or f"mxnet_operator_benchmarks.{arguments.output_format}"
     for path in filter(None, (output_file, arguments.json_file)):
         _check_writable(path)

@@ -125,3 +125,27 @@ def test_atomic_write_replaces_whole_file(tmp_path):
     write_atomically(str(target), "new")
     assert target.read_text() == "new"
     assert list(tmp_path.iterdir()) == [target]
+
+
+def test_engine_choice_is_applied_and_recorded(tmp_path):
+    out = tmp_path / "r.json"
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "opperf.py"),
+            "--engine",
+            "naive",
+            "--ops",
+            "exp",
+            "--runs",
+            "1",
+            "--warmup",
+            "0",
+            "--quiet",
+            "--output-file",
+            str(out),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    assert json.loads(out.read_text())["environment"]["engine"] == "NaiveEngine"
