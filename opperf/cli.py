@@ -8,6 +8,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 
+from opperf.backends import get_backend
 from opperf.benchmark import PROFILERS, RunOptions
 from opperf.errors import OpperfError
 from opperf.nd_operations.categories import CATEGORIES
@@ -54,7 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Benchmark every MXNet operator (forward, backward, peak memory) and write a report.",
         epilog="Categories: " + ", ".join(c.name for c in CATEGORIES),
     )
-    parser.add_argument("--ctx", default="cpu", help="device: cpu or gpu(N) (default: cpu)")
+    parser.add_argument(
+        "--ctx", default=None, help="device: cpu or gpu(N) (default: gpu(0) where MXNet sees a GPU, else cpu)"
+    )
     parser.add_argument("--dtype", default="float32", choices=DTYPES, help="tensor dtype (default: float32)")
     parser.add_argument(
         "--output-format", default="json", choices=sorted(RENDERERS), help="report format (default: json)"
@@ -157,7 +160,7 @@ def run(arguments: argparse.Namespace) -> int:
         options=RunOptions(
             run_backward=not arguments.no_backward,
             dtype=arguments.dtype,
-            device=arguments.ctx,
+            device=arguments.ctx or get_backend("mxnet").default_device(),
             warmup=arguments.warmup,
             runs=arguments.runs,
             profiler=arguments.profiler,

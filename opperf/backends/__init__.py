@@ -42,6 +42,9 @@ class Backend(Protocol):
     ) -> Measurement:
         """Run ``spec`` (through ``function`` when given) and measure it; failures become results."""
 
+    def default_device(self) -> str:
+        """The device a sweep uses when none is named: the first GPU if there is one, else the CPU."""
+
     def require_large_tensors(self) -> None:
         """Raise OpperfError unless the framework build supports tensors beyond 2**31 elements."""
 

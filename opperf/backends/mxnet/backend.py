@@ -233,6 +233,13 @@ class MXNetBackend:
             profiled_ops=tuple(sorted(operators)),
         )
 
+    def default_device(self) -> str:
+        """gpu(0) where this build and machine have a GPU, else cpu(0)."""
+        import mxnet as mx
+
+        has_gpu = mx.runtime.Features().is_enabled("CUDA") and mx.context.num_gpus() > 0
+        return "gpu(0)" if has_gpu else "cpu(0)"
+
     def require_large_tensors(self) -> None:
         """Raise OpperfError unless this MXNet build indexes tensors with 64-bit integers."""
         import mxnet as mx
