@@ -232,6 +232,22 @@ def _index_copy(s: LayerSizes) -> Configurations:
     ]
 
 
+def _delete(s: LayerSizes) -> Configurations:
+    rows = s.features * 4
+    return [
+        {
+            "arr": T((rows, s.features)),
+            "obj": T((s.batch,), dtype="int64", low=0, high=rows, integral=True),
+            "axis": 0,
+        }
+    ]
+
+
+def _tensordot(s: LayerSizes) -> Configurations:
+    n = s.features
+    return [{"a": T((n, n)), "b": T((n, n)), "a_axes_summed": (1,), "b_axes_summed": (0,)}]
+
+
 def _bilinear_resize(s: LayerSizes) -> Configurations:
     return [{"data": T(_images(s, 2)), "height": s.spatial * 2, "width": s.spatial * 2}]
 
@@ -527,6 +543,8 @@ DEFAULT_RULES: dict[str, Callable[[LayerSizes], Configurations]] = {
     "_linspace": _linspace,
     "_contrib_index_copy": _index_copy,
     "_contrib_BilinearResize2D": _bilinear_resize,
+    "_npi_delete": _delete,
+    "_npi_tensordot": _tensordot,
     "ROIPooling": _roi_pooling,
     "im2col": _im2col,
     "col2im": _col2im,
