@@ -67,7 +67,7 @@ def select_operators(backend: Backend, ops: Sequence[str], categories: Sequence[
     return [op for op in registry if op.name in chosen]
 
 
-def specs_for(op: OpInfo, config: SweepConfig) -> list[BenchmarkSpec]:
+def specs_for(op: OpInfo, config: SweepConfig, backend: Backend) -> list[BenchmarkSpec]:
     """One spec per input configuration the rules give ``op``; raises NoRuleError when there are none."""
     options = config.options
     return [
@@ -75,7 +75,7 @@ def specs_for(op: OpInfo, config: SweepConfig) -> list[BenchmarkSpec]:
             framework=options.framework,
             namespace=op.namespaces[0],
             op=op.name,
-            inputs=freeze_inputs(inputs),
+            inputs=freeze_inputs(backend.applicable_inputs(op, inputs)),
             dtype=options.dtype,
             device=options.device,
             run_backward=options.run_backward,
@@ -119,7 +119,7 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
         try:
             op_results = [
                 backend.measure(spec, options.warmup, options.runs, options.seed)
-                for spec in specs_for(op, config)
+                for spec in specs_for(op, config, backend)
             ]
         except NoRuleError as reason:
             op_results = [_skipped(op, config, str(reason))]

@@ -12,7 +12,7 @@ from typing import Protocol
 
 from opperf.errors import OpperfError
 from opperf.utils.op_info import OpInfo
-from opperf.utils.results import BenchmarkSpec, Measurement
+from opperf.utils.results import BenchmarkSpec, InputValue, Measurement
 
 BACKENDS: Mapping[str, str] = {"mxnet": "opperf.backends.mxnet.backend:MXNetBackend"}
 
@@ -50,6 +50,9 @@ class Backend(Protocol):
 
     def available_memory(self, device: str) -> int | None:
         """Bytes free on the device, or None if unknown."""
+
+    def applicable_inputs(self, op: OpInfo, inputs: dict[str, InputValue]) -> dict[str, InputValue]:
+        """``inputs`` less any tensor the operator does not take with the given attributes."""
 
     def identify(self, function: Callable[..., object]) -> tuple[str, str, OpInfo | None]:
         """(namespace, name, registry record if it is a registered operator's front end)."""

@@ -34,6 +34,9 @@ class RuleContext:
 
 Rule = Callable[[RuleContext], InputValue]
 
+# Binary operators whose names say they broadcast; the rest need equal shapes.
+BROADCASTING_PREFIXES = ("broadcast_", "_npi_")
+
 LIST_LENGTH = 3
 """How many tensors a variable-length tensor list receives."""
 
@@ -106,7 +109,7 @@ def _tensor_value(arg: Argument, context: RuleContext, binary: bool) -> InputVal
 def derive_inputs(op: OpInfo, profile: SizeProfile) -> list[dict[str, InputValue]]:
     """One input configuration per profile shape, from the operator's signature alone."""
     tensor_names = {a.name for a in op.tensor_arguments}
-    binary = {"lhs", "rhs"} <= tensor_names
+    binary = {"lhs", "rhs"} <= tensor_names and op.name.startswith(BROADCASTING_PREFIXES)
     configurations = []
     for shape, pair in zip(profile.shapes, profile.broadcast_pairs, strict=False):
         context = RuleContext(op=op, shape=shape, pair=pair)

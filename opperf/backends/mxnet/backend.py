@@ -17,11 +17,11 @@ from opperf.backends.mxnet.arrays import (
     is_float_array,
     materialize,
 )
-from opperf.backends.mxnet.registry import NUMPY_NAMESPACES, exposure, load_registry
+from opperf.backends.mxnet.registry import NUMPY_NAMESPACES, accepted_inputs, exposure, load_registry
 from opperf.errors import OpperfError
 from opperf.utils.memory import available_host_bytes, fit_problem
 from opperf.utils.op_info import OpInfo
-from opperf.utils.results import BenchmarkSpec, Measurement, Status
+from opperf.utils.results import BenchmarkSpec, InputValue, Measurement, Status, TensorSpec
 from opperf.utils.timing import PythonTimer, Timer
 
 DTYPES = ("float16", "float32", "float64", "int8", "uint8", "int32", "int64")
@@ -72,10 +72,15 @@ def resolve(namespace: str, op: str) -> Callable[..., object]:
         if callable(function):
             return function
     if op in load_registry().by_name():
-        _, module_name, function_name = exposure(op)
-        function = getattr(importlib.import_module(module_name), function_name, None)
-        if callable(function):
-            return function
+        namespace, module_name, function_name = exposure(op)
+        candidates = [(module_name, function_name)]
+        prefix = op[: len(op) - len(function_name)] if function_name != op else ""
+        if namespace in NAMESPACE_MODULES and not prefix:
+            candidates.append((NAMESPACE_MODULES[namespace], op.split("_", 2)[-1]))
+        for module_name, function_name in candidates:
+            function = getattr(importlib.import_module(module_name), function_name, None)
+            if callable(function) and getattr(function, "__code__", None) is not None:
+                return function
     raise LookupError(f"no operator {op!r} in namespace {namespace!r}")
 
 
@@ -156,7 +161,7 @@ class MXNetBackend:
         kwargs: dict = {}
         for name, value in spec.inputs:
             array = materialize(value, spec.dtype, ctx, frontend)
-            if isinstance(array, list) and _takes_var_args(spec.op):
+            if isinstance(array, list):
                 args.extend(array)
             else:
                 kwargs[name] = array
@@ -262,6 +267,21 @@ class MXNetBackend:
         free, _ = mx.context.gpu_memory_info(index)
         return free
 
+    def applicable_inputs(self, op: OpInfo, inputs: dict[str, InputValue]) -> dict[str, InputValue]:
+        """``inputs`` less the tensors ``op`` does not take with these attributes (MXNet's own answer)."""
+        attributes = tuple(
+            (name, _attribute_text(value)) for name, value in inputs.items() if not _is_tensor_input(value)
+        )
+        if op.var_args_key and op.var_args_key not in dict(attributes):
+            lists = [v for v in inputs.values() if isinstance(v, tuple) and _is_tensor_input(v)]
+            attributes += ((op.var_args_key, str(sum(len(v) for v in lists))),) if lists else ()
+        accepted = accepted_inputs(op.name, attributes)
+        if accepted is None or op.var_args_key:
+            return inputs
+        return {
+            name: value for name, value in inputs.items() if not _is_tensor_input(value) or name in accepted
+        }
+
     def identify(self, function: Callable[..., object]) -> tuple[str, str, OpInfo | None]:
         return identify(function)
 
@@ -332,10 +352,6 @@ def _var_args_key(op: str) -> str:
     return info.var_args_key if info else ""
 
 
-def _takes_var_args(op: str) -> bool:
-    return bool(_var_args_key(op))
-
-
 @contextlib.contextmanager
 def _frontend_scope(frontend: str) -> Iterator[None]:
     """Numpy-semantics shapes and arrays for mx.np/mx.npx operators, legacy semantics otherwise."""
@@ -346,6 +362,17 @@ def _frontend_scope(frontend: str) -> Iterator[None]:
 
     with mx.util.np_shape(True), mx.util.np_array(True):
         yield
+
+
+def _is_tensor_input(value: object) -> bool:
+    if isinstance(value, TensorSpec):
+        return True
+    return isinstance(value, tuple) and bool(value) and all(isinstance(v, TensorSpec) for v in value)
+
+
+def _attribute_text(value: object) -> str:
+    """An attribute as MXNet's parameter parser reads it."""
+    return str(value)
 
 
 def _first_line(message: str) -> str:

@@ -141,3 +141,37 @@ def _arguments(name: str):
         parse_argument(py_str(arg_names[i]), py_str(arg_types[i])) for i in range(num_args.value)
     )
     return arguments, py_str(var_args_key.value) if var_args_key.value else ""
+
+
+@functools.lru_cache(maxsize=4096)
+def accepted_inputs(name: str, attributes: tuple[tuple[str, str], ...]) -> tuple[str, ...] | None:
+    """The tensor inputs ``name`` takes with these attributes, as MXNet's symbol API lists them.
+
+    Which inputs an operator has can depend on its attributes (a bias unless ``no_bias``, a length
+    tensor with ``use_length``); composing a symbol resolves that. None when the attributes do not
+    form a valid symbol.
+    """
+    from mxnet.base import MXNetError, OpHandle, SymbolHandle, c_str, c_str_array, check_call, mx_uint
+    from mxnet.symbol import Symbol
+
+    handle = OpHandle()
+    check_call(_lib().NNGetOpHandle(c_str(name), ctypes.byref(handle)))
+    keys = [key for key, _ in attributes]
+    values = [value for _, value in attributes]
+    symbol_handle = SymbolHandle()
+    try:
+        check_call(
+            _lib().MXSymbolCreateAtomicSymbol(
+                handle,
+                mx_uint(len(keys)),
+                c_str_array(keys),
+                c_str_array(values),
+                ctypes.byref(symbol_handle),
+            )
+        )
+        symbol = Symbol(symbol_handle)
+        symbol._compose(name="op")
+        names = [*symbol.list_arguments(), *symbol.list_auxiliary_states()]
+    except MXNetError:
+        return None
+    return tuple(n[len("op_") :] for n in names if n.startswith("op_"))
