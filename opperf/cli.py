@@ -18,11 +18,11 @@ from opperf.report.json_report import render_json
 from opperf.report.markdown import render_markdown
 from opperf.rules.profiles import INT64, STANDARD
 from opperf.sweep import SWEEP_RUNS, SWEEP_WARMUP, SweepConfig, run_sweep
+from opperf.utils.memory import DTYPES
 
 RENDERERS = {"json": render_json, "md": render_markdown, "csv": render_csv}
 # MXNet reads its engine from the environment when it is imported.
 ENGINES = {"threaded": "ThreadedEnginePerDevice", "naive": "NaiveEngine"}
-DTYPES = ("float16", "float32", "float64", "int32", "int64")
 
 
 def _on_off(text: str) -> bool:

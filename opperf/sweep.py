@@ -16,7 +16,7 @@ from opperf.rules import NoRuleError, SizeProfile, inputs_for
 from opperf.rules.profiles import STANDARD
 from opperf.utils.environment import describe_environment
 from opperf.utils.op_info import OpInfo
-from opperf.utils.results import BenchmarkSpec, Measurement, Status, freeze_inputs
+from opperf.utils.results import BenchmarkSpec, InputValue, Measurement, Status, freeze_inputs
 
 Progress = Callable[[int, int, OpInfo, Sequence[Measurement]], None]
 
@@ -43,7 +43,6 @@ class SweepResult:
     environment: dict[str, object]
     measurements: tuple[Measurement, ...]
     registered: int = 0
-    operators: tuple[OpInfo, ...] = field(default=())
 
 
 def select_operators(backend: Backend, ops: Sequence[str], categories: Sequence[str]) -> list[OpInfo]:
@@ -67,39 +66,31 @@ def select_operators(backend: Backend, ops: Sequence[str], categories: Sequence[
     return [op for op in registry if op.name in chosen]
 
 
-def specs_for(op: OpInfo, config: SweepConfig, backend: Backend) -> list[BenchmarkSpec]:
-    """One spec per input configuration the rules give ``op``; raises NoRuleError when there are none."""
-    options = config.options
-    return [
-        BenchmarkSpec(
-            framework=options.framework,
-            namespace=op.namespaces[0],
-            op=op.name,
-            inputs=freeze_inputs(backend.applicable_inputs(op, inputs)),
-            dtype=options.dtype,
-            device=options.device,
-            run_backward=options.run_backward,
-            profiler=options.profiler,
-            category=op.category,
-        )
-        for inputs in inputs_for(op, config.profile)
-    ]
-
-
-def _skipped(op: OpInfo, config: SweepConfig, reason: str) -> Measurement:
-    options = config.options
-    spec = BenchmarkSpec(
+def _spec(op: OpInfo, options: RunOptions, inputs: dict[str, InputValue]) -> BenchmarkSpec:
+    return BenchmarkSpec(
         framework=options.framework,
         namespace=op.namespaces[0],
         op=op.name,
-        inputs=(),
+        inputs=freeze_inputs(inputs),
         dtype=options.dtype,
         device=options.device,
         run_backward=options.run_backward,
         profiler=options.profiler,
         category=op.category,
+        function=op.function_name if op.function_name != op.name else "",
     )
-    return Measurement(spec=spec, status=Status.SKIPPED, reason=reason)
+
+
+def specs_for(op: OpInfo, config: SweepConfig, backend: Backend) -> list[BenchmarkSpec]:
+    """One spec per input configuration the rules give ``op``; raises NoRuleError when there are none."""
+    return [
+        _spec(op, config.options, backend.applicable_inputs(op, inputs))
+        for inputs in inputs_for(op, config.profile)
+    ]
+
+
+def _skipped(op: OpInfo, config: SweepConfig, reason: str) -> Measurement:
+    return Measurement(spec=_spec(op, config.options, {}), status=Status.SKIPPED, reason=reason)
 
 
 def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepResult:
@@ -139,5 +130,4 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
         environment=environment,
         measurements=tuple(measurements),
         registered=len(backend.registered_names()),
-        operators=tuple(operators),
     )

@@ -41,6 +41,13 @@ def test_usecase4_list_of_operators_and_python_timer():
         assert len(records) == 2  # both input configurations kept, none overwritten
 
 
+def test_namespaces_stay_apart_in_upstream_shape():
+    results = run_performance_test(
+        [nd.add, mx.np.add], inputs=[{"lhs": (4, 4), "rhs": (4, 4)}], warmup=0, runs=1
+    )
+    assert len(results) == 2 and all(list(r) == ["add"] for r in results)
+
+
 def test_usecase5_internal_operator_with_given_arrays():
     data = nd.array([1, 2])
     out = nd.empty(shape=data.shape, ctx=mx.cpu())

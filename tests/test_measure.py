@@ -84,13 +84,25 @@ def test_numpy_namespace_operator():
     assert _positive_finite(m.forward) and _positive_finite(m.backward)
 
 
-def test_inputs_are_seeded():
-    from opperf.backends.mxnet.arrays import ND_FRONTEND, materialize
-    from opperf.utils.results import TensorSpec
+def test_training_mode_forward_with_or_without_backward():
+    # Dropout does its work only in training mode; forward-only runs must not silently skip it.
+    options = RunOptions(warmup=1, runs=3, run_backward=False)
+    (m,) = benchmark(mx.nd.Dropout, [{"data": (256, 256), "p": 0.5}], options)
+    (copy,) = benchmark(mx.nd.identity, [{"data": (256, 256)}], options)
+    assert m.profiled_ops == ("Dropout",)
+    assert m.memory_peak_bytes > copy.memory_peak_bytes  # the mask is allocated in training mode
 
-    def draw(seed):
-        mx.random.seed(seed)
-        return materialize(TensorSpec((8, 8)), "float32", mx.cpu(), ND_FRONTEND).asnumpy()
 
-    assert (draw(7) == draw(7)).all()
-    assert not (draw(7) == draw(8)).all()
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float16", "float64"])
+def test_other_dtypes_run(dtype):
+    (m,) = benchmark(
+        mx.nd.broadcast_div, [{"lhs": (16, 16), "rhs": (16, 16)}], RunOptions(warmup=0, runs=1, dtype=dtype)
+    )
+    assert m.status is Status.OK, m.reason
+    assert m.spec.dtype == dtype
+
+
+def test_given_arrays_are_not_modified():
+    data = mx.nd.ones((4, 4))
+    benchmark(mx.nd.exp, [{"data": data}], RunOptions(warmup=0, runs=1))
+    assert data.grad is None

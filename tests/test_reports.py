@@ -42,6 +42,13 @@ MEASUREMENTS = (
         forward=(0.25e-3,),
         memory_peak_bytes=16,
     ),
+    Measurement(
+        BenchmarkSpec("mxnet", "mx.np", "_npi_add", freeze_inputs({"lhs": TensorSpec((2,))}), function="add"),
+        Status.OK,
+        forward=(1e-6,),
+        backward=(2e-6,),
+        memory_peak_bytes=8,
+    ),
     Measurement(_spec("_foreach", "internal"), Status.SKIPPED, reason="takes a subgraph"),
     Measurement(_spec("dot", "gemm", lhs=TensorSpec((4, 5))), Status.FAILED, reason="MXNetError: shapes"),
 )
@@ -56,7 +63,7 @@ def test_json_contract_fields():
     assert document["schema_version"] == 1
     assert document["environment"] == ENVIRONMENT
     coverage = document["coverage"]
-    assert (coverage["operators"], coverage["ok"], coverage["skipped"], coverage["failed"]) == (4, 2, 1, 1)
+    assert (coverage["operators"], coverage["ok"], coverage["skipped"], coverage["failed"]) == (5, 3, 1, 1)
     assert coverage["by_category"]["pooling"]["ok"] == 1
     first = document["results"][0]
     for key in (
@@ -86,6 +93,12 @@ def test_configurations_of_one_operator_are_all_kept():
 def test_markdown_golden():
     text = render_markdown(_document())
     assert text == (GOLDEN / "report.md").read_text()
+
+
+def test_markdown_names_the_function_users_call():
+    text = render_markdown(_document())
+    assert "| mx.np.add (_npi_add) " in text
+    assert "| mx.nd.broadcast_add " in text
 
 
 def test_markdown_times_are_milliseconds():

@@ -14,7 +14,16 @@ def render_csv(document: dict[str, object]) -> str:
     for result in document["results"]:
         row = {
             key: result[key]
-            for key in ("framework", "namespace", "op", "category", "status", "reason", "memory_peak_bytes")
+            for key in (
+                "framework",
+                "namespace",
+                "op",
+                "function",
+                "category",
+                "status",
+                "reason",
+                "memory_peak_bytes",
+            )
         }
         row["inputs"] = json.dumps(result["inputs"], sort_keys=True)
         for phase in ("forward", "backward"):

@@ -39,6 +39,7 @@ def record(measurement: Measurement) -> dict[str, object]:
         "framework": spec.framework,
         "namespace": spec.namespace,
         "op": spec.op,
+        "function": spec.label,
         "category": spec.category,
         "inputs": spec.describe_inputs(),
         "dtype": spec.dtype,

@@ -60,10 +60,16 @@ def _timing(block: dict[str, object] | None) -> list[str]:
     return [f"{block[key] * MS:.4f}" for key in ("median_s", "mean_s", "min_s", "max_s", "stdev_s")]
 
 
+def _name(result: dict[str, object]) -> str:
+    """The function users call, with the registry's name beside it where the two differ."""
+    function = str(result.get("function") or f"{result['namespace']}.{result['op']}")
+    return function if function.endswith(f".{result['op']}") else f"{function} ({result['op']})"
+
+
 def _row(result: dict[str, object]) -> list[str]:
     memory = result.get("memory_peak_bytes")
     return [
-        f"{result['namespace']}.{result['op']}" if result["namespace"] else result["op"],
+        _name(result),
         _inputs(result["inputs"]),
         *_timing(result["forward"]),
         *_timing(result["backward"]),
@@ -97,7 +103,7 @@ def render_markdown(document: dict[str, object]) -> str:
         lines += ["## Not benchmarked", ""]
         rows = [
             [
-                f"{r['namespace']}.{r['op']}",
+                _name(r),
                 r["category"],
                 r["status"],
                 _inputs(r["inputs"]),

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from opperf.rules.defaults import DEFAULT_RULES
 from opperf.rules.generic import NoRuleError, derive_inputs
-from opperf.rules.profiles import PROFILES, STANDARD, SizeProfile
+from opperf.rules.profiles import STANDARD, SizeProfile
 from opperf.rules.skips import SKIP_REASONS
 from opperf.utils.op_info import OpInfo
 from opperf.utils.results import InputValue
 
-__all__ = ["PROFILES", "STANDARD", "NoRuleError", "SizeProfile", "inputs_for"]
+__all__ = ["STANDARD", "NoRuleError", "SizeProfile", "inputs_for"]
 
 
 def inputs_for(op: OpInfo, profile: SizeProfile = STANDARD) -> list[dict[str, InputValue]]:

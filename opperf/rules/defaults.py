@@ -314,10 +314,46 @@ def _gemm2(s: LayerSizes) -> Configurations:
     return [{"A": T((n, n)), "B": T((n, n))}]
 
 
-def _spd(s: LayerSizes) -> Configurations:
-    """Triangular or diagonally dominant matrices, so factorizations and inverses are well defined."""
+def _square(s: LayerSizes, structure: str | None = None, **extra: InputValue) -> Configurations:
+    """Batches of square matrices, structured so factorizations, inverses and solves are defined."""
     n = s.features // 2 or 1
-    return [{"A": T((s.batch // 4 or 1, n, n), low=1.0, high=2.0)}]
+    return [{"A": T((s.batch // 4 or 1, n, n), structure=structure), **extra}]
+
+
+def _spd(s: LayerSizes) -> Configurations:
+    return _square(s, "spd")
+
+
+def _triangular(s: LayerSizes) -> Configurations:
+    return _square(s, "lower_triangular")
+
+
+def _triangular_product(s: LayerSizes) -> Configurations:
+    n = s.features // 2 or 1
+    return _square(s, "lower_triangular", B=T((s.batch // 4 or 1, n, n)))
+
+
+def _general_square(s: LayerSizes) -> Configurations:
+    return _square(s)
+
+
+def _lq(s: LayerSizes) -> Configurations:
+    n = s.features // 2 or 1
+    return [{"A": T((s.batch // 4 or 1, n, 2 * n))}]
+
+
+def _make_diagonal(s: LayerSizes) -> Configurations:
+    return [{"A": T((s.batch // 4 or 1, s.features // 2 or 1))}]
+
+
+def _make_triangular(s: LayerSizes) -> Configurations:
+    n = s.features // 2 or 1
+    return [{"A": T((s.batch // 4 or 1, n * (n + 1) // 2))}]
+
+
+def _khatri_rao(s: LayerSizes) -> Configurations:
+    columns = s.features // 4 or 1
+    return [{"args": (T((s.batch, columns)), T((s.batch, columns)))}]
 
 
 def _pick(s: LayerSizes) -> Configurations:
@@ -558,16 +594,21 @@ DEFAULT_RULES: dict[str, Callable[[LayerSizes], Configurations]] = {
     "_linalg_gemm": _gemm,
     "_linalg_gemm2": _gemm2,
     "_linalg_potrf": _spd,
-    "_linalg_potri": _spd,
     "_linalg_inverse": _spd,
     "_linalg_det": _spd,
     "_linalg_slogdet": _spd,
-    "_linalg_sumlogdiag": _spd,
-    "_linalg_extractdiag": _spd,
-    "_linalg_extracttrian": _spd,
-    "_linalg_syrk": _spd,
-    "_linalg_gelqf": _spd,
     "_linalg_syevd": _spd,
+    "_linalg_potri": _triangular,
+    "_linalg_sumlogdiag": _triangular,
+    "_linalg_trmm": _triangular_product,
+    "_linalg_trsm": _triangular_product,
+    "_linalg_extractdiag": _general_square,
+    "_linalg_extracttrian": _general_square,
+    "_linalg_syrk": _general_square,
+    "_linalg_gelqf": _lq,
+    "_linalg_makediag": _make_diagonal,
+    "_linalg_maketrian": _make_triangular,
+    "khatri_rao": _khatri_rao,
     "pick": _pick,
     "take": _take,
     "batch_take": _batch_take,

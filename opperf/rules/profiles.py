@@ -59,5 +59,3 @@ SMALL = SizeProfile(
     broadcast_pairs=(((16, 16), (16, 16)), ((32, 1), (32, 4))),
     layers=LayerSizes(batch=2, channels=4, spatial=8, features=8, sequence=4),
 )
-
-PROFILES = {p.name: p for p in (STANDARD, INT64, SMALL)}

@@ -7,7 +7,7 @@ kilobytes (the true peak), and -- beyond upstream -- the status and the reason w
 
 from __future__ import annotations
 
-from opperf.utils.results import Measurement, Status, TensorSpec
+from opperf.utils.results import Measurement, Status, TensorSpec, is_given_array
 
 MS = 1e3
 KB = 1e-3
@@ -21,7 +21,7 @@ def legacy_inputs(measurement: Measurement) -> dict[str, object]:
             return value.shape
         if isinstance(value, tuple) and value and all(isinstance(v, TensorSpec) for v in value):
             return [v.shape for v in value]
-        if hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(value, tuple):
+        if is_given_array(value):
             return f"<{type(value).__name__} {'x'.join(map(str, value.shape))} given>"
         return value
 
@@ -46,8 +46,10 @@ def legacy_record(measurement: Measurement) -> dict[str, object]:
 
 
 def legacy_results(measurements: list[Measurement]) -> list[dict[str, list[dict[str, object]]]]:
-    """``[{op: [record per input configuration]}]``, one dict per operator in first-seen order."""
-    grouped: dict[str, list[dict[str, object]]] = {}
+    """``[{op: [record per input configuration]}]``, one dict per operator and namespace, in first-seen
+    order: ``mx.nd.add`` and ``mx.np.add`` stay apart."""
+    grouped: dict[tuple[str, str], list[dict[str, object]]] = {}
     for measurement in measurements:
-        grouped.setdefault(measurement.spec.op, []).append(legacy_record(measurement))
-    return [{op: records} for op, records in grouped.items()]
+        key = (measurement.spec.namespace, measurement.spec.op)
+        grouped.setdefault(key, []).append(legacy_record(measurement))
+    return [{op: records} for (_, op), records in grouped.items()]

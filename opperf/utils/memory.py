@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from opperf.utils.results import BenchmarkSpec, TensorSpec
 
+# The dtypes opperf generates inputs in.
+DTYPES = ("float16", "float32", "float64", "int8", "uint8", "int32", "int64")
+
 ITEMSIZE = {
     "float16": 2,
     "bfloat16": 2,
@@ -33,7 +36,7 @@ def input_bytes(spec: BenchmarkSpec) -> int:
 
 def estimated_bytes(spec: BenchmarkSpec) -> int:
     """A rough peak: inputs, outputs of input size and, with backward, gradients of both."""
-    return input_bytes(spec) * (COPIES_BACKWARD if spec.run_backward else COPIES_FORWARD) // 2
+    return input_bytes(spec) * (COPIES_BACKWARD if spec.run_backward else COPIES_FORWARD)
 
 
 def available_host_bytes() -> int | None:

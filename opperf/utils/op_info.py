@@ -53,6 +53,9 @@ class Argument:
 class OpInfo:
     """A distinct operator: its canonical name, aliases, where it is exposed, and its signature.
 
+    ``function_name`` is what the operator is called in its first namespace (``add`` for ``_npi_add``
+    in ``mx.np``).
+
     ``has_backward`` is registry evidence (a registered ``_backward_*`` operator); a measurement finds
     the truth by running the gradient, and records it.
     """
@@ -60,6 +63,7 @@ class OpInfo:
     name: str
     aliases: tuple[str, ...]
     namespaces: tuple[str, ...]
+    function_name: str
     arguments: tuple[Argument, ...]
     has_backward: bool
     category: str = "misc"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Literal
 
 from opperf.utils.stats import Summary, summarize
 
@@ -20,6 +21,11 @@ class Status(str, Enum):
     FAILED = "failed"
     CRASHED = "crashed"
     TIMEOUT = "timeout"
+
+
+Structure = Literal["spd", "lower_triangular"]
+"""Matrix structure over the last two axes: symmetric positive-definite, or lower-triangular with a
+dominant diagonal. Factorizations, inverses and triangular solves need one of them."""
 
 
 @dataclass(frozen=True)
@@ -35,6 +41,7 @@ class TensorSpec:
     low: float = 0.1
     high: float = 1.0
     integral: bool = False
+    structure: Structure | None = None
 
     @property
     def size(self) -> int:
@@ -67,7 +74,11 @@ def _freeze(value: InputValue) -> InputValue:
 
 @dataclass(frozen=True)
 class BenchmarkSpec:
-    """One benchmark: an operator in a namespace, with one input configuration, on one device."""
+    """One benchmark: an operator in a namespace, with one input configuration, on one device.
+
+    ``op`` is the registry's canonical name (the stable key); ``function`` the name in ``namespace``
+    when it differs.
+    """
 
     framework: str
     namespace: str
@@ -78,19 +89,28 @@ class BenchmarkSpec:
     run_backward: bool = True
     profiler: str = "native"
     category: str = "misc"
+    function: str = ""
 
     @property
-    def input_dict(self) -> dict[str, InputValue]:
-        return dict(self.inputs)
+    def label(self) -> str:
+        """How users call it: ``mx.np.add`` for the registry's ``_npi_add``."""
+        return f"{self.namespace}.{self.function or self.op}"
 
     def describe_inputs(self) -> dict[str, object]:
         """The inputs as plain data: tensors as ``{"shape": [...]}``, tuples as lists."""
         return {name: describe_value(value) for name, value in self.inputs}
 
 
+def is_given_array(value: object) -> bool:
+    """An array the caller passed in (any framework's): it has a shape and a dtype."""
+    return hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(value, (tuple, list))
+
+
 def describe_value(value: InputValue) -> object:
     if isinstance(value, TensorSpec):
         return value.describe()
+    if is_given_array(value):
+        return {"shape": list(value.shape), "dtype": str(value.dtype), "given": True}
     if isinstance(value, tuple):
         return [describe_value(v) for v in value]
     if isinstance(value, (bool, int, float, str)) or value is None:

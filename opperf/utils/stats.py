@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -19,9 +19,6 @@ class Summary:
     max: float
     stdev: float
     iqr: float
-
-    def as_dict(self) -> dict[str, float | int]:
-        return asdict(self)
 
 
 def quantile(samples: Sequence[float], q: float) -> float:

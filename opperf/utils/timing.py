@@ -10,9 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
-
-Result = TypeVar("Result")
+from typing import Protocol
 
 
 @dataclass(frozen=True)

@@ -1,31 +1,70 @@
-"""Turning input descriptions into MXNet arrays on a device, seeded."""
+"""Turning input descriptions into MXNet arrays on a device, from a seeded generator."""
 
 from __future__ import annotations
 
-from opperf.utils.results import InputValue, TensorSpec
+import numpy as np
+
+from opperf.utils.results import InputValue, Structure, TensorSpec, is_given_array
 
 NUMPY_FRONTEND = "np"
 ND_FRONTEND = "nd"
 
+# Integer tensors that are not indices are drawn from [1, 10): no zero divisors, no overflow.
+INTEGER_RANGE = (1, 10)
 
-def make_array(spec: TensorSpec, dtype: str, ctx, frontend: str):
-    """A tensor drawn uniformly from the spec's range, in the spec's dtype or else the run's."""
+
+def host_values(spec: TensorSpec, dtype: str, rng: np.random.Generator) -> np.ndarray:
+    """The tensor's values on the host: uniform in the spec's range, shaped by its structure."""
+    target = np.dtype(spec.dtype or dtype)
+    if spec.integral:
+        values = np.floor(rng.uniform(spec.low, spec.high, size=spec.shape))
+        if target == np.float16:
+            target = np.dtype(np.float32)  # float16 cannot hold large indices exactly
+    elif np.issubdtype(target, np.integer):
+        values = rng.integers(*INTEGER_RANGE, size=spec.shape)
+    else:
+        values = rng.uniform(spec.low, spec.high, size=spec.shape)
+    if spec.structure is not None:
+        values = _structured(values, spec.structure)
+    return values.astype(target, copy=False)
+
+
+def _structured(values: np.ndarray, structure: Structure) -> np.ndarray:
+    """Square matrices (over the last two axes) that factorizations and inverses accept."""
+    n = values.shape[-1]
+    identity = n * np.eye(n)
+    if structure == "spd":
+        return values @ np.swapaxes(values, -1, -2) + identity
+    return np.tril(values) + identity
+
+
+def make_array(spec: TensorSpec, dtype: str, ctx, frontend: str, rng: np.random.Generator):
     import mxnet as mx
 
-    array = mx.nd.random.uniform(spec.low, spec.high, shape=spec.shape, ctx=ctx, dtype="float32")
-    if spec.integral:
-        array = array.floor()
-    array = array.astype(spec.dtype or dtype)
+    values = host_values(spec, dtype, rng)
+    array = mx.nd.array(values, ctx=ctx, dtype=values.dtype)
     return array.as_np_ndarray() if frontend == NUMPY_FRONTEND else array
 
 
-def materialize(value: InputValue, dtype: str, ctx, frontend: str) -> object:
-    """Arrays for TensorSpecs (and tuples of them); given arrays and scalar values pass through."""
+def materialize(value: InputValue, dtype: str, ctx, frontend: str, rng: np.random.Generator) -> object:
+    """Arrays for TensorSpecs (and tuples of them); given arrays move to the frontend; scalars pass."""
     if isinstance(value, TensorSpec):
-        return make_array(value, dtype, ctx, frontend)
+        return make_array(value, dtype, ctx, frontend, rng)
     if isinstance(value, tuple) and value and all(isinstance(v, TensorSpec) for v in value):
-        return [make_array(v, dtype, ctx, frontend) for v in value]
+        return [make_array(v, dtype, ctx, frontend, rng) for v in value]
+    if is_given_array(value):
+        return _to_frontend(value, frontend)
     return value
+
+
+def _to_frontend(array, frontend: str):
+    import mxnet as mx
+
+    if frontend == NUMPY_FRONTEND and not isinstance(array, mx.np.ndarray):
+        return array.as_np_ndarray()
+    if frontend == ND_FRONTEND and isinstance(array, mx.np.ndarray):
+        return array.as_nd_ndarray()
+    return array
 
 
 def is_array(value: object) -> bool:
@@ -35,8 +74,6 @@ def is_array(value: object) -> bool:
 
 
 def is_float_array(value: object) -> bool:
-    import numpy as np
-
     return is_array(value) and np.issubdtype(value.dtype, np.floating)
 
 

@@ -9,6 +9,8 @@ import platform
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+import numpy as np
+
 from opperf.backends.mxnet import devices, profiling
 from opperf.backends.mxnet.arrays import (
     ND_FRONTEND,
@@ -17,14 +19,18 @@ from opperf.backends.mxnet.arrays import (
     is_float_array,
     materialize,
 )
-from opperf.backends.mxnet.registry import NUMPY_NAMESPACES, accepted_inputs, exposure, load_registry
+from opperf.backends.mxnet.registry import (
+    GENERATED_MODULE_PREFIXES,
+    NUMPY_NAMESPACES,
+    accepted_inputs,
+    exposure,
+    load_registry,
+)
 from opperf.errors import OpperfError
-from opperf.utils.memory import available_host_bytes, fit_problem
+from opperf.utils.memory import DTYPES, available_host_bytes, fit_problem
 from opperf.utils.op_info import OpInfo
-from opperf.utils.results import BenchmarkSpec, InputValue, Measurement, Status, TensorSpec
+from opperf.utils.results import BenchmarkSpec, InputValue, Measurement, Status, TensorSpec, is_given_array
 from opperf.utils.timing import PythonTimer, Timer
-
-DTYPES = ("float16", "float32", "float64", "int8", "uint8", "int32", "int64")
 
 # Namespace -> module whose attributes are that namespace's functions.
 NAMESPACE_MODULES = {
@@ -138,61 +144,47 @@ class MXNetBackend:
         seed: int,
         function: Callable[..., object] | None = None,
     ) -> Measurement:
-        import mxnet as mx
-
-        problem = fit_problem(spec, self.available_memory(spec.device))
-        if problem is not None:
-            return Measurement(spec=spec, status=Status.SKIPPED, reason=problem)
         try:
+            problem = fit_problem(spec, self.available_memory(spec.device))
+            if problem is not None:
+                return Measurement(spec=spec, status=Status.SKIPPED, reason=problem)
+            info = identify(function)[2] if function else load_registry().by_name().get(spec.op)
             function = function or resolve(spec.namespace, spec.op)
             frontend = NUMPY_FRONTEND if spec.namespace in NUMPY_NAMESPACES else ND_FRONTEND
             with _frontend_scope(frontend):
-                mx.random.seed(seed)
-                call = self._prepare(spec, function, frontend)
+                call = _prepare(spec, function, info, frontend, np.random.default_rng(seed))
                 return self._run(spec, call, warmup, runs)
         except Exception as error:
             return Measurement(spec=spec, status=Status.FAILED, reason=_describe_error(error))
         finally:
-            mx.nd.waitall()
-
-    def _prepare(self, spec: BenchmarkSpec, function: Callable[..., object], frontend: str) -> _Call:
-        ctx = devices.context(spec.device)
-        args: list = []
-        kwargs: dict = {}
-        for name, value in spec.inputs:
-            array = materialize(value, spec.dtype, ctx, frontend)
-            if isinstance(array, list):
-                args.extend(array)
-            else:
-                kwargs[name] = array
-        var_args_key = _var_args_key(spec.op)
-        if args and var_args_key and var_args_key not in kwargs:
-            kwargs[var_args_key] = len(args)
-        return _Call(function=function, args=tuple(args), kwargs=kwargs)
+            _drain_engine()
 
     def _run(self, spec: BenchmarkSpec, call: _Call, warmup: int, runs: int) -> Measurement:
+        """Warm up, then time ``runs`` forward (and backward) passes, then probe peak memory."""
         import mxnet as mx
         from mxnet import autograd
 
         timer = self.timer(spec.profiler)
-        inputs = {name: value for name, value in call.kwargs.items() if name != "out"}
-        differentiable = [a for a in (*call.args, *inputs.values()) if is_float_array(a)]
-        differentiable += [a for v in inputs.values() if isinstance(v, list) for a in v if is_float_array(a)]
+        inputs = [value for name, value in call.kwargs.items() if name != "out"]
+        differentiable = [a for a in (*call.args, *inputs) if is_float_array(a)]
+        differentiable += [a for v in inputs if isinstance(v, list) for a in v if is_float_array(a)]
         backward_reason = _backward_precondition(spec, differentiable, writes_to_out="out" in call.kwargs)
         for array in differentiable if backward_reason is None else ():
             array.attach_grad()
 
         def forward() -> object:
+            # Training mode either way, so Dropout or BatchNorm do the same work with or without backward.
             if backward_reason is None:
-                with autograd.record():
+                with autograd.record(train_mode=True):
                     return call()
-            return call()
+            with autograd.train_mode():
+                return call()
 
         try:
             outputs = forward()
             mx.nd.waitall()
         except Exception as error:
-            mx.nd.waitall()
+            _drain_engine()
             if backward_reason is not None:
                 raise
             backward_reason = f"recording for backward failed: {_describe_error(error)}"
@@ -224,13 +216,13 @@ class MXNetBackend:
             forward_samples.append(timed.seconds)
             operators.update(timed.operators)
             if backward_reason is None:
-                timed_backward = timer.time(backward_of(timed.outputs))
-                backward_samples.append(timed_backward.seconds)
+                backward_samples.append(timer.time(backward_of(timed.outputs)).seconds)
             del timed
-        memory = profiling.peak_memory_bytes(full_pass, devices.profiler_device_key(spec.device))
+        memory, memory_problem = _peak_memory(full_pass, spec.device)
         return Measurement(
             spec=spec,
             status=Status.OK,
+            reason=memory_problem,
             forward=tuple(forward_samples),
             backward=tuple(backward_samples) if backward_reason is None else None,
             backward_reason=backward_reason,
@@ -312,6 +304,50 @@ class MXNetBackend:
         }
 
 
+def _prepare(
+    spec: BenchmarkSpec,
+    function: Callable[..., object],
+    info: OpInfo | None,
+    frontend: str,
+    rng: np.random.Generator,
+) -> _Call:
+    """Materialise the spec's inputs. Generated front ends take tensor lists positionally, with their
+    count in the operator's variable-length key; Python wrappers take the list as one argument."""
+    ctx = devices.context(spec.device)
+    generated = _is_generated(function)
+    args: list = []
+    kwargs: dict = {}
+    for name, value in spec.inputs:
+        array = materialize(value, spec.dtype, ctx, frontend, rng)
+        if is_given_array(value) and spec.run_backward and name != "out":
+            array = array.copy()  # attaching a gradient must not change the caller's array
+        if isinstance(array, list) and generated:
+            args.extend(array)
+        else:
+            kwargs[name] = array
+    var_args_key = info.var_args_key if info else ""
+    if args and var_args_key and var_args_key not in kwargs:
+        kwargs[var_args_key] = len(args)
+    return _Call(function=function, args=tuple(args), kwargs=kwargs)
+
+
+def _peak_memory(full_pass: Callable[[], object], device: str) -> tuple[int | None, str | None]:
+    """(peak bytes, None), or (None, why) when the memory probe itself failed."""
+    try:
+        return profiling.peak_memory_bytes(full_pass, devices.profiler_device_key(device)), None
+    except Exception as error:
+        _drain_engine()
+        return None, f"memory probe failed: {_describe_error(error)}"
+
+
+def _drain_engine() -> None:
+    """Wait for pending work; an error raised late by the engine belongs to the failed run, not the next."""
+    import mxnet as mx
+
+    with contextlib.suppress(Exception):  # already reported by the run that caused it
+        mx.nd.waitall()
+
+
 def _ones_like(array):
     import mxnet as mx
 
@@ -345,11 +381,6 @@ def _probe_backward(heads: list) -> str | None:
             return "operator has no gradient (no FGradient registered)"
         return f"backward failed: {_describe_error(error)}"
     return None
-
-
-def _var_args_key(op: str) -> str:
-    info = load_registry().by_name().get(op)
-    return info.var_args_key if info else ""
 
 
 @contextlib.contextmanager
@@ -396,18 +427,12 @@ def identify(function: Callable[..., object]) -> tuple[str, str, OpInfo | None]:
     """
     namespace = namespace_of(function)
     name = getattr(function, "__name__", repr(function))
+    if not _is_generated(function):
+        return namespace, name, None
     by_name = load_registry().by_name()
-    for prefix, _, _, strip in _prefixes_for(namespace):
-        candidate = prefix + name if strip else name
-        if candidate in by_name and _is_generated(function):
-            return namespace, name, by_name[candidate]
-    return namespace, name, by_name.get(name) if _is_generated(function) else None
-
-
-def _prefixes_for(namespace: str):
-    from opperf.backends.mxnet.registry import PREFIX_EXPOSURE
-
-    return [entry for entry in PREFIX_EXPOSURE if entry[1] == namespace] or [("", namespace, "", False)]
+    prefixes = GENERATED_MODULE_PREFIXES.get(getattr(function, "__module__", ""), ("",))
+    registered = next((p + name for p in prefixes if p + name in by_name), name)
+    return namespace, name, by_name.get(registered)
 
 
 def _is_generated(function: Callable[..., object]) -> bool:

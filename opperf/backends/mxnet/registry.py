@@ -30,6 +30,22 @@ PREFIX_EXPOSURE: tuple[tuple[str, str, str, bool], ...] = (
 
 NUMPY_NAMESPACES = frozenset({"mx.np", "mx.npx"})
 
+# Module of a generated operator front end -> the registry prefixes its function names drop.
+GENERATED_MODULE_PREFIXES: dict[str, tuple[str, ...]] = {
+    "ndarray": ("",),
+    "mxnet.ndarray.contrib": ("_contrib_",),
+    "mxnet.ndarray.linalg": ("_linalg_",),
+    "mxnet.ndarray.sparse": ("_sparse_",),
+    "mxnet.ndarray.image": ("_image_",),
+    "mxnet.ndarray.random": ("_random_", "_sample_"),
+    "mxnet.numpy": ("_np_",),
+    "mxnet.ndarray.numpy": ("_np_",),
+    "mxnet.ndarray.numpy._op": ("_np_",),
+    "mxnet.ndarray.numpy._internal": ("_npi_",),
+    "mxnet.numpy_extension": ("_npx_",),
+    "mxnet.ndarray.numpy_extension": ("_npx_",),
+}
+
 
 @dataclass(frozen=True)
 class Registry:
@@ -76,6 +92,7 @@ def load_registry() -> Registry:
             name=canonical,
             aliases=tuple(sorted(n for n in all_names if n != canonical)),
             namespaces=tuple(dict.fromkeys(exposure(n)[0] for n in [canonical, *sorted(all_names)])),
+            function_name=exposure(canonical)[2],
             arguments=arguments,
             has_backward=bool(set(all_names) & backward_targets),
             var_args_key=var_args_key,
