@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from opperf.backends import Backend, get_backend
 from opperf.errors import OpperfError
-from opperf.utils.op_info import OpInfo
-from opperf.utils.results import BenchmarkSpec, InputValue, Measurement, TensorSpec, freeze_inputs
+from opperf.utils.op_info import ArgKind, OpInfo
+from opperf.utils.results import (
+    BenchmarkSpec,
+    InputValue,
+    Measurement,
+    TensorSpec,
+    freeze_inputs,
+    is_given_array,
+)
 
 PROFILERS = ("native", "python")
 
@@ -87,6 +95,65 @@ def benchmark(
     return measurements
 
 
+@dataclass(frozen=True)
+class Signature:
+    """What a function takes: which arguments, which of them are tensors or lists of tensors."""
+
+    accepted: frozenset[str] | None  # None: any keyword is accepted
+    required: frozenset[str]
+    tensors: frozenset[str]
+    tensor_lists: frozenset[str] = frozenset()
+
+
+_DOCUMENTED_PARAMETER = re.compile(r"^\s*([\w, ]+?)\s*:\s*(.+)$")
+_TENSOR_TYPE = re.compile(r"ndarray|NDArray|array_like|mxnet\.ndarray\.array")
+_LIST_TYPE = re.compile(r"^(sequence|list|tuple) of")
+
+
+def signature_of(function: Callable[..., object], info: OpInfo | None) -> Signature:
+    """A registered operator's signature from the registry; a Python wrapper's from ``inspect`` and
+    its numpydoc ``Parameters`` section (``a : ndarray``), which is where wrappers say what is a tensor.
+    """
+    if info is not None:
+        return Signature(
+            accepted=frozenset(a.name for a in info.arguments) | {"out", "name", "ctx", "dtype"},
+            required=frozenset(a.name for a in info.arguments if a.required),
+            tensors=frozenset(a.name for a in info.arguments if a.is_tensor),
+            tensor_lists=frozenset(a.name for a in info.arguments if a.kind is ArgKind.TENSOR_LIST),
+        )
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        return Signature(accepted=None, required=frozenset(), tensors=frozenset())
+    named = [p for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    required = frozenset(p.name for p in named if p.default is p.empty)
+    documented = _documented_types(inspect.getdoc(function) or "")
+    tensors = {name for name, kind in documented.items() if _TENSOR_TYPE.search(kind)} & {
+        p.name for p in named
+    }
+    return Signature(
+        accepted=None
+        if any(p.kind is p.VAR_KEYWORD for p in parameters)
+        else frozenset(p.name for p in named),
+        required=required,
+        tensors=frozenset(tensors) if documented else required,
+        tensor_lists=frozenset(n for n in tensors if _LIST_TYPE.match(documented[n])),
+    )
+
+
+def _documented_types(docstring: str) -> dict[str, str]:
+    """Parameter name -> documented type, from a numpydoc ``Parameters`` section."""
+    section = docstring.split("Parameters", 1)[1] if "Parameters" in docstring else ""
+    section = re.split(r"\n\s*(Returns|Examples|See Also|Notes)\s*\n", section)[0]
+    types: dict[str, str] = {}
+    for line in section.splitlines():
+        match = _DOCUMENTED_PARAMETER.match(line)
+        if match and not line.startswith((" " * 5, "\t")):
+            for name in match.group(1).split(","):
+                types.setdefault(name.strip(), match.group(2).strip())
+    return types
+
+
 def describe_inputs(
     function: Callable[..., object], name: str, info: OpInfo | None, configuration: dict[str, object]
 ) -> dict[str, InputValue]:
@@ -98,46 +165,26 @@ def describe_inputs(
         raise OpperfError(
             f"each input configuration must be a dict of argument -> value, got {configuration!r}"
         )
-    accepted, tensor_names = _signature(function, info)
+    signature = signature_of(function, info)
     described: dict[str, InputValue] = {}
     for argument, value in configuration.items():
-        if accepted is not None and argument not in accepted:
-            close = difflib.get_close_matches(argument, accepted, n=3)
+        if signature.accepted is not None and argument not in signature.accepted:
+            close = difflib.get_close_matches(argument, signature.accepted, n=3)
             hint = f"did you mean {', '.join(close)}? " if close else ""
-            raise OpperfError(
-                f"{name} takes no argument {argument!r}; {hint}it takes: {', '.join(sorted(accepted))}"
-            )
-        described[argument] = _describe_value(name, argument, value, argument in tensor_names)
+            accepted = ", ".join(sorted(signature.accepted))
+            raise OpperfError(f"{name} takes no argument {argument!r}; {hint}it takes: {accepted}")
+        described[argument] = _describe_value(name, argument, value, argument in signature.tensors)
     return described
 
 
-def _signature(function: Callable[..., object], info: OpInfo | None) -> tuple[set[str] | None, set[str]]:
-    """(argument names accepted, or None if any are; names that take tensors)."""
-    if info is not None:
-        names = {a.name for a in info.arguments} | {"out", "name", "ctx", "dtype"}
-        return names, {a.name for a in info.arguments if a.is_tensor}
-    try:
-        parameters = inspect.signature(function).parameters.values()
-    except (TypeError, ValueError):
-        return None, set()
-    accepts_any = any(p.kind is p.VAR_KEYWORD for p in parameters)
-    required = {p.name for p in parameters if p.default is p.empty and p.kind is not p.VAR_KEYWORD}
-    named = {p.name for p in parameters if p.kind is not p.VAR_KEYWORD and p.kind is not p.VAR_POSITIONAL}
-    return (None if accepts_any else named), required
-
-
 def _describe_value(op: str, argument: str, value: object, is_tensor: bool) -> InputValue:
-    if isinstance(value, TensorSpec) or _is_given_array(value):
+    if isinstance(value, TensorSpec) or is_given_array(value):
         return value
     if is_tensor:
         if isinstance(value, (list, tuple)) and value and all(isinstance(v, (list, tuple)) for v in value):
             return tuple(TensorSpec(check_shape(op, argument, v)) for v in value)
         return TensorSpec(check_shape(op, argument, value))
     return tuple(value) if isinstance(value, list) else value
-
-
-def _is_given_array(value: object) -> bool:
-    return hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(value, (tuple, list))
 
 
 def check_shape(op: str, argument: str, shape: object) -> tuple[int, ...]:

@@ -77,6 +77,22 @@ def test_usecase6_additional_inputs():
     assert results[0]["pick"][0]["avg_time_forward_pick"] > 0
 
 
+def test_wrapper_parameters_documented_as_scalars_stay_scalars():
+    (result,) = run_benchmark_operator(
+        name="tile", namespaces=("mx.np",), additional_inputs={"reps": (2, 2)}, size=(8, 8), warmup=0, runs=1
+    )
+    (record,) = result["tile"]
+    assert record["inputs"] == {"A": (8, 8), "reps": (2, 2)}
+    assert record["avg_time_forward_tile"] > 0
+
+
+def test_wrapper_tensor_lists():
+    (result,) = run_benchmark_operator(name="stack", namespaces=("mx.np",), size=(8, 8), warmup=0, runs=1)
+    (record,) = result["stack"]
+    assert record["inputs"] == {"arrays": [(8, 8), (8, 8)]}
+    assert record["avg_time_forward_stack"] > 0
+
+
 def test_usecase2_category_runner_keeps_every_configuration():
     results = run_pooling_operators_benchmarks(warmup=0, runs=1, profile=SMALL)
     pooling = results["Pooling"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from opperf.backends import get_backend
-from opperf.benchmark import RunOptions, benchmark, device_name, suggest
+from opperf.benchmark import RunOptions, benchmark, device_name, signature_of, suggest
 from opperf.errors import OpperfError
 from opperf.utils.legacy import legacy_results
 
@@ -74,8 +74,11 @@ def run_benchmark_operator(
     results = []
     for _, function in found:
         _, _, info = backend.identify(function)
-        tensors = _tensor_arguments(function, info)
-        inputs = {argument: size for argument in tensors}
+        signature = signature_of(function, info)
+        inputs: dict[str, object] = {
+            argument: [size, size] if argument in signature.tensor_lists else size
+            for argument in sorted(signature.tensors & signature.required)
+        }
         inputs.update(additional_inputs or {})
         results.extend(
             run_performance_test(
@@ -91,16 +94,3 @@ def run_benchmark_operator(
             )
         )
     return results
-
-
-def _tensor_arguments(function: Callable[..., object], info: object) -> list[str]:
-    import inspect
-
-    if info is not None:
-        return [a.name for a in info.arguments if a.kind.value == "tensor"]
-    parameters = inspect.signature(function).parameters.values()
-    return [
-        p.name
-        for p in parameters
-        if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-    ]
