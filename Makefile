@@ -5,6 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 OUT ?= results
+CTX ?= cpu
 ARGS ?=
 
 .PHONY: bench test lint venv clean
@@ -19,7 +20,8 @@ venv: $(STAMP)
 
 bench: $(STAMP)
 	mkdir -p $(OUT)
-	$(PY) opperf.py --output-format md --output-file $(OUT)/mxnet_cpu.md --json-file $(OUT)/mxnet_cpu.json $(ARGS)
+	$(PY) opperf.py --ctx $(CTX) --output-format md --output-file $(OUT)/mxnet_$(CTX).md \
+		--json-file $(OUT)/mxnet_$(CTX).json $(ARGS)
 
 test: $(STAMP)
 	$(PY) -m pytest -q $(ARGS)

@@ -5,10 +5,7 @@ from __future__ import annotations
 import pytest
 
 from opperf.backends import get_backend
-from opperf.benchmark import RunOptions
 from opperf.rules.profiles import SMALL
-
-FAST = RunOptions(warmup=1, runs=3)
 
 
 @pytest.fixture(scope="session")

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from markers import cpu_only_build, int32_only_build
 
 from opperf.cli import main, write_atomically
 
@@ -71,9 +72,9 @@ def test_python_profiler_and_category_selection(tmp_path, capsys):
     [
         (("--ops", "broadcast_ad"), "unknown operator 'broadcast_ad'; did you mean broadcast_add"),
         (("--categories", "pooling,unray"), "unknown category 'unray'; did you mean unary"),
-        (("--ctx", "gpu(0)"), "no CUDA support"),
+        pytest.param(("--ctx", "gpu(0)"), "no CUDA support", marks=cpu_only_build),
         (("--ctx", "tpu"), "malformed device 'tpu'"),
-        (("--int64-tensor", "on"), "INT64_TENSOR_SIZE is off"),
+        pytest.param(("--int64-tensor", "on"), "INT64_TENSOR_SIZE is off", marks=int32_only_build),
         (("--output-file", "/no/such/folder/out.json"), "output folder '/no/such/folder' does not exist"),
     ],
 )

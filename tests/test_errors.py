@@ -2,6 +2,7 @@
 
 import mxnet as mx
 import pytest
+from markers import cpu_only_build
 
 from opperf import OpperfError, run_benchmark_operator, run_performance_test
 from opperf.benchmark import RunOptions, benchmark
@@ -34,6 +35,7 @@ def test_unknown_dtype():
         run_performance_test(mx.nd.exp, inputs=[{"data": (4,)}], dtype="float33")
 
 
+@cpu_only_build
 def test_gpu_without_cuda_build():
     with pytest.raises(OpperfError, match="no CUDA support.*--ctx cpu"):
         run_performance_test(mx.nd.exp, inputs=[{"data": (4,)}], ctx="gpu(0)")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import platform
+import shutil
+import subprocess
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -25,6 +27,23 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+def gpu_names() -> list[str]:
+    """The machine's NVIDIA GPU names, from nvidia-smi where it is installed."""
+    if shutil.which("nvidia-smi") is None:
+        return []
+    try:
+        listing = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [line.strip() for line in listing.splitlines() if line.strip()]
+
+
 def describe_environment(
     backend: Backend,
     options: RunOptions,
@@ -40,6 +59,7 @@ def describe_environment(
         "platform": platform.platform(),
         "cpu_model": cpu_model(),
         "cpu_count": os.cpu_count(),
+        "gpus": gpu_names(),
         **backend.environment(),
         "device": options.device,
         "dtype": options.dtype,
