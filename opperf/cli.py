@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 
 from opperf.backends import get_backend
@@ -132,13 +133,21 @@ def write_atomically(path: str, text: str) -> None:
         raise
 
 
-def _progress(index: int, total: int, op, results) -> None:
-    statuses = ", ".join(sorted({m.status.value for m in results}))
-    print(
-        f"[{index:>4}/{total}] {op.category:<22} {op.name:<40} {len(results)} config(s): {statuses}",
-        file=sys.stderr,
-        flush=True,
-    )
+class _Progress:
+    """One line per operator on stderr: count, elapsed time, category, name, outcome."""
+
+    def __init__(self) -> None:
+        self._start = time.monotonic()
+
+    def __call__(self, index: int, total: int, op, results) -> None:
+        elapsed = int(time.monotonic() - self._start)
+        statuses = ", ".join(sorted({m.status.value for m in results}))
+        print(
+            f"[{index:>4}/{total} {elapsed // 60:>3}:{elapsed % 60:02}] {op.category:<22} {op.name:<40} "
+            f"{len(results)} config(s): {statuses}",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def _select_engine(engine: str) -> None:
@@ -170,7 +179,7 @@ def run(arguments: argparse.Namespace) -> int:
         ops=arguments.ops,
         categories=arguments.categories,
     )
-    result = run_sweep(config, progress=None if arguments.quiet else _progress)
+    result = run_sweep(config, progress=None if arguments.quiet else _Progress())
     document = build_document(result.measurements, result.environment, result.registered)
     write_atomically(output_file, RENDERERS[arguments.output_format](document))
     if arguments.json_file:
