@@ -64,6 +64,7 @@ SCALAR_RULES: dict[str, Rule] = {
     "threshold": lambda c: 0.5,
     "spatial_scale": lambda c: 1.0,
     "range_max": lambda c: 1000,
+    "num_arrays": lambda c: LIST_LENGTH,  # must equal the tensor list's length, or MXNet segfaults
     "out_dim": lambda c: 16,
 }
 
@@ -111,7 +112,9 @@ def derive_inputs(op: OpInfo, profile: SizeProfile) -> list[dict[str, InputValue
     tensor_names = {a.name for a in op.tensor_arguments}
     binary = {"lhs", "rhs"} <= tensor_names and op.name.startswith(BROADCASTING_PREFIXES)
     configurations = []
-    for shape, pair in zip(profile.shapes, profile.broadcast_pairs, strict=False):
+    shapes = profile.shapes_for(op.category)
+    pairs = profile.broadcast_pairs if shapes == profile.shapes else tuple((s, s) for s in shapes)
+    for shape, pair in zip(shapes, pairs, strict=False):
         context = RuleContext(op=op, shape=shape, pair=pair)
         inputs: dict[str, InputValue] = {}
         for arg in op.arguments:

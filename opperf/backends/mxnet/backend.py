@@ -270,8 +270,11 @@ class MXNetBackend:
         accepted = accepted_inputs(op.name, attributes)
         if accepted is None or op.var_args_key:
             return inputs
+        # Only single tensors are dropped: a symbol names list elements one by one (weight_0, grad_0).
         return {
-            name: value for name, value in inputs.items() if not _is_tensor_input(value) or name in accepted
+            name: value
+            for name, value in inputs.items()
+            if not isinstance(value, TensorSpec) or name in accepted
         }
 
     def identify(self, function: Callable[..., object]) -> tuple[str, str, OpInfo | None]:

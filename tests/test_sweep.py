@@ -1,0 +1,38 @@
+"""End-to-end sweeps over whole categories: every operator in them must benchmark."""
+
+import pytest
+
+from opperf.benchmark import RunOptions
+from opperf.rules.profiles import SMALL
+from opperf.sweep import SweepConfig, run_sweep
+from opperf.utils.results import Status
+
+# Categories in which every operator of MXNet 1.9.1 runs forward (and backward where it has one).
+FULLY_COVERED = (
+    "unary",
+    "binary_broadcast",
+    "binary_elemwise",
+    "scalar",
+    "rounding",
+    "activation",
+    "loss",
+    "gemm",
+    "linalg",
+    "rnn",
+    "sorting_searching",
+    "join_split",
+    "rearrange",
+    "expanding",
+    "transpose_convolution",
+)
+
+
+@pytest.mark.slow
+def test_fully_covered_categories_benchmark_every_operator():
+    config = SweepConfig(options=RunOptions(warmup=0, runs=1), profile=SMALL, categories=FULLY_COVERED)
+    result = run_sweep(config)
+    problems = {(m.spec.op, m.reason) for m in result.measurements if m.status is not Status.OK}
+    assert not problems
+    assert {m.spec.category for m in result.measurements} == set(FULLY_COVERED)
+    assert all(m.forward and all(t > 0 for t in m.forward) for m in result.measurements)
+    assert result.environment["size_profile"] == "small"
