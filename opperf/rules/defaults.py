@@ -351,6 +351,34 @@ def _make_triangular(s: LayerSizes) -> Configurations:
     return [{"A": T((s.batch // 4 or 1, n * (n + 1) // 2))}]
 
 
+def _matrix_batch(name: str) -> Callable[[LayerSizes], Configurations]:
+    """Batches of general square matrices under argument ``name`` (decompositions: svd, pinv, ...)."""
+
+    def rule(s: LayerSizes) -> Configurations:
+        n = s.features // 2 or 1
+        return [{name: T((s.batch // 4 or 1, n, n))}]
+
+    return rule
+
+
+def _matrix(s: LayerSizes) -> Configurations:
+    return [{"data": T((s.features, s.features))}]
+
+
+def _vector(s: LayerSizes) -> Configurations:
+    return [{"data": T((s.features,))}]
+
+
+def _unique(s: LayerSizes) -> Configurations:
+    count = s.features * 64
+    return [{"data": T((count,), low=0, high=count // 4, integral=True)}]
+
+
+def _bipartite_matching(s: LayerSizes) -> Configurations:
+    n = s.features // 2 or 1
+    return [{"data": T((s.batch // 4 or 1, n, n)), "threshold": 0.5}]
+
+
 def _khatri_rao(s: LayerSizes) -> Configurations:
     columns = s.features // 4 or 1
     return [{"args": (T((s.batch, columns)), T((s.batch, columns)))}]
@@ -609,6 +637,12 @@ DEFAULT_RULES: dict[str, Callable[[LayerSizes], Configurations]] = {
     "_linalg_makediag": _make_diagonal,
     "_linalg_maketrian": _make_triangular,
     "khatri_rao": _khatri_rao,
+    "_npi_svd": _matrix_batch("A"),
+    "_npi_pinv_scalar_rcond": _matrix_batch("A"),
+    "_npi_norm": _matrix,
+    "_np_diagflat": _vector,
+    "_npi_unique": _unique,
+    "_contrib_bipartite_matching": _bipartite_matching,
     "pick": _pick,
     "take": _take,
     "batch_take": _batch_take,
