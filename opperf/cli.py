@@ -119,6 +119,12 @@ def _check_writable(path: str) -> None:
         )
 
 
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
 def write_atomically(path: str, text: str) -> None:
     """Write ``text`` to ``path`` so that a reader never sees a half-written file."""
     folder = os.path.dirname(os.path.abspath(path))
@@ -126,6 +132,7 @@ def write_atomically(path: str, text: str) -> None:
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as output:
             output.write(text)
+        os.chmod(temporary, 0o666 & ~_umask())  # mkstemp makes files private; reports are not
         os.replace(temporary, path)
     except BaseException:
         if os.path.exists(temporary):

@@ -126,6 +126,7 @@ def test_atomic_write_replaces_whole_file(tmp_path):
     write_atomically(str(target), "new")
     assert target.read_text() == "new"
     assert list(tmp_path.iterdir()) == [target]
+    assert target.stat().st_mode & 0o044  # readable by others, like any file the user writes
 
 
 def test_engine_choice_is_applied_and_recorded(tmp_path):

@@ -351,6 +351,36 @@ def _make_triangular(s: LayerSizes) -> Configurations:
     return [{"A": T((s.batch // 4 or 1, n * (n + 1) // 2))}]
 
 
+def _adaptive_pooling(s: LayerSizes) -> Configurations:
+    return [{"data": T(_images(s, 2)), "output_size": (s.spatial // 4 or 1, s.spatial // 4 or 1)}]
+
+
+def _roi_align(s: LayerSizes) -> Configurations:
+    return [
+        {
+            "data": T(_images(s, 2)),
+            "rois": T((s.batch, 5), low=0, high=min(s.batch, s.spatial // 2), integral=True),
+            "pooled_size": (2, 2),
+            "spatial_scale": 1.0,
+        }
+    ]
+
+
+def _deformable_convolution(s: LayerSizes) -> Configurations:
+    kernel = (3, 3)
+    out = s.spatial - 2
+    return [
+        {
+            "data": T(_images(s, 2)),
+            "offset": T((s.batch, 2 * 9, out, out)),
+            "weight": T((s.channels * 2, s.channels, *kernel)),
+            "bias": T((s.channels * 2,)),
+            "kernel": kernel,
+            "num_filter": s.channels * 2,
+        }
+    ]
+
+
 def _matrix_batch(name: str) -> Callable[[LayerSizes], Configurations]:
     """Batches of general square matrices under argument ``name`` (decompositions: svd, pinv, ...)."""
 
@@ -637,6 +667,9 @@ DEFAULT_RULES: dict[str, Callable[[LayerSizes], Configurations]] = {
     "_linalg_makediag": _make_diagonal,
     "_linalg_maketrian": _make_triangular,
     "khatri_rao": _khatri_rao,
+    "_contrib_AdaptiveAvgPooling2D": _adaptive_pooling,
+    "_contrib_ROIAlign": _roi_align,
+    "_contrib_DeformableConvolution": _deformable_convolution,
     "_npi_svd": _matrix_batch("A"),
     "_npi_pinv_scalar_rcond": _matrix_batch("A"),
     "_npi_norm": _matrix,
