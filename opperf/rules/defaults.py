@@ -253,6 +253,7 @@ def _bilinear_resize(s: LayerSizes) -> Configurations:
 
 
 def _roi_pooling(s: LayerSizes) -> Configurations:
+    """Regions of interest as (batch index, x1, y1, x2, y2) rows; ROIPooling and ROIAlign share them."""
     return [
         {
             "data": T(_images(s, 2)),
@@ -353,17 +354,6 @@ def _make_triangular(s: LayerSizes) -> Configurations:
 
 def _adaptive_pooling(s: LayerSizes) -> Configurations:
     return [{"data": T(_images(s, 2)), "output_size": (s.spatial // 4 or 1, s.spatial // 4 or 1)}]
-
-
-def _roi_align(s: LayerSizes) -> Configurations:
-    return [
-        {
-            "data": T(_images(s, 2)),
-            "rois": T((s.batch, 5), low=0, high=min(s.batch, s.spatial // 2), integral=True),
-            "pooled_size": (2, 2),
-            "spatial_scale": 1.0,
-        }
-    ]
 
 
 def _deformable_convolution(s: LayerSizes) -> Configurations:
@@ -668,7 +658,7 @@ DEFAULT_RULES: dict[str, Callable[[LayerSizes], Configurations]] = {
     "_linalg_maketrian": _make_triangular,
     "khatri_rao": _khatri_rao,
     "_contrib_AdaptiveAvgPooling2D": _adaptive_pooling,
-    "_contrib_ROIAlign": _roi_align,
+    "_contrib_ROIAlign": _roi_pooling,
     "_contrib_DeformableConvolution": _deformable_convolution,
     "_npi_svd": _matrix_batch("A"),
     "_npi_pinv_scalar_rcond": _matrix_batch("A"),
