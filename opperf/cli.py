@@ -6,19 +6,19 @@ import argparse
 import os
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 
 from opperf.backends import get_backend
 from opperf.benchmark import PROFILERS, RunOptions
 from opperf.errors import OpperfError
 from opperf.nd_operations.categories import CATEGORIES
+from opperf.report.coverage import render_coverage
 from opperf.report.csv_report import render_csv
 from opperf.report.document import build_document
 from opperf.report.json_report import render_json
 from opperf.report.markdown import render_markdown
 from opperf.rules.profiles import INT64, STANDARD
-from opperf.sweep import SWEEP_RUNS, SWEEP_WARMUP, SweepConfig, run_sweep
+from opperf.sweep import DEFAULT_TIMEOUT_S, SWEEP_RUNS, SWEEP_WARMUP, SweepConfig, run_sweep
 from opperf.utils.memory import DTYPES
 
 RENDERERS = {"json": render_json, "md": render_markdown, "csv": render_csv}
@@ -44,6 +44,16 @@ def _count(minimum: int):
         return value
 
     return parse
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {value:g}")
+    return value
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -105,9 +115,34 @@ def build_parser() -> argparse.ArgumentParser:
         help="MXNet's execution engine (default: MXNET_ENGINE_TYPE, else threaded); naive runs each "
         "operator synchronously in the calling thread, without the engine's cross-thread hand-off",
     )
+    parser.add_argument(
+        "--timeout",
+        default=DEFAULT_TIMEOUT_S,
+        type=_seconds,
+        help=f"seconds an operator may take, all its input configurations together, before its worker is "
+        f"killed and it is recorded as a timeout (default: {DEFAULT_TIMEOUT_S:g})",
+    )
+    parser.add_argument(
+        "--no-isolation",
+        action="store_true",
+        help="run operators in this process: faster to start, but a crash ends the sweep "
+        "and a hang blocks it",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue an interrupted sweep from its journal (OUTPUT_FILE.journal.jsonl), "
+        "without re-running finished operators",
+    )
+    parser.add_argument(
+        "--coverage",
+        action="store_true",
+        help="print, per category, how many operators were benchmarked, skipped (why) and failed (why); "
+        "exit 1 if any selected operator is unaccounted for",
+    )
     parser.add_argument("--no-backward", action="store_true", help="measure the forward pass only")
     parser.add_argument("--seed", default=0, type=int, help="seed of the generated inputs (default: 0)")
-    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar (there is none off a terminal)")
     return parser
 
 
@@ -140,21 +175,21 @@ def write_atomically(path: str, text: str) -> None:
         raise
 
 
-class _Progress:
-    """One line per operator on stderr: count, elapsed time, category, name, outcome."""
+class _ProgressBar:
+    """A progress bar on stderr: operators done, the current one, and the time left."""
 
     def __init__(self) -> None:
-        self._start = time.monotonic()
+        from tqdm import tqdm
+
+        self._bar = tqdm(unit="op", dynamic_ncols=True, file=sys.stderr)
 
     def __call__(self, index: int, total: int, op, results) -> None:
-        elapsed = int(time.monotonic() - self._start)
-        statuses = ", ".join(sorted({m.status.value for m in results}))
-        print(
-            f"[{index:>4}/{total} {elapsed // 60:>3}:{elapsed % 60:02}] {op.category:<22} {op.name:<40} "
-            f"{len(results)} config(s): {statuses}",
-            file=sys.stderr,
-            flush=True,
-        )
+        self._bar.total = total
+        self._bar.set_postfix_str(f"{op.name} ({', '.join(sorted({m.status.value for m in results}))})")
+        self._bar.update(index - self._bar.n)
+
+    def close(self) -> None:
+        self._bar.close()
 
 
 def _select_engine(engine: str) -> None:
@@ -171,7 +206,7 @@ def run(arguments: argparse.Namespace) -> int:
     output_file = arguments.output_file or f"mxnet_operator_benchmarks.{arguments.output_format}"
     for path in filter(None, (output_file, arguments.json_file)):
         _check_writable(path)
-    profile = INT64 if arguments.int64_tensor else STANDARD
+    journal = f"{output_file}.journal.jsonl"
     config = SweepConfig(
         options=RunOptions(
             run_backward=not arguments.no_backward,
@@ -182,21 +217,49 @@ def run(arguments: argparse.Namespace) -> int:
             profiler=arguments.profiler,
             seed=arguments.seed,
         ),
-        profile=profile,
+        profile=INT64 if arguments.int64_tensor else STANDARD,
         ops=arguments.ops,
         categories=arguments.categories,
+        isolate=not arguments.no_isolation,
+        timeout_s=arguments.timeout,
+        journal=journal,
+        resume=arguments.resume,
     )
-    result = run_sweep(config, progress=None if arguments.quiet else _Progress())
-    document = build_document(result.measurements, result.environment, result.registered)
+    progress = _ProgressBar() if sys.stderr.isatty() and not arguments.quiet else None
+    try:
+        result = run_sweep(config, progress=progress)
+    finally:
+        if progress is not None:
+            progress.close()
+    document = build_document(result.measurements, result.environment, result.registered, result.aliases)
     write_atomically(output_file, RENDERERS[arguments.output_format](document))
     if arguments.json_file:
         write_atomically(arguments.json_file, render_json(document))
+    if arguments.coverage:
+        print(render_coverage(document["coverage"]))
     coverage = document["coverage"]
-    print(
+    summary = (
         f"{coverage['operators']} operators: {coverage['ok']} ok, {coverage['skipped']} skipped, "
-        f"{coverage['failed']} failed in {result.environment['wall_seconds']:.0f} s; report: {output_file}",
-        file=sys.stderr,
+        f"{coverage['failed']} failed, {coverage['crashed']} crashed, {coverage['timeout']} timed out "
+        f"in {result.environment['wall_seconds']:.0f} s"
+        + (f" ({result.resumed} from the journal)" if result.resumed else "")
+        + f"; report: {output_file}"
     )
+    if result.interrupted:
+        print(
+            f"interrupted after {result.measured} of {result.selected} operators; {summary}; "
+            "continue with the same command and --resume",
+            file=sys.stderr,
+        )
+        return 130
+    os.unlink(journal)
+    print(summary, file=sys.stderr)
+    if arguments.coverage and coverage["operators"] != result.selected:
+        print(
+            f"error: {result.selected - coverage['operators']} selected operators have no record",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 
@@ -208,7 +271,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
+        print("error: interrupted before any operator finished", file=sys.stderr)
         return 130
 
 

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import sys
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from opperf.backends import Backend, get_backend
 from opperf.benchmark import RunOptions, suggest
+from opperf.checkpoint import JournalWriter, check_settings, load_journal
 from opperf.errors import OpperfError
+from opperf.isolation import IsolatedRunner, Job
 from opperf.nd_operations.categories import CATEGORY_NAMES
 from opperf.rules import NoRuleError, SizeProfile, inputs_for
 from opperf.rules.profiles import STANDARD
@@ -24,6 +27,8 @@ Progress = Callable[[int, int, OpInfo, Sequence[Measurement]], None]
 # A sweep runs hundreds of operators: fewer runs per input than a single-operator benchmark.
 SWEEP_WARMUP = 10
 SWEEP_RUNS = 25
+# The slowest operator of a default CPU sweep here takes about 10 s for all its configurations.
+DEFAULT_TIMEOUT_S = 300.0
 
 
 @dataclass(frozen=True)
@@ -34,15 +39,46 @@ class SweepConfig:
     profile: SizeProfile = STANDARD
     ops: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
+    isolate: bool = True
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    journal: str | None = None
+    resume: bool = False
+
+    def settings(self) -> dict[str, object]:
+        """What must match for results to be comparable, and so for a journal to be resumed."""
+        options = self.options
+        return {
+            "framework": options.framework,
+            "device": options.device,
+            "dtype": options.dtype,
+            "profiler": options.profiler,
+            "warmup": options.warmup,
+            "runs": options.runs,
+            "seed": options.seed,
+            "run_backward": options.run_backward,
+            "profile": self.profile.name,
+        }
 
 
 @dataclass(frozen=True)
 class SweepResult:
-    """Every measurement of a sweep, and the environment it ran in."""
+    """Every measurement of a sweep, and the environment it ran in.
+
+    ``aliases`` lists, per operator measured, the other registered names benchmarked with it;
+    ``interrupted`` says the sweep stopped early (Ctrl-C) and covers ``measured`` of ``selected``.
+    """
 
     environment: dict[str, object]
     measurements: tuple[Measurement, ...]
     registered: int = 0
+    aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    selected: int = 0
+    interrupted: bool = False
+    resumed: int = 0
+
+    @property
+    def measured(self) -> int:
+        return len({m.spec.op for m in self.measurements})
 
 
 def select_operators(backend: Backend, ops: Sequence[str], categories: Sequence[str]) -> list[OpInfo]:
@@ -94,29 +130,38 @@ def _skipped(op: OpInfo, config: SweepConfig, reason: str) -> Measurement:
 
 
 def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepResult:
-    """Measure every selected operator on every input configuration; failures are recorded, not raised."""
+    """Measure every selected operator on every input configuration; failures are recorded, not raised.
+
+    Each operator runs in a worker process (unless ``config.isolate`` is off) within
+    ``config.timeout_s``; finished operators go to the journal as they finish; Ctrl-C stops the sweep
+    and returns what finished, marked ``interrupted``.
+    """
     backend = get_backend(config.options.framework)
-    options = config.options.validated(backend)
+    config = replace(config, options=config.options.validated(backend))
+    options = config.options
     if config.profile.needs_int64:
         backend.require_large_tensors()
-    config = SweepConfig(
-        options=options, profile=config.profile, ops=config.ops, categories=config.categories
-    )
     operators = select_operators(backend, config.ops, config.categories)
+    finished = _resume(config)
     started = _dt.datetime.now(_dt.timezone.utc)
     wall_start = time.perf_counter()
     measurements: list[Measurement] = []
-    for index, op in enumerate(operators, start=1):
+    interrupted = False
+    with contextlib.ExitStack() as stack:
+        writer = _journal_writer(config, append=bool(finished), stack=stack)
+        measure = _isolated_measure(config, stack) if config.isolate else _in_process_measure(config, backend)
         try:
-            op_results = [
-                backend.measure(spec, options.warmup, options.runs, options.seed)
-                for spec in specs_for(op, config, backend)
-            ]
-        except NoRuleError as reason:
-            op_results = [_skipped(op, config, str(reason))]
-        measurements.extend(op_results)
-        if progress is not None:
-            progress(index, len(operators), op, op_results)
+            for index, op in enumerate(operators, start=1):
+                op_results = finished.get(op.name)
+                if op_results is None:
+                    op_results = _measure_operator(op, config, backend, measure)
+                    if writer is not None:
+                        writer.add(op.name, op_results)
+                measurements.extend(op_results)
+                if progress is not None:
+                    progress(index, len(operators), op, op_results)
+        except KeyboardInterrupt:
+            interrupted = True
     environment = describe_environment(
         backend,
         options,
@@ -126,8 +171,58 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
         wall_seconds=time.perf_counter() - wall_start,
         command_line=sys.argv,
     )
+    environment.update(isolated=config.isolate, timeout_s=config.timeout_s, interrupted=interrupted)
+    measured = {m.spec.op for m in measurements}
     return SweepResult(
         environment=environment,
         measurements=tuple(measurements),
         registered=len(backend.registered_names()),
+        aliases={op.name: op.aliases for op in operators if op.name in measured},
+        selected=len(operators),
+        interrupted=interrupted,
+        resumed=len(set(finished) & measured),
     )
+
+
+Measure = Callable[[list[BenchmarkSpec]], list[Measurement]]
+
+
+def _measure_operator(
+    op: OpInfo, config: SweepConfig, backend: Backend, measure: Measure
+) -> list[Measurement]:
+    try:
+        specs = specs_for(op, config, backend)
+    except NoRuleError as reason:
+        return [_skipped(op, config, str(reason))]
+    return measure(specs)
+
+
+def _isolated_measure(config: SweepConfig, stack: contextlib.ExitStack) -> Measure:
+    options = config.options
+    runner = stack.enter_context(IsolatedRunner(options.framework, config.timeout_s))
+    return lambda specs: list(runner.run([Job(s, options.warmup, options.runs, options.seed) for s in specs]))
+
+
+def _in_process_measure(config: SweepConfig, backend: Backend) -> Measure:
+    options = config.options
+    return lambda specs: [backend.measure(s, options.warmup, options.runs, options.seed) for s in specs]
+
+
+def _resume(config: SweepConfig) -> dict[str, tuple[Measurement, ...]]:
+    if not (config.resume and config.journal):
+        return {}
+    journal = load_journal(config.journal)
+    if journal is None:
+        return {}
+    check_settings(config.journal, journal, config.settings())
+    return journal.finished
+
+
+def _journal_writer(
+    config: SweepConfig, *, append: bool, stack: contextlib.ExitStack
+) -> JournalWriter | None:
+    if not config.journal:
+        return None
+    writer = JournalWriter(config.journal, config.settings(), append=append)
+    stack.callback(writer.close)
+    return writer

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
-from opperf.utils.results import Measurement, Status
+from opperf.utils.results import BenchmarkSpec, Measurement, Status, TensorSpec
 
 SCHEMA_VERSION = 1
 STATUS_KEYS = tuple(s.value for s in Status)
@@ -45,6 +45,7 @@ def record(measurement: Measurement) -> dict[str, object]:
         "dtype": spec.dtype,
         "device": spec.device,
         "profiler": spec.profiler,
+        "run_backward": spec.run_backward,
         "status": measurement.status.value,
         "reason": measurement.reason,
         "forward": timing_block(measurement.forward),
@@ -53,6 +54,53 @@ def record(measurement: Measurement) -> dict[str, object]:
         "memory_peak_bytes": measurement.memory_peak_bytes,
         "profiled_ops": list(measurement.profiled_ops),
     }
+
+
+def _spec_input(value: object) -> object:
+    """A described input back as an input value: ``{"shape": [...]}`` is a tensor."""
+    if isinstance(value, dict) and "shape" in value:
+        return TensorSpec(tuple(value["shape"]), dtype=value.get("dtype"))
+    if isinstance(value, list):
+        return tuple(_spec_input(v) for v in value)
+    return value
+
+
+def measurement_from_record(result: dict[str, object]) -> Measurement:
+    """The Measurement a record was rendered from, as far as records keep it (value ranges are not kept;
+    a record rendered from the result is identical)."""
+    spec = BenchmarkSpec(
+        framework=result["framework"],
+        namespace=result["namespace"],
+        op=result["op"],
+        inputs=tuple((name, _spec_input(value)) for name, value in result["inputs"].items()),
+        dtype=result["dtype"],
+        device=result["device"],
+        run_backward=result.get("run_backward", True),
+        profiler=result["profiler"],
+        category=result["category"],
+        function=_function_name(result),
+    )
+    samples = {
+        phase: tuple(result[phase]["samples_s"]) if result[phase] else None
+        for phase in ("forward", "backward")
+    }
+    return Measurement(
+        spec=spec,
+        status=Status(result["status"]),
+        reason=result["reason"],
+        forward=samples["forward"],
+        backward=samples["backward"],
+        backward_reason=result.get("backward_reason"),
+        memory_peak_bytes=result["memory_peak_bytes"],
+        profiled_ops=tuple(result.get("profiled_ops", ())),
+    )
+
+
+def _function_name(result: dict[str, object]) -> str:
+    label = str(result.get("function") or "")
+    prefix = f"{result['namespace']}."
+    name = label[len(prefix) :] if label.startswith(prefix) else ""
+    return "" if name == result["op"] else name
 
 
 def operator_status(measurements: Iterable[Measurement]) -> dict[tuple[str, str], str]:
@@ -66,9 +114,17 @@ def operator_status(measurements: Iterable[Measurement]) -> dict[tuple[str, str]
     return {key: status.value for key, status in worst.items()}
 
 
-def coverage(measurements: Iterable[Measurement], registered: int) -> dict[str, object]:
-    """Counts of distinct operators by status, in total and per category."""
+def coverage(
+    measurements: Iterable[Measurement], registered: int, aliases: Mapping[str, Sequence[str]] | None = None
+) -> dict[str, object]:
+    """Counts of distinct operators by status, in total and per category, and each operator's state:
+    its status, the reason when not ok, and the aliases benchmarked with it."""
+    measurements = list(measurements)
     statuses = operator_status(measurements)
+    reasons: dict[str, str] = {}
+    for m in measurements:
+        if m.status is not Status.OK and m.reason:
+            reasons.setdefault(m.spec.op, m.reason)
     total = Counter(statuses.values())
     by_category: dict[str, Counter] = {}
     for (category, _), status in statuses.items():
@@ -81,17 +137,30 @@ def coverage(measurements: Iterable[Measurement], registered: int) -> dict[str, 
             category: {"operators": sum(c.values()), **{key: c.get(key, 0) for key in STATUS_KEYS}}
             for category, c in sorted(by_category.items())
         },
+        "by_operator": [
+            {
+                "op": op,
+                "category": category,
+                "status": status,
+                "reason": reasons.get(op) if status != "ok" else None,
+                "aliases": list((aliases or {}).get(op, ())),
+            }
+            for (category, op), status in sorted(statuses.items(), key=lambda item: item[0][1])
+        ],
     }
 
 
 def build_document(
-    measurements: Iterable[Measurement], environment: dict[str, object], registered: int
+    measurements: Iterable[Measurement],
+    environment: dict[str, object],
+    registered: int,
+    aliases: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, object]:
     measurements = list(measurements)
     return {
         "schema_version": SCHEMA_VERSION,
         "environment": environment,
-        "coverage": coverage(measurements, registered),
+        "coverage": coverage(measurements, registered, aliases),
         "results": [record(m) for m in measurements],
     }
 

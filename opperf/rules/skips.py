@@ -27,13 +27,5 @@ SKIP_REASONS: dict[str, str] = {
     "_imdecode": _IMAGE_FILE,
     "_NoGradient": "a placeholder node marking an absent gradient; it has no kernel",
     "_CrossDeviceCopy": "copies between devices inside a graph; needs two devices",
-    "_contrib_quantize_asym": (
-        "crashes the process (SIGSEGV) in the MXNet 1.9.1 pip build for every input tried, "
-        "with and without calibration ranges"
-    ),
-    "reset_arrays": (
-        "crashes the process (SIGSEGV) in MXNet 1.9.1 whenever it runs in training mode, "
-        "which opperf uses for every forward pass"
-    ),
     "_broadcast_backward": "a helper of broadcast operators' gradients, run only inside a backward pass",
 }

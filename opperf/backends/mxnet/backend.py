@@ -260,7 +260,13 @@ class MXNetBackend:
         return free
 
     def applicable_inputs(self, op: OpInfo, inputs: dict[str, InputValue]) -> dict[str, InputValue]:
-        """``inputs`` less the tensors ``op`` does not take with these attributes (MXNet's own answer)."""
+        """``inputs`` less the tensors ``op`` does not take with these attributes (MXNet's own answer).
+
+        Only single tensors are ever dropped, so operators without one are not asked (composing a symbol
+        of ``reset_arrays`` crashes MXNet).
+        """
+        if not any(isinstance(value, TensorSpec) for value in inputs.values()):
+            return inputs
         attributes = tuple(
             (name, _attribute_text(value)) for name, value in inputs.items() if not _is_tensor_input(value)
         )

@@ -1,0 +1,194 @@
+"""Running benchmarks in a worker process, so a crash or a hang costs one result, not the sweep.
+
+The worker is a spawned Python process that imports the framework once and measures specs sent to it
+over a pipe, one at a time, until told to stop. A worker that dies (segmentation fault, abort,
+out-of-memory kill) yields a ``crashed`` record with the signal and the end of its output; one that
+outlives the per-operator time limit is killed and yields ``timeout`` records. Either way the next
+spec gets a fresh worker.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import select
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from opperf.utils.results import BenchmarkSpec, Measurement, Status
+
+OUTPUT_TAIL_CHARS = 2000
+STARTUP_TIMEOUT_S = 120.0
+
+
+@dataclass(frozen=True)
+class Job:
+    """Measure ``spec`` with these settings."""
+
+    spec: BenchmarkSpec
+    warmup: int
+    runs: int
+    seed: int
+
+
+_FRAME = struct.Struct("!Q")
+
+
+def send_frame(stream: BinaryIO, message: object) -> None:
+    payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_FRAME.pack(len(payload)) + payload)
+    stream.flush()
+
+
+def receive_frame(stream: BinaryIO) -> object:
+    header = stream.read(_FRAME.size)
+    if len(header) < _FRAME.size:
+        raise EOFError("the benchmark worker closed its pipe")
+    (length,) = _FRAME.unpack(header)
+    return pickle.loads(stream.read(length))
+
+
+def worker_main(framework: str) -> None:
+    """The worker's loop: receive a Job, send back its Measurement; None ends the loop.
+
+    The protocol uses a private copy of stdout; file descriptors 1 and 2 then go to the log the parent
+    reads after a crash, so nothing a framework prints can corrupt a frame.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what an interrupt stops
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    requests = sys.stdin.buffer
+    from opperf.backends import get_backend
+
+    backend = get_backend(framework)
+    send_frame(replies, "ready")
+    while True:
+        job = receive_frame(requests)
+        if job is None:
+            return
+        send_frame(replies, backend.measure(job.spec, job.warmup, job.runs, job.seed))
+
+
+def describe_exit(exitcode: int | None) -> str:
+    """``killed by SIGSEGV`` for a negative exit code, ``exited with status N`` otherwise."""
+    if exitcode is not None and exitcode < 0:
+        try:
+            return f"killed by {signal.Signals(-exitcode).name}"
+        except ValueError:
+            return f"killed by signal {-exitcode}"
+    return f"exited with status {exitcode}"
+
+
+class IsolatedRunner:
+    """Measures specs in a reusable worker process, with a time limit per group of specs."""
+
+    def __init__(self, framework: str = "mxnet", timeout_s: float = 120.0) -> None:
+        self._framework = framework
+        self._timeout_s = timeout_s
+        self._process: subprocess.Popen | None = None
+        self._output_path = ""
+
+    def __enter__(self) -> IsolatedRunner:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def run(self, jobs: Sequence[Job]) -> Iterator[Measurement]:
+        """One Measurement per job, in order; all jobs together get ``timeout_s`` seconds."""
+        deadline = time.monotonic() + self._timeout_s
+        for index, job in enumerate(jobs):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                yield from (self._timed_out(j) for j in jobs[index:])
+                return
+            yield self._run_one(job, remaining)
+
+    def _run_one(self, job: Job, remaining: float) -> Measurement:
+        try:
+            self._ensure_worker()
+            send_frame(self._process.stdin, job)
+            if self._wait_readable(remaining):
+                return receive_frame(self._process.stdout)
+        except (EOFError, OSError, pickle.UnpicklingError):
+            return self._crashed(job)
+        if self._process.poll() is not None:
+            return self._crashed(job)
+        self._kill()
+        return self._timed_out(job)
+
+    def _wait_readable(self, timeout: float) -> bool:
+        readable, _, _ = select.select([self._process.stdout], [], [], max(timeout, 0.0))
+        return bool(readable)
+
+    def _timed_out(self, job: Job) -> Measurement:
+        reason = f"exceeded the time limit of {self._timeout_s:g} s per operator; the worker was killed"
+        return Measurement(spec=job.spec, status=Status.TIMEOUT, reason=reason)
+
+    def _crashed(self, job: Job) -> Measurement:
+        exitcode = None
+        if self._process is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._process.wait(timeout=5)
+            exitcode = self._process.returncode
+        tail = self._output_tail()
+        self._kill()
+        reason = f"worker {describe_exit(exitcode)}" + (f"; last output: {tail}" if tail else "")
+        return Measurement(spec=job.spec, status=Status.CRASHED, reason=reason)
+
+    def _ensure_worker(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            return
+        self._kill()
+        handle, self._output_path = tempfile.mkstemp(prefix="opperf-worker-", suffix=".log")
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "opperf.isolation", self._framework],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=handle,
+        )
+        os.close(handle)
+        if not self._wait_readable(STARTUP_TIMEOUT_S) or receive_frame(self._process.stdout) != "ready":
+            raise OSError(f"the benchmark worker did not start: {self._output_tail()}")
+
+    def _output_tail(self) -> str:
+        try:
+            with open(self._output_path, encoding="utf-8", errors="replace") as output:
+                text = output.read()
+        except OSError:
+            return ""
+        return " ".join(text[-OUTPUT_TAIL_CHARS:].split())
+
+    def _kill(self) -> None:
+        if self._process is not None:
+            if self._process.poll() is None:
+                self._process.kill()
+            self._process.wait()
+            for stream in (self._process.stdin, self._process.stdout):
+                with contextlib.suppress(OSError):
+                    stream.close()
+        if self._output_path:
+            with contextlib.suppress(OSError):
+                os.unlink(self._output_path)
+        self._process, self._output_path = None, ""
+
+    def close(self) -> None:
+        """Stop the worker: politely if it is idle, by force if it does not exit."""
+        if self._process is not None and self._process.poll() is None:
+            with contextlib.suppress(OSError):
+                send_frame(self._process.stdin, None)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._process.wait(timeout=5)
+        self._kill()
+
+
+if __name__ == "__main__":
+    worker_main(sys.argv[1])
