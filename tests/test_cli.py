@@ -151,3 +151,23 @@ def test_engine_choice_is_applied_and_recorded(tmp_path):
         capture_output=True,
     )
     assert json.loads(out.read_text())["environment"]["engine"] == "NaiveEngine"
+
+
+def test_coverage_table_names_reasons(tmp_path, capsys):
+    code = main(
+        [
+            "--ops",
+            "exp,_foreach",
+            "--runs",
+            "1",
+            "--warmup",
+            "0",
+            "--coverage",
+            "--output-file",
+            str(tmp_path / "r.json"),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "| total" in out and "skipped (1):" in out
+    assert "_foreach: takes a subgraph" in out

@@ -125,3 +125,23 @@ def test_stored_version_1_file_still_loads_and_renders():
     assert no_gradient["backward"] is None and "no gradient" in no_gradient["backward_reason"]
     assert "## binary_broadcast" in render_markdown(document)
     assert len(render_csv(document).strip().splitlines()) == 1 + len(document["results"])
+
+
+def test_coverage_lists_each_operator_once_with_its_state_and_aliases():
+    document = build_document(MEASUREMENTS, ENVIRONMENT, registered=1167, aliases={"Pooling": ("pooling",)})
+    entries = document["coverage"]["by_operator"]
+    assert sorted(e["op"] for e in entries) == sorted({m.spec.op for m in MEASUREMENTS})
+    by_op = {e["op"]: e for e in entries}
+    assert by_op["Pooling"]["aliases"] == ["pooling"] and by_op["Pooling"]["status"] == "ok"
+    assert by_op["_foreach"] == {
+        "op": "_foreach",
+        "category": "internal",
+        "status": "skipped",
+        "reason": "takes a subgraph",
+        "aliases": [],
+    }
+    coverage = document["coverage"]
+    assert (
+        sum(coverage[key] for key in ("ok", "skipped", "failed", "crashed", "timeout"))
+        == coverage["operators"]
+    )

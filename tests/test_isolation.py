@@ -1,0 +1,43 @@
+"""Worker isolation with real failures: an MXNet segfault and a real hang."""
+
+import pytest
+
+from opperf.isolation import IsolatedRunner, Job, describe_exit
+from opperf.utils.results import BenchmarkSpec, Status, TensorSpec, freeze_inputs
+
+
+def _job(op, namespace="mx.nd", backward=False, **inputs):
+    spec = BenchmarkSpec("mxnet", namespace, op, freeze_inputs(inputs), run_backward=backward)
+    return Job(spec, warmup=0, runs=1, seed=0)
+
+
+# Recording reset_arrays for backward segfaults MXNet 1.9.1.
+CRASHING = _job("reset_arrays", backward=True, data=(TensorSpec((4, 4)),) * 2, num_arrays=2)
+# _npi_delete with a large float index list runs for many minutes.
+HANGING = _job("_npi_delete", "mx.np", arr=TensorSpec((1024, 1024)), obj=TensorSpec((1024, 1024)))
+HEALTHY = _job("exp", data=TensorSpec((8, 8)))
+
+
+@pytest.mark.slow
+def test_crash_becomes_a_record_and_the_next_job_gets_a_fresh_worker():
+    with IsolatedRunner(timeout_s=120) as runner:
+        crashed, healthy = list(runner.run([CRASHING, HEALTHY]))
+    assert crashed.status is Status.CRASHED
+    assert "Segmentation fault" in crashed.reason and "status 255" in crashed.reason
+    assert healthy.status is Status.OK and healthy.forward
+
+
+@pytest.mark.slow
+def test_hang_becomes_a_timeout_for_the_rest_of_the_operator():
+    with IsolatedRunner(timeout_s=4) as runner:
+        results = list(runner.run([HANGING, HANGING]))
+        (after,) = list(runner.run([HEALTHY]))
+    assert [m.status for m in results] == [Status.TIMEOUT, Status.TIMEOUT]
+    assert "time limit of 4 s" in results[0].reason
+    assert after.status is Status.OK
+
+
+def test_exit_descriptions():
+    assert describe_exit(-11) == "killed by SIGSEGV"
+    assert describe_exit(-9) == "killed by SIGKILL"
+    assert describe_exit(255) == "exited with status 255"
