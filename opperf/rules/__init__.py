@@ -7,12 +7,16 @@ Hand-written defaults (``defaults.DEFAULT_RULES``) win over rules derived from t
 
 from __future__ import annotations
 
+from opperf.rules.contrib_ops import CONTRIB_RULES
 from opperf.rules.defaults import DEFAULT_RULES
 from opperf.rules.generic import NoRuleError, derive_inputs
+from opperf.rules.numpy_ops import NUMPY_RULES
 from opperf.rules.profiles import STANDARD, SizeProfile
 from opperf.rules.skips import SKIP_REASONS
 from opperf.utils.op_info import OpInfo
 from opperf.utils.results import InputValue
+
+HAND_WRITTEN_RULES = {**DEFAULT_RULES, **NUMPY_RULES, **CONTRIB_RULES}
 
 __all__ = ["STANDARD", "NoRuleError", "SizeProfile", "inputs_for"]
 
@@ -21,7 +25,7 @@ def inputs_for(op: OpInfo, profile: SizeProfile = STANDARD) -> list[dict[str, In
     """The input configurations to benchmark ``op`` with; raises ``NoRuleError`` with the reason if none."""
     if op.name in SKIP_REASONS:
         raise NoRuleError(SKIP_REASONS[op.name])
-    rule = DEFAULT_RULES.get(op.name)
+    rule = HAND_WRITTEN_RULES.get(op.name)
     if rule is not None:
         if profile.layers is None:
             raise NoRuleError(f"the {profile.name!r} size profile has no configuration for {op.name}")

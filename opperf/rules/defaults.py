@@ -414,11 +414,6 @@ def _take(s: LayerSizes) -> Configurations:
     return [{"a": T((rows, s.features)), "indices": T((s.batch * 4,), low=0, high=rows, integral=True)}]
 
 
-def _batch_take(s: LayerSizes) -> Configurations:
-    rows = s.batch * 4
-    return [{"a": T((rows, s.features)), "indices": T((rows,), low=0, high=s.features, integral=True)}]
-
-
 def _one_hot(s: LayerSizes) -> Configurations:
     return [{"indices": T((s.batch * 4,), low=0, high=s.features, integral=True), "depth": s.features}]
 
@@ -452,24 +447,6 @@ def _slice_like(s: LayerSizes) -> Configurations:
 
 def _slice_axis(s: LayerSizes) -> Configurations:
     return [{"data": T((s.features * 4, s.features)), "axis": 0, "begin": 0, "end": s.features}]
-
-
-def _ravel(s: LayerSizes) -> Configurations:
-    return [
-        {
-            "data": T((2, s.batch * 4), low=0, high=s.features, integral=True),
-            "shape": (s.features, s.features),
-        }
-    ]
-
-
-def _unravel(s: LayerSizes) -> Configurations:
-    return [
-        {
-            "data": T((s.batch * 4,), low=0, high=s.features * s.features, integral=True),
-            "shape": (s.features, s.features),
-        }
-    ]
 
 
 def _topk(s: LayerSizes) -> Configurations:
@@ -668,15 +645,12 @@ DEFAULT_RULES: dict[str, Callable[[LayerSizes], Configurations]] = {
     "_contrib_bipartite_matching": _bipartite_matching,
     "pick": _pick,
     "take": _take,
-    "batch_take": _batch_take,
     "one_hot": _one_hot,
     "gather_nd": _gather_nd,
     "scatter_nd": _scatter_nd,
     "where": _where,
     "slice_like": _slice_like,
     "slice_axis": _slice_axis,
-    "ravel_multi_index": _ravel,
-    "unravel_index": _unravel,
     "topk": _topk,
     "space_to_depth": _space_to_depth,
     "depth_to_space": _depth_to_space,
