@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from opperf.rules.defaults import DEFAULT_RULES, Configurations, T
 from opperf.rules.profiles import LayerSizes
+from opperf.utils.results import Alias
 
 HEADS = 4
 
@@ -160,6 +161,7 @@ def _scatter_set(s: LayerSizes) -> Configurations:
             "rhs": T((count,)),
             "indices": T((2, count), low=0, high=s.features, integral=True),
             "shape": (s.features, s.features),
+            "out": Alias("lhs"),  # scatter_set_nd writes into lhs in place
         }
     ]
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from opperf.rules.defaults import Configurations, T
 from opperf.rules.profiles import LayerSizes
+from opperf.utils.results import Alias
 
 
 def _integers(*names: str) -> Callable[[LayerSizes], Configurations]:
@@ -107,6 +108,7 @@ def _boolean_mask_assign(value_is_tensor: bool) -> Callable[[LayerSizes], Config
         }
         config["value"] = T((1,)) if value_is_tensor else 0.5
         config["start_axis"] = 0
+        config["out"] = Alias("data")  # the assignment happens in place
         return [config]
 
     return rule

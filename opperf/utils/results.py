@@ -57,6 +57,22 @@ class TensorSpec:
         return described
 
 
+@dataclass(frozen=True)
+class Alias:
+    """The arrays of another input (every ``step``-th of a list), for operators that write in place:
+    ``out=Alias("data", step=2)`` passes the weights of a flat (weight, grad) list as ``out``."""
+
+    source: str
+    step: int = 1
+    count: int | None = None
+
+    def select(self, arrays: list) -> list:
+        return arrays[:: self.step][: self.count]
+
+    def describe(self) -> dict[str, object]:
+        return {"alias_of": self.source, "step": self.step, "count": self.count}
+
+
 InputValue = object
 """A TensorSpec, a tuple of TensorSpecs (a tensor list), or a scalar/tuple/string argument value."""
 
@@ -107,7 +123,7 @@ def is_given_array(value: object) -> bool:
 
 
 def describe_value(value: InputValue) -> object:
-    if isinstance(value, TensorSpec):
+    if isinstance(value, (TensorSpec, Alias)):
         return value.describe()
     if is_given_array(value):
         return {"shape": list(value.shape), "dtype": str(value.dtype), "given": True}

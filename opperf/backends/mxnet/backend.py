@@ -29,7 +29,15 @@ from opperf.backends.mxnet.registry import (
 from opperf.errors import OpperfError
 from opperf.utils.memory import DTYPES, available_host_bytes, fit_problem
 from opperf.utils.op_info import OpInfo
-from opperf.utils.results import BenchmarkSpec, InputValue, Measurement, Status, TensorSpec, is_given_array
+from opperf.utils.results import (
+    Alias,
+    BenchmarkSpec,
+    InputValue,
+    Measurement,
+    Status,
+    TensorSpec,
+    is_given_array,
+)
 from opperf.utils.timing import PythonTimer, Timer
 
 # Namespace -> module whose attributes are that namespace's functions.
@@ -326,8 +334,13 @@ def _prepare(
     generated = _is_generated(function)
     args: list = []
     kwargs: dict = {}
+    arrays: dict[str, object] = {}
     for name, value in spec.inputs:
-        array = materialize(value, spec.dtype, ctx, frontend, rng)
+        if isinstance(value, Alias):
+            source = arrays[value.source]
+            kwargs[name] = value.select(source) if isinstance(source, list) else source
+            continue
+        array = arrays[name] = materialize(value, spec.dtype, ctx, frontend, rng)
         if is_given_array(value) and spec.run_backward and name != "out":
             array = array.copy()  # attaching a gradient must not change the caller's array
         if isinstance(array, list) and generated:
