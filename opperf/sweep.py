@@ -121,7 +121,7 @@ def specs_for(op: OpInfo, config: SweepConfig, backend: Backend) -> list[Benchma
     """One spec per input configuration the rules give ``op``; raises NoRuleError when there are none."""
     return [
         _spec(op, config.options, backend.applicable_inputs(op, inputs))
-        for inputs in inputs_for(op, config.profile)
+        for inputs in inputs_for(op, config.profile, config.options.device.split("(")[0])
     ]
 
 

@@ -5,6 +5,7 @@ import pytest
 from opperf.nd_operations.categories import CATEGORY_NAMES
 from opperf.rules import NoRuleError, inputs_for
 from opperf.rules.profiles import INT64, SMALL
+from opperf.rules.skips import SKIP_REASONS
 from opperf.utils.results import TensorSpec
 
 
@@ -22,7 +23,8 @@ def test_each_category_has_operators_with_configurations(category, registry):
         pytest.skip(f"no operator of this MXNet build falls in {category}")
     derived = [(op, _configurations(op)) for op in members]
     ruled = [(op, configs) for op, configs in derived if configs]
-    assert ruled, f"no operator in {category} gets inputs"
+    skipped_by_design = all(op.name in SKIP_REASONS for op, configs in derived if not configs)
+    assert ruled or skipped_by_design, f"no operator in {category} gets inputs"
     for op, configs in ruled:
         for config in configs:
             # Every required scalar is supplied (variable-length counts are filled in at call time;

@@ -13,7 +13,7 @@ from opperf.rules.generic import NoRuleError, derive_inputs
 from opperf.rules.numpy_ops import NUMPY_RULES
 from opperf.rules.optimizer_ops import OPTIMIZER_RULES
 from opperf.rules.profiles import STANDARD, SizeProfile
-from opperf.rules.skips import SKIP_REASONS
+from opperf.rules.skips import DEVICE_SKIP_REASONS, SKIP_REASONS
 from opperf.utils.op_info import OpInfo
 from opperf.utils.results import InputValue
 
@@ -22,10 +22,14 @@ HAND_WRITTEN_RULES = {**DEFAULT_RULES, **NUMPY_RULES, **CONTRIB_RULES, **OPTIMIZ
 __all__ = ["STANDARD", "NoRuleError", "SizeProfile", "inputs_for"]
 
 
-def inputs_for(op: OpInfo, profile: SizeProfile = STANDARD) -> list[dict[str, InputValue]]:
-    """The input configurations to benchmark ``op`` with; raises ``NoRuleError`` with the reason if none."""
-    if op.name in SKIP_REASONS:
-        raise NoRuleError(SKIP_REASONS[op.name])
+def inputs_for(
+    op: OpInfo, profile: SizeProfile = STANDARD, device_kind: str = "cpu"
+) -> list[dict[str, InputValue]]:
+    """The input configurations to benchmark ``op`` with on a device of ``device_kind``; raises
+    ``NoRuleError`` with the reason if there are none."""
+    reason = SKIP_REASONS.get(op.name) or DEVICE_SKIP_REASONS.get(device_kind, {}).get(op.name)
+    if reason:
+        raise NoRuleError(reason)
     rule = HAND_WRITTEN_RULES.get(op.name)
     if rule is not None:
         if profile.layers is None:

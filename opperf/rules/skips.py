@@ -8,6 +8,8 @@ _FUSED = "a fused operator created by the MKL-DNN graph pass, not callable on ND
 _IMAGE_FILE = "decodes or reads an encoded image file; benchmarking image codecs is out of scope"
 _POINTER = "takes a raw C pointer argument"
 
+_SPARSE = "takes sparse (CSR or row_sparse) storage only; opperf generates dense tensors"
+
 SKIP_REASONS: dict[str, str] = {
     "_CachedOp": _SUBGRAPH,
     "_CachedOpThreadSafe": _SUBGRAPH,
@@ -27,5 +29,26 @@ SKIP_REASONS: dict[str, str] = {
     "_imdecode": _IMAGE_FILE,
     "_NoGradient": "a placeholder node marking an absent gradient; it has no kernel",
     "_CrossDeviceCopy": "copies between devices inside a graph; needs two devices",
-    "_broadcast_backward": "a helper of broadcast operators' gradients, run only inside a backward pass",
+    "_sparse_retain": _SPARSE,
+    "_square_sum": _SPARSE,
+    "_sparse_adagrad_update": _SPARSE,
+    "_contrib_getnnz": _SPARSE,
+    "_contrib_edge_id": _SPARSE,
+    "_contrib_dgl_adjacency": _SPARSE,
+    "_contrib_dgl_subgraph": _SPARSE,
+    "_contrib_dgl_csr_neighbor_uniform_sample": _SPARSE,
+    "_contrib_dgl_csr_neighbor_non_uniform_sample": _SPARSE,
+    "_contrib_dgl_graph_compact": _SPARSE,
+}
+
+_GPU_ONLY = "has no CPU kernel in MXNet 1.9.1; it runs on GPU only"
+
+# Skipped only on the device kind named: the operator runs elsewhere.
+DEVICE_SKIP_REASONS: dict[str, dict[str, str]] = {
+    "cpu": {
+        "_contrib_fft": _GPU_ONLY,
+        "_contrib_ifft": _GPU_ONLY,
+        "_contrib_count_sketch": _GPU_ONLY,
+        "_contrib_group_adagrad_update": _GPU_ONLY,
+    },
 }

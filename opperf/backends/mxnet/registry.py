@@ -68,7 +68,15 @@ def exposure(name: str) -> tuple[str, str, str]:
 
 
 def is_backward_name(name: str) -> bool:
-    return name.startswith("_backward_") or "_backward_" in name
+    """Backward operators: ``_backward_relu``, ``_npi_backward_ediff1d``, ``_split_v2_backward``."""
+    return "_backward_" in name or name.endswith("_backward")
+
+
+def backward_target(name: str) -> str:
+    """The forward operator a backward operator's name points at: ``_backward_relu`` -> ``relu``."""
+    if "_backward_" in name:
+        return name.split("_backward_", 1)[1]
+    return name[: -len("_backward")]
 
 
 @functools.cache
@@ -77,7 +85,7 @@ def load_registry() -> Registry:
     names = _list_op_names()
     canonical_of = {name: _canonical_name(name) for name in names}
     backward_targets = {
-        canonical_of.get(name.split("_backward_", 1)[1], name.split("_backward_", 1)[1])
+        canonical_of.get(backward_target(name), backward_target(name))
         for name in names
         if is_backward_name(name)
     }
