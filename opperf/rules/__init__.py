@@ -13,11 +13,12 @@ from opperf.rules.generic import NoRuleError, derive_inputs
 from opperf.rules.numpy_ops import NUMPY_RULES
 from opperf.rules.optimizer_ops import OPTIMIZER_RULES
 from opperf.rules.profiles import STANDARD, SizeProfile
+from opperf.rules.quantized_ops import QUANTIZED_RULES
 from opperf.rules.skips import DEVICE_SKIP_REASONS, SKIP_REASONS
 from opperf.utils.op_info import OpInfo
 from opperf.utils.results import InputValue
 
-HAND_WRITTEN_RULES = {**DEFAULT_RULES, **NUMPY_RULES, **CONTRIB_RULES, **OPTIMIZER_RULES}
+HAND_WRITTEN_RULES = {**DEFAULT_RULES, **NUMPY_RULES, **CONTRIB_RULES, **OPTIMIZER_RULES, **QUANTIZED_RULES}
 
 __all__ = ["STANDARD", "NoRuleError", "SizeProfile", "inputs_for"]
 
