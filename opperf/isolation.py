@@ -10,6 +10,8 @@ spec gets a fresh worker.
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
 import os
 import pickle
 import select
@@ -40,6 +42,7 @@ class Job:
 
 
 _FRAME = struct.Struct("!Q")
+PR_SET_PDEATHSIG = 1
 
 
 def send_frame(stream: BinaryIO, message: object) -> None:
@@ -56,6 +59,13 @@ def receive_frame(stream: BinaryIO) -> object:
     return pickle.loads(stream.read(length))
 
 
+def _die_with_parent() -> None:
+    """On Linux, have the kernel kill this worker when the sweep that started it dies (even by SIGKILL)."""
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
 def worker_main(framework: str) -> None:
     """The worker's loop: receive a Job, send back its Measurement; None ends the loop.
 
@@ -63,6 +73,7 @@ def worker_main(framework: str) -> None:
     reads after a crash, so nothing a framework prints can corrupt a frame.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what an interrupt stops
+    _die_with_parent()
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     requests = sys.stdin.buffer
@@ -71,7 +82,10 @@ def worker_main(framework: str) -> None:
     backend = get_backend(framework)
     send_frame(replies, "ready")
     while True:
-        job = receive_frame(requests)
+        try:
+            job = receive_frame(requests)
+        except EOFError:  # the parent is gone
+            return
         if job is None:
             return
         send_frame(replies, backend.measure(job.spec, job.warmup, job.runs, job.seed))
@@ -95,6 +109,7 @@ class IsolatedRunner:
         self._timeout_s = timeout_s
         self._process: subprocess.Popen | None = None
         self._output_path = ""
+        self._job_output_start = 0
 
     def __enter__(self) -> IsolatedRunner:
         return self
@@ -115,6 +130,7 @@ class IsolatedRunner:
     def _run_one(self, job: Job, remaining: float) -> Measurement:
         try:
             self._ensure_worker()
+            self._job_output_start = os.path.getsize(self._output_path)
             send_frame(self._process.stdin, job)
             if self._wait_readable(remaining):
                 return receive_frame(self._process.stdout)
@@ -160,9 +176,11 @@ class IsolatedRunner:
             raise OSError(f"the benchmark worker did not start: {self._output_tail()}")
 
     def _output_tail(self) -> str:
+        """The end of what the worker printed since the current job was sent."""
         try:
-            with open(self._output_path, encoding="utf-8", errors="replace") as output:
-                text = output.read()
+            with open(self._output_path, "rb") as output:
+                output.seek(self._job_output_start)
+                text = output.read().decode("utf-8", errors="replace")
         except OSError:
             return ""
         return " ".join(text[-OUTPUT_TAIL_CHARS:].split())
@@ -178,7 +196,7 @@ class IsolatedRunner:
         if self._output_path:
             with contextlib.suppress(OSError):
                 os.unlink(self._output_path)
-        self._process, self._output_path = None, ""
+        self._process, self._output_path, self._job_output_start = None, "", 0
 
     def close(self) -> None:
         """Stop the worker: politely if it is idle, by force if it does not exit."""

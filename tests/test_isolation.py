@@ -18,12 +18,20 @@ HANGING = _job("_npi_delete", "mx.np", arr=TensorSpec((1024, 1024)), obj=TensorS
 HEALTHY = _job("exp", data=TensorSpec((8, 8)))
 
 
+# batch_take logs a deprecation warning on every call.
+WARNING = _job(
+    "batch_take", a=TensorSpec((4, 4)), indices=TensorSpec((4,), dtype="int32", low=0, high=4, integral=True)
+)
+
+
 @pytest.mark.slow
 def test_crash_becomes_a_record_and_the_next_job_gets_a_fresh_worker():
     with IsolatedRunner(timeout_s=120) as runner:
-        crashed, healthy = list(runner.run([CRASHING, HEALTHY]))
+        warned, crashed, healthy = list(runner.run([WARNING, CRASHING, HEALTHY]))
+    assert warned.status is Status.OK
     assert crashed.status is Status.CRASHED
     assert "Segmentation fault" in crashed.reason and "status 255" in crashed.reason
+    assert "deprecated" not in crashed.reason  # only what the crashed job printed
     assert healthy.status is Status.OK and healthy.forward
 
 

@@ -58,6 +58,19 @@ def test_no_backward_without_a_gradient():
     assert "no gradient" in m.backward_reason
 
 
+def test_index_inputs_take_no_gradient():
+    from opperf.utils.results import TensorSpec
+
+    indices = TensorSpec((4, 8), low=0, high=100, integral=True)
+    (m,) = benchmark(
+        mx.nd.Embedding,
+        [{"data": indices, "weight": (100, 16), "input_dim": 100, "output_dim": 16}],
+        RunOptions(warmup=1, runs=2),
+    )
+    assert m.status is Status.OK, m.reason
+    assert m.backward_reason is None and _positive_finite(m.backward)
+
+
 def test_no_backward_when_not_requested():
     (m,) = benchmark(mx.nd.exp, [{"data": (16, 16)}], RunOptions(warmup=0, runs=2, run_backward=False))
     assert m.backward is None and m.backward_reason == "backward not requested"

@@ -173,7 +173,9 @@ class MXNetBackend:
         from mxnet import autograd
 
         timer = self.timer(spec.profiler)
-        inputs = [value for name, value in call.kwargs.items() if name != "out"]
+        # Index tensors and out= arrays take no gradient (MXNet refuses one for an Embedding's indices).
+        indices = {name for name, value in spec.inputs if isinstance(value, TensorSpec) and value.integral}
+        inputs = [value for name, value in call.kwargs.items() if name != "out" and name not in indices]
         differentiable = [a for a in (*call.args, *inputs) if is_float_array(a)]
         differentiable += [a for v in inputs if isinstance(v, list) for a in v if is_float_array(a)]
         backward_reason = _backward_precondition(spec, differentiable, writes_to_out="out" in call.kwargs)
