@@ -110,3 +110,22 @@ def test_foreign_file_is_not_taken_for_a_journal(tmp_path):
     with pytest.raises(OpperfError, match="not an opperf sweep journal"):
         load_journal(str(path))
     os.unlink(path)
+
+
+def test_records_round_trip_for_every_input_kind():
+    from opperf.report.document import measurement_from_record, record
+    from opperf.utils.results import Alias
+
+    inputs = {
+        "data": (TensorSpec((4, 2)), TensorSpec((4, 2), dtype="float16")),
+        "weight": TensorSpec((3,)),
+        "out": Alias("data", 2, 1),
+        "kernel": (3, 3),
+        "mode": "max",
+        "scale": 0.5,
+    }
+    spec = BenchmarkSpec(
+        "mxnet", "mx.np", "_npi_add", freeze_inputs(inputs), function="add", category="numpy"
+    )
+    measurement = Measurement(spec, Status.OK, forward=(1e-3,), backward=(2e-3,), memory_peak_bytes=8)
+    assert record(measurement_from_record(record(measurement))) == record(measurement)

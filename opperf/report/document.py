@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
-from opperf.utils.results import BenchmarkSpec, Measurement, Status, TensorSpec
+from opperf.utils.results import Alias, BenchmarkSpec, Measurement, Status, TensorSpec
 
 SCHEMA_VERSION = 1
 STATUS_KEYS = tuple(s.value for s in Status)
@@ -60,6 +60,8 @@ def _spec_input(value: object) -> object:
     """A described input back as an input value: ``{"shape": [...]}`` is a tensor."""
     if isinstance(value, dict) and "shape" in value:
         return TensorSpec(tuple(value["shape"]), dtype=value.get("dtype"))
+    if isinstance(value, dict) and "alias_of" in value:
+        return Alias(value["alias_of"], value["step"], value["count"])
     if isinstance(value, list):
         return tuple(_spec_input(v) for v in value)
     return value
