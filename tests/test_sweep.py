@@ -7,29 +7,20 @@ from opperf.rules.profiles import SMALL
 from opperf.sweep import SweepConfig, run_sweep
 from opperf.utils.results import Status
 
-# Categories in which every operator of MXNet 1.9.1 runs forward (and backward where it has one).
+# Categories in which every operator of MXNet 1.9.1 runs forward (and backward where it has one);
+# run in-process here: isolation has its own tests.
 FULLY_COVERED = (
-    "unary",
-    "binary_broadcast",
-    "binary_elemwise",
-    "scalar",
-    "rounding",
-    "activation",
-    "loss",
-    "gemm",
-    "linalg",
-    "rnn",
-    "sorting_searching",
-    "join_split",
-    "rearrange",
-    "expanding",
-    "transpose_convolution",
-)
+    "unary", "binary_broadcast", "binary_elemwise", "scalar", "rounding", "activation", "loss", "gemm",
+    "linalg", "rnn", "sorting_searching", "join_split", "rearrange", "expanding", "transpose_convolution",
+    "pooling", "convolution", "image", "indexing", "random_sampling", "shape",
+)  # fmt: skip
 
 
 @pytest.mark.slow
 def test_fully_covered_categories_benchmark_every_operator():
-    config = SweepConfig(options=RunOptions(warmup=0, runs=1), profile=SMALL, categories=FULLY_COVERED)
+    config = SweepConfig(
+        options=RunOptions(warmup=0, runs=1), profile=SMALL, categories=FULLY_COVERED, isolate=False
+    )
     result = run_sweep(config)
     problems = {(m.spec.op, m.reason) for m in result.measurements if m.status is not Status.OK}
     assert not problems
