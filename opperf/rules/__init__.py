@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from opperf.rules.contrib_ops import CONTRIB_RULES
 from opperf.rules.defaults import DEFAULT_RULES
+from opperf.rules.detection_ops import DETECTION_RULES
 from opperf.rules.generic import NoRuleError, derive_inputs
 from opperf.rules.numpy_ops import NUMPY_RULES
 from opperf.rules.optimizer_ops import OPTIMIZER_RULES
@@ -18,7 +19,14 @@ from opperf.rules.skips import DEVICE_SKIP_REASONS, SKIP_REASONS
 from opperf.utils.op_info import OpInfo
 from opperf.utils.results import InputValue
 
-HAND_WRITTEN_RULES = {**DEFAULT_RULES, **NUMPY_RULES, **CONTRIB_RULES, **OPTIMIZER_RULES, **QUANTIZED_RULES}
+HAND_WRITTEN_RULES = {
+    **DEFAULT_RULES,
+    **NUMPY_RULES,
+    **CONTRIB_RULES,
+    **OPTIMIZER_RULES,
+    **QUANTIZED_RULES,
+    **DETECTION_RULES,
+}
 
 __all__ = ["STANDARD", "NoRuleError", "SizeProfile", "inputs_for"]
 

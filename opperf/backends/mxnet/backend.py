@@ -284,7 +284,9 @@ class MXNetBackend:
             lists = [v for v in inputs.values() if isinstance(v, tuple) and _is_tensor_input(v)]
             attributes += ((op.var_args_key, str(sum(len(v) for v in lists))),) if lists else ()
         accepted = accepted_inputs(op.name, attributes)
-        if accepted is None or op.var_args_key:
+        tensor_names = {a.name for a in op.tensor_arguments}
+        # Trim only where the symbol's input names are the registry's (the OpenCV operators disagree).
+        if accepted is None or op.var_args_key or not set(accepted) <= tensor_names:
             return inputs
         # Only single tensors are dropped: a symbol names list elements one by one (weight_0, grad_0).
         return {
