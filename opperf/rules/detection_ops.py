@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from opperf.rules.defaults import Configurations, T
+from opperf.rules.defaults import DEFAULT_RULES, Configurations, T
 from opperf.rules.profiles import LayerSizes
 
 CLASSES = 4
@@ -103,18 +103,6 @@ def _proposals(s: LayerSizes, batch: int) -> Configurations:
     ]
 
 
-def _sparse_embedding(s: LayerSizes) -> Configurations:
-    vocabulary = s.features * 16
-    return [
-        {
-            "data": T((s.batch, s.sequence), low=0, high=vocabulary, integral=True),
-            "weight": T((vocabulary, s.features)),
-            "input_dim": vocabulary,
-            "output_dim": s.features,
-        }
-    ]
-
-
 def _image_source(s: LayerSizes) -> T:
     return T((s.spatial * 4, s.spatial * 4, 3), dtype="uint8")
 
@@ -135,7 +123,7 @@ DETECTION_RULES: dict[str, Callable[[LayerSizes], Configurations]] = {
     "_contrib_MultiBoxDetection": _multibox_detection,
     "_contrib_Proposal": _proposal(batch=1),
     "_contrib_MultiProposal": _proposal(batch=None),
-    "_contrib_SparseEmbedding": _sparse_embedding,
+    "_contrib_SparseEmbedding": DEFAULT_RULES["Embedding"],  # the same inputs as Embedding
     "_cvcopyMakeBorder": _make_border,
     "_cvimresize": _resize,
 }
