@@ -11,10 +11,15 @@ from __future__ import annotations
 
 import gc
 import json
+import os
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from opperf.utils.timing import Timed
+
+# MXNet writes a trace file when the process exits; keep it out of the user's working directory.
+TRACE_FILE = os.path.join(tempfile.gettempdir(), "opperf-mxnet-trace.json")  # unread; overwritten
 
 # Engine bookkeeping the profiler lists beside operators; none of it is the operator's work.
 ENGINE_BOOKKEEPING = frozenset({"DeleteVariable", "WaitForVar", "WaitAll"})
@@ -29,6 +34,7 @@ def _session(call: Callable[[], object], memory: bool) -> tuple[object, dict]:
         profile_memory=memory,
         profile_api=False,
         aggregate_stats=True,
+        filename=TRACE_FILE,
     )
     profiler.set_state("run")
     try:
