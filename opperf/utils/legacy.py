@@ -7,7 +7,7 @@ kilobytes (the true peak), and -- beyond upstream -- the status and the reason w
 
 from __future__ import annotations
 
-from opperf.utils.results import Measurement, Status, TensorSpec, is_given_array
+from opperf.utils.results import Measurement, Status, TensorSpec, is_given_array, is_tensor_list
 
 MS = 1e3
 KB = 1e-3
@@ -19,7 +19,7 @@ def legacy_inputs(measurement: Measurement) -> dict[str, object]:
     def show(value: object) -> object:
         if isinstance(value, TensorSpec):
             return value.shape
-        if isinstance(value, tuple) and value and all(isinstance(v, TensorSpec) for v in value):
+        if is_tensor_list(value):
             return [v.shape for v in value]
         if is_given_array(value):
             return f"<{type(value).__name__} {'x'.join(map(str, value.shape))} given>"

@@ -117,6 +117,11 @@ class BenchmarkSpec:
         return {name: describe_value(value) for name, value in self.inputs}
 
 
+def is_tensor_list(value: object) -> bool:
+    """A non-empty tuple of TensorSpecs: a variable-length tensor argument."""
+    return isinstance(value, tuple) and bool(value) and all(isinstance(v, TensorSpec) for v in value)
+
+
 def is_given_array(value: object) -> bool:
     """An array the caller passed in (any framework's): it has a shape and a dtype."""
     return hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(value, (tuple, list))

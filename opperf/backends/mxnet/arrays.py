@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from opperf.utils.results import InputValue, Structure, TensorSpec, is_given_array
+from opperf.utils.results import InputValue, Structure, TensorSpec, is_given_array, is_tensor_list
 
 NUMPY_FRONTEND = "np"
 ND_FRONTEND = "nd"
@@ -50,7 +50,7 @@ def materialize(value: InputValue, dtype: str, ctx, frontend: str, rng: np.rando
     """Arrays for TensorSpecs (and tuples of them); given arrays move to the frontend; scalars pass."""
     if isinstance(value, TensorSpec):
         return make_array(value, dtype, ctx, frontend, rng)
-    if isinstance(value, tuple) and value and all(isinstance(v, TensorSpec) for v in value):
+    if is_tensor_list(value):
         return [make_array(v, dtype, ctx, frontend, rng) for v in value]
     if is_given_array(value):
         return _to_frontend(value, frontend)

@@ -37,6 +37,7 @@ from opperf.utils.results import (
     Status,
     TensorSpec,
     is_given_array,
+    is_tensor_list,
 )
 from opperf.utils.timing import PythonTimer, Timer
 
@@ -85,7 +86,7 @@ def resolve(namespace: str, op: str) -> Callable[..., object]:
         function = getattr(importlib.import_module(module_name), op, None)
         if callable(function):
             return function
-    if op in load_registry().by_name():
+    if op in load_registry().by_name:
         namespace, module_name, function_name = exposure(op)
         candidates = [(module_name, function_name)]
         prefix = op[: len(op) - len(function_name)] if function_name != op else ""
@@ -156,7 +157,7 @@ class MXNetBackend:
             problem = fit_problem(spec, self.available_memory(spec.device))
             if problem is not None:
                 return Measurement(spec=spec, status=Status.SKIPPED, reason=problem)
-            info = identify(function)[2] if function else load_registry().by_name().get(spec.op)
+            info = identify(function)[2] if function else load_registry().by_name.get(spec.op)
             function = function or resolve(spec.namespace, spec.op)
             frontend = NUMPY_FRONTEND if spec.namespace in NUMPY_NAMESPACES else ND_FRONTEND
             with _frontend_scope(frontend):
@@ -281,7 +282,7 @@ class MXNetBackend:
             (name, _attribute_text(value)) for name, value in inputs.items() if not _is_tensor_input(value)
         )
         if op.var_args_key and op.var_args_key not in dict(attributes):
-            lists = [v for v in inputs.values() if isinstance(v, tuple) and _is_tensor_input(v)]
+            lists = [v for v in inputs.values() if is_tensor_list(v)]
             attributes += ((op.var_args_key, str(sum(len(v) for v in lists))),) if lists else ()
         accepted = accepted_inputs(op.name, attributes)
         tensor_names = {a.name for a in op.tensor_arguments}
@@ -422,9 +423,7 @@ def _frontend_scope(frontend: str) -> Iterator[None]:
 
 
 def _is_tensor_input(value: object) -> bool:
-    if isinstance(value, TensorSpec):
-        return True
-    return isinstance(value, tuple) and bool(value) and all(isinstance(v, TensorSpec) for v in value)
+    return isinstance(value, TensorSpec) or is_tensor_list(value)
 
 
 def _attribute_text(value: object) -> str:
@@ -455,7 +454,7 @@ def identify(function: Callable[..., object]) -> tuple[str, str, OpInfo | None]:
     name = getattr(function, "__name__", repr(function))
     if not _is_generated(function):
         return namespace, name, None
-    by_name = load_registry().by_name()
+    by_name = load_registry().by_name
     prefixes = GENERATED_MODULE_PREFIXES.get(getattr(function, "__module__", ""), ("",))
     registered = next((p + name for p in prefixes if p + name in by_name), name)
     return namespace, name, by_name.get(registered)

@@ -54,8 +54,9 @@ class Registry:
     registered_names: tuple[str, ...]
     operators: tuple[OpInfo, ...]
 
+    @functools.cached_property
     def by_name(self) -> dict[str, OpInfo]:
-        """Every name (canonical and alias) to its operator."""
+        """Every name (canonical and alias) to its operator; computed once, the registry being immutable."""
         return {name: op for op in self.operators for name in op.all_names}
 
 
