@@ -7,6 +7,8 @@ Hand-written defaults (``defaults.DEFAULT_RULES``) win over rules derived from t
 
 from __future__ import annotations
 
+import importlib
+
 from opperf.rules.contrib_ops import CONTRIB_RULES
 from opperf.rules.defaults import DEFAULT_RULES
 from opperf.rules.detection_ops import DETECTION_RULES
@@ -31,11 +33,18 @@ HAND_WRITTEN_RULES = {
 __all__ = ["STANDARD", "NoRuleError", "SizeProfile", "inputs_for"]
 
 
+# Frameworks whose rules live in a module of their own, exposing the same ``inputs_for`` function.
+FRAMEWORK_RULE_MODULES = {"torch": "opperf.rules.torch_ops"}
+
+
 def inputs_for(
     op: OpInfo, profile: SizeProfile = STANDARD, device_kind: str = "cpu"
 ) -> list[dict[str, InputValue]]:
     """The input configurations to benchmark ``op`` with on a device of ``device_kind``; raises
     ``NoRuleError`` with the reason if there are none."""
+    if op.framework in FRAMEWORK_RULE_MODULES:
+        module = importlib.import_module(FRAMEWORK_RULE_MODULES[op.framework])
+        return module.inputs_for(op, profile, device_kind)
     reason = SKIP_REASONS.get(op.name) or DEVICE_SKIP_REASONS.get(device_kind, {}).get(op.name)
     if reason:
         raise NoRuleError(reason)
