@@ -18,6 +18,7 @@ from opperf.rules.optimizer_ops import OPTIMIZER_RULES
 from opperf.rules.profiles import STANDARD, SizeProfile
 from opperf.rules.quantized_ops import QUANTIZED_RULES
 from opperf.rules.skips import DEVICE_SKIP_REASONS, SKIP_REASONS
+from opperf.rules.sparse_ops import SPARSE_RULES
 from opperf.utils.op_info import OpInfo
 from opperf.utils.results import InputValue
 
@@ -28,6 +29,7 @@ HAND_WRITTEN_RULES = {
     **OPTIMIZER_RULES,
     **QUANTIZED_RULES,
     **DETECTION_RULES,
+    **SPARSE_RULES,
 }
 
 __all__ = ["STANDARD", "NoRuleError", "SizeProfile", "inputs_for"]

@@ -8,7 +8,10 @@ _FUSED = "a fused operator created by the MKL-DNN graph pass, not callable on ND
 _IMAGE_FILE = "decodes or reads an encoded image file; benchmarking image codecs is out of scope"
 _POINTER = "takes a raw C pointer argument"
 
-_SPARSE = "takes sparse (CSR or row_sparse) storage only; opperf generates dense tensors"
+_SAMPLER_OUTPUT = (
+    "compacts the sampled subgraphs a DGL neighbour sampler returns, with their vertex mappings; "
+    "it is meaningful only on that output"
+)
 
 SKIP_REASONS: dict[str, str] = {
     "_CachedOp": _SUBGRAPH,
@@ -29,16 +32,7 @@ SKIP_REASONS: dict[str, str] = {
     "_imdecode": _IMAGE_FILE,
     "_NoGradient": "a placeholder node marking an absent gradient; it has no kernel",
     "_CrossDeviceCopy": "copies between devices inside a graph; needs two devices",
-    "_sparse_retain": _SPARSE,
-    "_square_sum": _SPARSE,
-    "_sparse_adagrad_update": _SPARSE,
-    "_contrib_getnnz": _SPARSE,
-    "_contrib_edge_id": _SPARSE,
-    "_contrib_dgl_adjacency": _SPARSE,
-    "_contrib_dgl_subgraph": _SPARSE,
-    "_contrib_dgl_csr_neighbor_uniform_sample": _SPARSE,
-    "_contrib_dgl_csr_neighbor_non_uniform_sample": _SPARSE,
-    "_contrib_dgl_graph_compact": _SPARSE,
+    "_contrib_dgl_graph_compact": _SAMPLER_OUTPUT,
 }
 
 _GPU_ONLY = "has no CPU kernel in MXNet 1.9.1; it runs on GPU only"

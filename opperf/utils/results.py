@@ -23,9 +23,13 @@ class Status(str, Enum):
     TIMEOUT = "timeout"
 
 
-Structure = Literal["spd", "lower_triangular"]
+Storage = Literal["default", "csr", "row_sparse"]
+"""How a tensor is stored: dense, compressed sparse rows, or a subset of non-zero rows."""
+
+Structure = Literal["spd", "lower_triangular", "sorted_unique"]
 """Matrix structure over the last two axes: symmetric positive-definite, or lower-triangular with a
-dominant diagonal. Factorizations, inverses and triangular solves need one of them."""
+dominant diagonal (factorizations, inverses and triangular solves need one of them); or, for a vector,
+distinct integers in [low, high) in ascending order (vertex and row id lists)."""
 
 
 @dataclass(frozen=True)
@@ -33,7 +37,8 @@ class TensorSpec:
     """A tensor input to generate: its shape, an optional dtype (else the run's dtype) and value range.
 
     Values are drawn uniformly from [low, high), positive by default so logarithms and roots stay
-    finite; ``integral`` rounds them down, which is how index arguments stay within bounds.
+    finite; ``integral`` rounds them down, which is how index arguments stay within bounds. A sparse
+    ``storage`` keeps a ``density`` fraction of the elements (CSR) or of the rows (row_sparse) non-zero.
     """
 
     shape: tuple[int, ...]
@@ -42,6 +47,8 @@ class TensorSpec:
     high: float = 1.0
     integral: bool = False
     structure: Structure | None = None
+    storage: Storage = "default"
+    density: float = 1.0
 
     @property
     def size(self) -> int:
@@ -54,6 +61,9 @@ class TensorSpec:
         described: dict[str, object] = {"shape": list(self.shape)}
         if self.dtype is not None:
             described["dtype"] = self.dtype
+        if self.storage != "default":
+            described["storage"] = self.storage
+            described["density"] = self.density
         return described
 
 
@@ -124,7 +134,11 @@ def is_tensor_list(value: object) -> bool:
 
 def is_given_array(value: object) -> bool:
     """An array the caller passed in (any framework's): it has a shape and a dtype."""
-    return hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(value, (tuple, list))
+    return (
+        hasattr(value, "shape")
+        and hasattr(value, "dtype")
+        and not isinstance(value, (TensorSpec, tuple, list))
+    )
 
 
 def describe_value(value: InputValue) -> object:

@@ -16,6 +16,9 @@ INTEGER_RANGE = (1, 10)
 def host_values(spec: TensorSpec, dtype: str, rng: np.random.Generator) -> np.ndarray:
     """The tensor's values on the host: uniform in the spec's range, shaped by its structure."""
     target = np.dtype(spec.dtype or dtype)
+    if spec.structure == "sorted_unique":
+        ids = rng.choice(np.arange(int(spec.low), int(spec.high)), size=spec.shape, replace=False)
+        return np.sort(ids).astype(target)
     if spec.integral:
         values = np.floor(rng.uniform(spec.low, spec.high, size=spec.shape))
         if target == np.float16:
@@ -26,7 +29,15 @@ def host_values(spec: TensorSpec, dtype: str, rng: np.random.Generator) -> np.nd
         values = rng.uniform(spec.low, spec.high, size=spec.shape)
     if spec.structure is not None:
         values = _structured(values, spec.structure)
+    if spec.storage != "default":
+        values = _sparsified(values, spec, rng)
     return values.astype(target, copy=False)
+
+
+def _sparsified(values: np.ndarray, spec: TensorSpec, rng: np.random.Generator) -> np.ndarray:
+    """``values`` with all but a ``density`` fraction of the elements (CSR) or rows zeroed."""
+    kept_shape = values.shape if spec.storage == "csr" else values.shape[:1] + (1,) * (values.ndim - 1)
+    return np.where(rng.uniform(size=kept_shape) < spec.density, values, 0)
 
 
 def _structured(values: np.ndarray, structure: Structure) -> np.ndarray:
@@ -43,6 +54,8 @@ def make_array(spec: TensorSpec, dtype: str, ctx, frontend: str, rng: np.random.
 
     values = host_values(spec, dtype, rng)
     array = mx.nd.array(values, ctx=ctx, dtype=values.dtype)
+    if spec.storage != "default":
+        return array.tostype(spec.storage)
     return array.as_np_ndarray() if frontend == NUMPY_FRONTEND else array
 
 

@@ -19,6 +19,7 @@ from opperf.backends.mxnet.arrays import (
     is_float_array,
     materialize,
 )
+from opperf.backends.mxnet.invoke import DIRECT_INVOCATION, direct_call
 from opperf.backends.mxnet.registry import (
     GENERATED_MODULE_PREFIXES,
     NUMPY_NAMESPACES,
@@ -52,6 +53,11 @@ NAMESPACE_MODULES = {
     "mx.nd.image": "mxnet.ndarray.image",
     "mx.np": "mxnet.numpy",
     "mx.npx": "mxnet.numpy_extension",
+}
+
+# Operators MXNet cannot record for autograd, and why; they are measured without recording.
+NOT_RECORDABLE: dict[str, str] = {
+    "reset_arrays": "has no outputs (it zeroes its inputs in place); recording it crashes MXNet",
 }
 
 # Messages MXNet gives for an operator without a registered gradient.
@@ -158,7 +164,9 @@ class MXNetBackend:
             if problem is not None:
                 return Measurement(spec=spec, status=Status.SKIPPED, reason=problem)
             info = identify(function)[2] if function else load_registry().by_name.get(spec.op)
-            function = function or resolve(spec.namespace, spec.op)
+            if function is None:
+                direct = spec.op in DIRECT_INVOCATION
+                function = direct_call(spec.op) if direct else resolve(spec.namespace, spec.op)
             frontend = NUMPY_FRONTEND if spec.namespace in NUMPY_NAMESPACES else ND_FRONTEND
             with _frontend_scope(frontend):
                 call = _prepare(spec, function, info, frontend, np.random.default_rng(seed))
@@ -334,9 +342,12 @@ def _prepare(
     rng: np.random.Generator,
 ) -> _Call:
     """Materialise the spec's inputs. Generated front ends take tensor lists positionally, with their
-    count in the operator's variable-length key; Python wrappers take the list as one argument."""
+    count in the operator's variable-length key; Python wrappers take the list as one argument. A
+    generated front end with a variable-length key takes every tensor positionally (DGL's graph
+    operators: the graph, then its vertex lists), so the key counts them all."""
     ctx = devices.context(spec.device)
     generated = _is_generated(function)
+    var_args_key = info.var_args_key if info else ""
     args: list = []
     kwargs: dict = {}
     arrays: dict[str, object] = {}
@@ -345,14 +356,16 @@ def _prepare(
             source = arrays[value.source]
             kwargs[name] = value.select(source) if isinstance(source, list) else source
             continue
-        array = arrays[name] = materialize(value, spec.dtype, ctx, frontend, rng)
+        array = materialize(value, spec.dtype, ctx, frontend, rng)
         if is_given_array(value) and spec.run_backward and name != "out":
             array = array.copy()  # attaching a gradient must not change the caller's array
+        arrays[name] = array
         if isinstance(array, list) and generated:
             args.extend(array)
+        elif generated and var_args_key and isinstance(value, TensorSpec):
+            args.append(array)
         else:
             kwargs[name] = array
-    var_args_key = info.var_args_key if info else ""
     if args and var_args_key and var_args_key not in kwargs:
         kwargs[var_args_key] = len(args)
     return _Call(function=function, args=tuple(args), kwargs=kwargs)
@@ -386,6 +399,8 @@ def _backward_precondition(spec: BenchmarkSpec, differentiable: list, writes_to_
         return "backward not requested"
     if writes_to_out:
         return "an explicit out= array cannot be recorded for autograd"
+    if spec.op in NOT_RECORDABLE:
+        return NOT_RECORDABLE[spec.op]
     if not differentiable:
         return "no floating-point tensor input to differentiate"
     return None
