@@ -201,8 +201,31 @@ def _copy_to(s: LayerSizes) -> Configurations:
     return [{"data": T((s.features * 4, s.features)), "out": T((s.features * 4, s.features))}]
 
 
+def _hawkes_log_likelihood(s: LayerSizes) -> Configurations:
+    """A batch of marked point sequences: inter-arrival lags, integer marks, per-mark parameters.
+
+    The excitation ``alpha`` stays below the decay ``beta`` (a stationary process) and ``max_time``
+    beyond the sum of the lags. Lags and times are whole time units: integral tensors take no
+    gradient, and MXNet's hawkesll has none for them.
+    """
+    sequences, marks, length = s.batch, HEADS, s.sequence
+    return [
+        {
+            "lda": T((sequences, marks)),
+            "alpha": T((marks,), low=0.1, high=0.5),
+            "beta": T((marks,), low=1.0, high=2.0),
+            "state": T((sequences, marks), low=0.0, high=0.1),
+            "lags": T((sequences, length), low=1, high=3, integral=True),
+            "marks": T((sequences, length), dtype="int32", low=0, high=marks, integral=True),
+            "valid_length": T((sequences,), low=length, high=length + 1, integral=True),
+            "max_time": T((sequences,), low=3 * length, high=3 * length + 1, integral=True),
+        }
+    ]
+
+
 CONTRIB_RULES: dict[str, Callable[[LayerSizes], Configurations]] = {
     "_contrib_box_nms": _box_nms,
+    "_contrib_hawkesll": _hawkes_log_likelihood,
     "_contrib_box_iou": _box_iou,
     "_contrib_box_encode": _box_encode,
     "_contrib_box_decode": _box_decode,

@@ -104,6 +104,15 @@ def _batch_norm(s: LayerSizes) -> Configurations:
     return _normalization(s, moving_mean=T((s.channels,)), moving_var=T((s.channels,)))
 
 
+def _kl_sparse_regularization(s: LayerSizes) -> Configurations:
+    # Activations are sigmoid outputs in (0, 1); the moving average of each unit's mean is an input.
+    return [{"data": T((s.batch, s.features)), "moving_avg": T((s.features,))}]
+
+
+def _zeros_without_dtype(s: LayerSizes) -> Configurations:
+    return [{"shape": (s.features * 4, s.features), "dtype": 0}]  # MXNet's type number for float32
+
+
 def _layer_norm(s: LayerSizes) -> Configurations:
     return [
         {"data": T((s.batch, s.sequence, s.features)), "gamma": T((s.features,)), "beta": T((s.features,))}
@@ -577,6 +586,9 @@ DEFAULT_RULES: dict[str, Callable[[LayerSizes], Configurations]] = {
     "Pooling": _pooling,
     "RNN": _rnn,
     "BatchNorm": _batch_norm,
+    "BatchNorm_v1": _batch_norm,
+    "_zeros_without_dtype": _zeros_without_dtype,
+    "IdentityAttachKLSparseReg": _kl_sparse_regularization,
     "LayerNorm": _layer_norm,
     "GroupNorm": _group_norm,
     "InstanceNorm": _instance_norm,

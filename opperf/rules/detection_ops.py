@@ -31,6 +31,26 @@ def _ps_roi_pooling(s: LayerSizes) -> Configurations:
     ]
 
 
+def _deformable_ps_roi_pooling(s: LayerSizes) -> Configurations:
+    pooled, output_dim = 2, s.channels
+    regions = s.batch
+    return [
+        {
+            "data": T((s.batch, output_dim * pooled * pooled, s.spatial, s.spatial)),
+            "rois": _regions(s, 5),
+            # One class-agnostic (x, y) offset per part, small against the region size.
+            "trans": T((regions, 2, pooled, pooled), low=-0.1, high=0.1),
+            "spatial_scale": 1.0,
+            "output_dim": output_dim,
+            "group_size": pooled,
+            "pooled_size": pooled,
+            "part_size": pooled,
+            "sample_per_part": 2,
+            "trans_std": 0.1,
+        }
+    ]
+
+
 def _rotated_roi_align(s: LayerSizes) -> Configurations:
     return [
         {
@@ -117,6 +137,7 @@ def _resize(s: LayerSizes) -> Configurations:
 
 DETECTION_RULES: dict[str, Callable[[LayerSizes], Configurations]] = {
     "_contrib_PSROIPooling": _ps_roi_pooling,
+    "_contrib_DeformablePSROIPooling": _deformable_ps_roi_pooling,
     "_contrib_RROIAlign": _rotated_roi_align,
     "_contrib_ModulatedDeformableConvolution": _modulated_deformable_convolution,
     "_contrib_MultiBoxTarget": _multibox_target,

@@ -103,6 +103,32 @@ def _embedding(s: LayerSizes) -> Configurations:
     ]
 
 
+def _concat(s: LayerSizes) -> Configurations:
+    """Three int8 tensors followed by each one's (min, max) range, all in the one tensor list."""
+    count = 3
+    shape = (s.features * 4, s.features)
+    ranges = tuple(r for _ in range(count) for r in _ranges("min", "max").values())
+    return [{"data": (*(T(shape, dtype=INT8) for _ in range(count)), *ranges), "num_args": count, "dim": 1}]
+
+
+def _lstm(s: LayerSizes) -> Configurations:
+    """A one-layer LSTM, the only recurrent mode MXNet quantizes on CPU, over uint8 data."""
+    hidden = features = s.features // 4 or 1
+    return [
+        {
+            "data": T((s.sequence, s.batch, features), dtype="uint8"),
+            "parameters": T((4 * hidden * (features + hidden + 2),)),
+            "state": T((1, s.batch, hidden)),
+            "state_cell": T((1, s.batch, hidden)),
+            "data_scale": T((1,), low=1.0, high=2.0),
+            "data_shift": T((1,), low=0.0, high=1.0),
+            "mode": "lstm",
+            "state_size": hidden,
+            "num_layers": 1,
+        }
+    ]
+
+
 def _calibrate_entropy(s: LayerSizes) -> Configurations:
     bins = s.features * 4 + 1
     return [
@@ -125,4 +151,6 @@ QUANTIZED_RULES: dict[str, Callable[[LayerSizes], Configurations]] = {
     "_contrib_quantized_batch_norm": _batch_norm,
     "_contrib_quantized_embedding": _embedding,
     "_contrib_calibrate_entropy": _calibrate_entropy,
+    "_contrib_quantized_concat": _concat,
+    "_contrib_quantized_rnn": _lstm,
 }
