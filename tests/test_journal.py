@@ -119,6 +119,7 @@ def test_records_round_trip_for_every_input_kind():
     inputs = {
         "data": (TensorSpec((4, 2)), TensorSpec((4, 2), dtype="float16")),
         "weight": TensorSpec((3,)),
+        "grad": TensorSpec((8, 3), storage="row_sparse", density=0.25),
         "out": Alias("data", 2, 1),
         "kernel": (3, 3),
         "mode": "max",

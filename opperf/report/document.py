@@ -59,7 +59,8 @@ def record(measurement: Measurement) -> dict[str, object]:
 def _spec_input(value: object) -> object:
     """A described input back as an input value: ``{"shape": [...]}`` is a tensor."""
     if isinstance(value, dict) and "shape" in value:
-        return TensorSpec(tuple(value["shape"]), dtype=value.get("dtype"))
+        sparse = {key: value[key] for key in ("storage", "density") if key in value}
+        return TensorSpec(tuple(value["shape"]), dtype=value.get("dtype"), **sparse)
     if isinstance(value, dict) and "alias_of" in value:
         return Alias(value["alias_of"], value["step"], value["count"])
     if isinstance(value, list):
