@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from opperf.utils.stats import quantile, summarize
+from opperf.utils.stats import NOISE_THRESHOLD, median_interval, quantile, relative_precision, summarize
 
 
 def test_summary_hand_computed():
@@ -35,3 +35,32 @@ def test_empty_samples_rejected(bad):
 def test_quantile_range_checked():
     with pytest.raises(ValueError):
         quantile([1.0], 1.5)
+
+
+def test_percentiles_hand_computed():
+    samples = [float(i) for i in range(1, 101)]  # 1..100
+    summary = summarize(samples)
+    # Linear interpolation at positions 0.9 * 99 = 89.1 and 0.99 * 99 = 98.01 (0-based).
+    assert math.isclose(summary.p90, 90.1)
+    assert math.isclose(summary.p99, 99.01)
+
+
+def test_median_interval_ranks_hand_computed():
+    # n = 100: z√n = 19.6, ranks floor(40.2) = 40 and ceil(60.8) = 61.
+    assert median_interval([float(i) for i in range(1, 101)]) == (40.0, 61.0)
+    # n = 4: the interval is the whole range.
+    assert median_interval([3.0, 1.0, 4.0, 2.0]) == (1.0, 4.0)
+
+
+def test_relative_precision_shrinks_with_more_samples():
+    few = [1.0, 1.1, 0.9, 1.05, 0.95] * 2
+    many = few * 20
+    assert relative_precision(many) < relative_precision(few)
+    assert math.isclose(relative_precision([2.0] * 30), 0.0)
+
+
+def test_noise_flag_fires_on_a_noisy_sample_set():
+    steady = summarize([1.00, 1.01, 0.99, 1.02, 0.98, 1.00, 1.01, 0.99])
+    noisy = summarize([1.0, 1.5, 0.8, 1.3, 0.9, 1.6, 1.0, 1.2])
+    assert not steady.noisy and steady.relative_iqr < NOISE_THRESHOLD
+    assert noisy.noisy and noisy.relative_iqr > NOISE_THRESHOLD

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -30,6 +31,11 @@ def timing_block(samples: tuple[float, ...] | None) -> dict[str, object] | None:
         "max_s": summary.max,
         "stdev_s": summary.stdev,
         "iqr_s": summary.iqr,
+        "p90_s": summary.p90,
+        "p99_s": summary.p99,
+        "median_ci95_s": [summary.median_low, summary.median_high],
+        "iqr_ratio": summary.relative_iqr if math.isfinite(summary.relative_iqr) else None,
+        "noisy": summary.noisy,
     }
 
 
