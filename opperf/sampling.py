@@ -1,0 +1,178 @@
+"""How many passes to run: a fixed count, or adaptively until the median is precise.
+
+Adaptive warm-up runs passes until their times settle; adaptive measurement then runs passes until
+the median's 95% confidence interval is within ``target`` of it, or the operator's time budget is
+spent. Fixed counts keep the original opperf behaviour for users who want exactly N runs. Everything
+here is a pure function of the passes it is given and an injectable clock, so the stopping rules are
+tested deterministically.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from enum import Enum
+
+from opperf.utils.stats import relative_precision
+
+DEFAULT_TARGET = 0.02
+"""Relative half-width of the median's confidence interval at which adaptive measurement stops."""
+
+DEFAULT_BUDGET_S = 0.25
+"""Seconds of warm-up and measurement per operator configuration in adaptive mode: small enough that a
+sweep over every MXNet operator, forward and backward, fits in ten minutes on two cores."""
+
+WARMUP_SHARE = 0.25
+"""Part of the budget adaptive warm-up may use before measurement starts regardless."""
+
+SETTLE_WINDOW = 3
+"""Consecutive warm-up passes whose times must agree for warm-up to be over."""
+
+SETTLE_TOLERANCE = 0.15
+"""How far (relative) the slowest of the settle window may be above its fastest."""
+
+CHECK_GROWTH = 1.1
+"""Precision is rechecked each time the sample count grows by this factor, not after every pass, so
+the check's own cost stays small next to microsecond operators."""
+
+
+class StopReason(str, Enum):
+    """Why measurement stopped."""
+
+    FIXED = "fixed run count"
+    PRECISE = "target precision met"
+    BUDGET = "time budget spent"
+    CAP = "sample cap reached"
+
+
+@dataclass(frozen=True)
+class SamplingPlan:
+    """How many warm-up and measured passes to run.
+
+    ``warmup`` / ``runs`` of None mean adaptive. Adaptive runs take at least ``min_runs`` and at most
+    ``max_runs`` samples; adaptive warm-up at most ``max_warmup`` passes.
+    """
+
+    warmup: int | None = None
+    runs: int | None = None
+    target: float = DEFAULT_TARGET
+    budget_s: float = DEFAULT_BUDGET_S
+    min_runs: int = 5
+    max_runs: int = 1000
+    max_warmup: int = 50
+
+    @property
+    def adaptive(self) -> bool:
+        return self.runs is None
+
+    def validated(self) -> SamplingPlan:
+        """This plan; raises ValueError naming the first nonsensical field."""
+        if self.warmup is not None and self.warmup < 0:
+            raise ValueError(f"warmup must be >= 0, got {self.warmup}")
+        if self.runs is not None and self.runs < 1:
+            raise ValueError(f"runs must be >= 1, got {self.runs}")
+        if not 0 < self.target < 1:
+            raise ValueError(f"target precision must lie in (0, 1), got {self.target}")
+        if self.budget_s <= 0:
+            raise ValueError(f"time budget must be positive, got {self.budget_s}")
+        if not 1 <= self.min_runs <= self.max_runs:
+            raise ValueError(f"need 1 <= min_runs <= max_runs, got {self.min_runs}, {self.max_runs}")
+        return self
+
+
+@dataclass(frozen=True)
+class Sampled:
+    """What a plan produced: the samples, the warm-up passes used, and how measurement ended.
+
+    ``met_target`` is None for fixed runs (no target), else whether every phase's median reached it.
+    """
+
+    forward: tuple[float, ...]
+    backward: tuple[float, ...] | None
+    warmup_runs: int
+    stop_reason: StopReason
+    met_target: bool | None
+
+
+Pass = Callable[[], tuple[float, float | None]]
+"""One measured pass: forward seconds, and backward seconds or None."""
+
+
+def has_settled(times: Sequence[float]) -> bool:
+    """Whether the last ``SETTLE_WINDOW`` pass times agree within ``SETTLE_TOLERANCE``."""
+    if len(times) < SETTLE_WINDOW:
+        return False
+    window = times[-SETTLE_WINDOW:]
+    return max(window) <= min(window) * (1 + SETTLE_TOLERANCE)
+
+
+def warm_up(run_pass: Callable[[], float], plan: SamplingPlan, clock: Callable[[], float]) -> int:
+    """Run warm-up passes (``run_pass`` returns a pass's seconds); returns how many ran."""
+    if plan.warmup is not None:
+        for _ in range(plan.warmup):
+            run_pass()
+        return plan.warmup
+    start, times = clock(), []
+    while len(times) < plan.max_warmup and clock() - start < plan.budget_s * WARMUP_SHARE:
+        times.append(run_pass())
+        if has_settled(times):
+            break
+    return len(times)
+
+
+def is_precise(samples: Sequence[float], target: float) -> bool:
+    return relative_precision(samples) <= target
+
+
+def collect(
+    measure_pass: Pass, plan: SamplingPlan, clock: Callable[[], float], warmup_runs: int = 0
+) -> Sampled:
+    """Measured passes per ``plan``, once ``warmup_runs`` warm-up passes have run."""
+    forward: list[float] = []
+    backward: list[float] = []
+
+    def take() -> None:
+        forward_s, backward_s = measure_pass()
+        forward.append(forward_s)
+        if backward_s is not None:
+            backward.append(backward_s)
+
+    def result(reason: StopReason, met: bool | None) -> Sampled:
+        return Sampled(tuple(forward), tuple(backward) or None, warmup_runs, reason, met)
+
+    if plan.runs is not None:
+        for _ in range(plan.runs):
+            take()
+        return result(StopReason.FIXED, None)
+
+    def precise() -> bool:
+        return is_precise(forward, plan.target) and (not backward or is_precise(backward, plan.target))
+
+    start, next_check = clock(), plan.min_runs
+    while True:
+        take()
+        if len(forward) >= next_check:
+            if precise():
+                return result(StopReason.PRECISE, True)
+            next_check = max(len(forward) + 1, math.ceil(len(forward) * CHECK_GROWTH))
+        if len(forward) < plan.min_runs:
+            continue
+        if len(forward) >= plan.max_runs:
+            return result(StopReason.CAP, precise())
+        if clock() - start >= plan.budget_s:
+            return result(StopReason.BUDGET, precise())
+
+
+def sample(
+    run_pass: Callable[[], float],
+    measure_pass: Pass,
+    plan: SamplingPlan,
+    clock: Callable[[], float] = time.perf_counter,
+) -> Sampled:
+    """Warm up, then measure, sharing one time budget: measurement gets what warm-up left."""
+    start = clock()
+    warmup_runs = warm_up(run_pass, plan, clock)
+    remaining = max(plan.budget_s - (clock() - start), plan.budget_s * (1 - WARMUP_SHARE))
+    return collect(measure_pass, replace(plan, budget_s=remaining), clock, warmup_runs)

@@ -1,0 +1,113 @@
+"""The sampling plans, driven by scripted pass times and a fake clock: deterministic."""
+
+import pytest
+
+from opperf.sampling import (
+    SETTLE_WINDOW,
+    WARMUP_SHARE,
+    SamplingPlan,
+    StopReason,
+    has_settled,
+    sample,
+)
+
+
+class FakeClock:
+    """A clock that advances only when a pass 'runs'."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def scripted(clock: FakeClock, times, backward_ratio: float | None = 2.0):
+    """Pass functions returning ``times`` in turn (repeating the last), advancing the clock."""
+    state = {"i": 0}
+
+    def next_time() -> float:
+        t = times[min(state["i"], len(times) - 1)]
+        state["i"] += 1
+        clock.now += t * (1 + (backward_ratio or 0))
+        return t
+
+    def run_pass() -> float:
+        return next_time()
+
+    def measure_pass():
+        t = next_time()
+        return t, (t * backward_ratio if backward_ratio is not None else None)
+
+    return run_pass, measure_pass
+
+
+def test_fixed_counts_run_exactly_as_asked():
+    clock = FakeClock()
+    run_pass, measure_pass = scripted(clock, [1e-3])
+    result = sample(run_pass, measure_pass, SamplingPlan(warmup=3, runs=7), clock)
+    assert result.warmup_runs == 3
+    assert len(result.forward) == 7 and len(result.backward) == 7
+    assert result.stop_reason is StopReason.FIXED and result.met_target is None
+
+
+def test_steady_times_stop_at_the_minimum_once_precise():
+    clock = FakeClock()
+    run_pass, measure_pass = scripted(clock, [1e-3])
+    plan = SamplingPlan(min_runs=5)
+    result = sample(run_pass, measure_pass, plan, clock)
+    assert result.warmup_runs == SETTLE_WINDOW  # identical times settle at once
+    assert len(result.forward) == 5
+    assert result.stop_reason is StopReason.PRECISE and result.met_target is True
+
+
+def test_warm_up_continues_until_times_settle():
+    clock = FakeClock()
+    # A slow first pass (allocation, JIT) then steady ones.
+    run_pass, measure_pass = scripted(clock, [5e-3, 3e-3, 1e-3, 1e-3, 1e-3])
+    result = sample(run_pass, measure_pass, SamplingPlan(), clock)
+    assert result.warmup_runs == 5
+
+
+def test_noisy_times_run_until_the_budget_is_spent():
+    clock = FakeClock()
+    noisy = [1e-3, 2e-3, 0.5e-3, 3e-3] * 1000
+    run_pass, measure_pass = scripted(clock, noisy)
+    plan = SamplingPlan(budget_s=0.5, warmup=2)
+    result = sample(run_pass, measure_pass, plan, clock)
+    assert result.stop_reason is StopReason.BUDGET and result.met_target is False
+    # Stops at the first pass past the budget: at most one pass (6 ms with backward) over.
+    assert 0.5 <= clock.now <= 0.5 + 2 * 3e-3 * 3
+
+
+def test_sample_cap_bounds_cheap_noisy_operators():
+    clock = FakeClock()
+    run_pass, measure_pass = scripted(clock, [1e-6, 3e-6] * 10000)
+    result = sample(run_pass, measure_pass, SamplingPlan(warmup=0, max_runs=50), clock)
+    assert result.stop_reason is StopReason.CAP and len(result.forward) == 50
+
+
+def test_warm_up_never_exceeds_its_share_of_the_budget():
+    clock = FakeClock()
+    never_settles = [1e-3, 5e-3] * 1000
+    run_pass, measure_pass = scripted(clock, never_settles, backward_ratio=None)
+    plan = SamplingPlan(budget_s=0.2, max_warmup=10_000)
+    result = sample(run_pass, measure_pass, plan, clock)
+    assert result.backward is None
+    warm_up_time = sum(never_settles[: result.warmup_runs])
+    assert warm_up_time <= 0.2 * WARMUP_SHARE + 5e-3
+
+
+def test_settling_needs_a_full_window_of_agreeing_times():
+    assert not has_settled([1.0, 1.0])
+    assert has_settled([3.0, 1.0, 1.05, 1.1])
+    assert not has_settled([1.0, 1.0, 1.5])
+
+
+@pytest.mark.parametrize(
+    "plan",
+    [SamplingPlan(runs=0), SamplingPlan(warmup=-1), SamplingPlan(target=0), SamplingPlan(budget_s=0)],
+)
+def test_nonsensical_plans_are_refused(plan):
+    with pytest.raises(ValueError):
+        plan.validated()
