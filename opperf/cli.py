@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 from collections.abc import Sequence
 
 from opperf.backends import get_backend
@@ -19,6 +18,7 @@ from opperf.report.json_report import render_json
 from opperf.report.markdown import render_markdown
 from opperf.rules.profiles import INT64, STANDARD
 from opperf.sweep import DEFAULT_TIMEOUT_S, SWEEP_RUNS, SWEEP_WARMUP, SweepConfig, run_sweep
+from opperf.utils.files import write_atomically
 from opperf.utils.memory import DTYPES
 
 RENDERERS = {"json": render_json, "md": render_markdown, "csv": render_csv}
@@ -152,27 +152,6 @@ def _check_writable(path: str) -> None:
         raise OpperfError(
             f"output folder {folder!r} does not exist; create it or choose another --output-file"
         )
-
-
-def _umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current
-
-
-def write_atomically(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` so that a reader never sees a half-written file."""
-    folder = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".opperf-", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as output:
-            output.write(text)
-        os.chmod(temporary, 0o666 & ~_umask())  # mkstemp makes files private; reports are not
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
 
 
 class _ProgressBar:

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from markers import cpu_only_build, int32_only_build
 
-from opperf.cli import main, write_atomically
+from opperf.cli import main
+from opperf.utils.files import write_atomically
 
 ROOT = Path(__file__).resolve().parents[1]
 
