@@ -50,6 +50,7 @@ def test_sorted_unique_ids_ascend_without_repeats_within_range():
         "_contrib_dgl_csr_neighbor_non_uniform_sample",
         "_sparse_adagrad_update",  # sparse, and must write its weight in place
         "_scatter_set_nd",  # must write in place
+        "_set_value",  # fills its out= array
         "_zeros_without_dtype",  # called through the C API
     ],
 )

@@ -113,6 +113,10 @@ def _zeros_without_dtype(s: LayerSizes) -> Configurations:
     return [{"shape": (s.features * 4, s.features), "dtype": 0}]  # MXNet's type number for float32
 
 
+def _set_value(s: LayerSizes) -> Configurations:
+    return [{"src": 1.5, "out": T((s.features * 4, s.features))}]  # fills ``out`` in place
+
+
 def _layer_norm(s: LayerSizes) -> Configurations:
     return [
         {"data": T((s.batch, s.sequence, s.features)), "gamma": T((s.features,)), "beta": T((s.features,))}
@@ -588,6 +592,7 @@ DEFAULT_RULES: dict[str, Callable[[LayerSizes], Configurations]] = {
     "BatchNorm": _batch_norm,
     "BatchNorm_v1": _batch_norm,
     "_zeros_without_dtype": _zeros_without_dtype,
+    "_set_value": _set_value,
     "IdentityAttachKLSparseReg": _kl_sparse_regularization,
     "LayerNorm": _layer_norm,
     "GroupNorm": _group_norm,

@@ -33,12 +33,12 @@ def _matrix_product(a: str, b: str, **extra: object) -> Callable[[LayerSizes], C
 
 
 def _tensor_inverse(s: LayerSizes) -> Configurations:
-    n = s.features // 4 or 1
+    n = s.features // 16 or 1  # a 256 x 256 matrix in the standard profile
     return [{"a": T((n, n, n * n), structure=None)}]
 
 
 def _tensor_solve(s: LayerSizes) -> Configurations:
-    n = s.features // 4 or 1
+    n = s.features // 16 or 1
     return [{"a": T((n * n, n, n), structure=None), "b": T((n * n,))}]
 
 
