@@ -14,7 +14,10 @@ from opperf.errors import OpperfError
 from opperf.utils.op_info import OpInfo
 from opperf.utils.results import BenchmarkSpec, InputValue, Measurement
 
-BACKENDS: Mapping[str, str] = {"mxnet": "opperf.backends.mxnet.backend:MXNetBackend"}
+BACKENDS: Mapping[str, str] = {
+    "mxnet": "opperf.backends.mxnet.backend:MXNetBackend",
+    "torch": "opperf.backends.torch.backend:TorchBackend",
+}
 
 
 class Backend(Protocol):

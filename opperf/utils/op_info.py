@@ -33,7 +33,8 @@ class Argument:
     """One operator argument: its name, parsed kind, and whether the caller must supply it.
 
     MXNet's type strings call every tensor argument required, optional ones (a bias, a cell state)
-    included; only scalar arguments' ``required`` is reliable.
+    included; only scalar arguments' ``required`` is reliable. ``keyword_only`` arguments (PyTorch's
+    after ``*``) cannot be passed by position.
     """
 
     name: str
@@ -43,6 +44,7 @@ class Argument:
     default: object = None
     choices: tuple[str | None, ...] = ()
     nullable: bool = False
+    keyword_only: bool = False
 
     @property
     def is_tensor(self) -> bool:
