@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from opperf.backends import Backend, get_backend
 from opperf.errors import OpperfError
+from opperf.sampling import DEFAULT_BUDGET_S, DEFAULT_TARGET, SamplingPlan
 from opperf.utils.op_info import ArgKind, OpInfo
 from opperf.utils.results import (
     BenchmarkSpec,
@@ -25,16 +26,27 @@ PROFILERS = ("native", "python")
 
 @dataclass(frozen=True)
 class RunOptions:
-    """How each benchmark runs. Defaults are stated here once."""
+    """How each benchmark runs. Defaults are stated here once.
+
+    ``warmup`` and ``runs`` of None (the default) mean adaptive: warm up until pass times settle, then
+    measure until the median is known within ``target`` (relative, at 95% confidence) or ``budget_s``
+    is spent. Numbers mean exactly that many passes, as in the original opperf.
+    """
 
     run_backward: bool = True
     dtype: str = "float32"
     device: str = "cpu(0)"
-    warmup: int = 10
-    runs: int = 50
+    warmup: int | None = None
+    runs: int | None = None
+    target: float = DEFAULT_TARGET
+    budget_s: float = DEFAULT_BUDGET_S
     profiler: str = "native"
     seed: int = 0
     framework: str = "mxnet"
+
+    @property
+    def plan(self) -> SamplingPlan:
+        return SamplingPlan(warmup=self.warmup, runs=self.runs, target=self.target, budget_s=self.budget_s)
 
     def validated(self, backend: Backend) -> RunOptions:
         """These options with the device normalised; raises OpperfError naming any bad value."""
@@ -43,8 +55,13 @@ class RunOptions:
         for name in ("warmup", "runs"):
             value = getattr(self, name)
             minimum = 1 if name == "runs" else 0
-            if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-                raise OpperfError(f"{name} must be an integer >= {minimum}, got {value!r}")
+            is_count = isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+            if value is not None and not is_count:
+                raise OpperfError(f"{name} must be an integer >= {minimum} or None (adaptive), got {value!r}")
+        try:
+            self.plan.validated()
+        except ValueError as error:
+            raise OpperfError(str(error)) from error
         backend.check_dtype(self.dtype)
         return RunOptions(**{**self.__dict__, "device": backend.normalize_device(self.device)})
 
@@ -90,7 +107,7 @@ def benchmark(
                 category=info.category if info else "custom",
             )
             measurements.append(
-                backend.measure(spec, options.warmup, options.runs, options.seed, function=function)
+                backend.measure(spec, options.plan, options.seed, function=function)
             )
     return measurements
 

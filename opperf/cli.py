@@ -17,7 +17,8 @@ from opperf.report.document import build_document
 from opperf.report.json_report import render_json
 from opperf.report.markdown import render_markdown
 from opperf.rules.profiles import INT64, STANDARD
-from opperf.sweep import DEFAULT_TIMEOUT_S, SWEEP_RUNS, SWEEP_WARMUP, SweepConfig, run_sweep
+from opperf.sampling import DEFAULT_BUDGET_S, DEFAULT_TARGET
+from opperf.sweep import DEFAULT_TIMEOUT_S, SweepConfig, run_sweep
 from opperf.utils.files import write_atomically
 from opperf.utils.memory import DTYPES
 
@@ -53,6 +54,16 @@ def _seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be positive, got {value:g}")
+    return value
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a fraction such as 0.02, got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, got {value:g}")
     return value
 
 
@@ -95,12 +106,36 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--warmup",
-        default=SWEEP_WARMUP,
+        default=None,
         type=_count(0),
-        help=f"unmeasured runs first (default: {SWEEP_WARMUP})",
+        help="exactly this many unmeasured passes first (default: adaptive, until pass times settle)",
     )
     parser.add_argument(
-        "--runs", default=SWEEP_RUNS, type=_count(1), help=f"measured runs per input (default: {SWEEP_RUNS})"
+        "--runs",
+        default=None,
+        type=_count(1),
+        help="exactly this many measured passes per input (default: adaptive, until the median is "
+        "within --target-precision or --budget is spent)",
+    )
+    parser.add_argument(
+        "--target-precision",
+        default=DEFAULT_TARGET,
+        type=_fraction,
+        help="adaptive sampling stops once the median's 95%% confidence interval is within this fraction "
+        f"of it (default: {DEFAULT_TARGET:g})",
+    )
+    parser.add_argument(
+        "--budget",
+        default=DEFAULT_BUDGET_S,
+        type=_seconds,
+        help="seconds of warm-up and measurement per input configuration in adaptive sampling "
+        f"(default: {DEFAULT_BUDGET_S:g})",
+    )
+    parser.add_argument(
+        "--recalibrate-peaks",
+        action="store_true",
+        help="measure this machine's peak memory bandwidth and GEMM rate again instead of using the "
+        "cached figures (~/.cache/opperf/peaks.json) that roofline fractions are relative to",
     )
     parser.add_argument(
         "--ops", default=(), type=_names, help="comma-separated operators, e.g. add,Convolution"
@@ -193,6 +228,8 @@ def run(arguments: argparse.Namespace) -> int:
             device=arguments.ctx or get_backend("mxnet").default_device(),
             warmup=arguments.warmup,
             runs=arguments.runs,
+            target=arguments.target_precision,
+            budget_s=arguments.budget,
             profiler=arguments.profiler,
             seed=arguments.seed,
         ),
@@ -203,6 +240,7 @@ def run(arguments: argparse.Namespace) -> int:
         timeout_s=arguments.timeout,
         journal=journal,
         resume=arguments.resume,
+        recalibrate_peaks=arguments.recalibrate_peaks,
     )
     progress = _ProgressBar() if sys.stderr.isatty() and not arguments.quiet else None
     try:

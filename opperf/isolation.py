@@ -25,6 +25,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from opperf.sampling import SamplingPlan
 from opperf.utils.results import BenchmarkSpec, Measurement, Status
 
 OUTPUT_TAIL_CHARS = 2000
@@ -36,8 +37,7 @@ class Job:
     """Measure ``spec`` with these settings."""
 
     spec: BenchmarkSpec
-    warmup: int
-    runs: int
+    plan: SamplingPlan
     seed: int
 
 
@@ -88,7 +88,7 @@ def worker_main(framework: str) -> None:
             return
         if job is None:
             return
-        send_frame(replies, backend.measure(job.spec, job.warmup, job.runs, job.seed))
+        send_frame(replies, backend.measure(job.spec, job.plan, job.seed))
 
 
 def describe_exit(exitcode: int | None) -> str:

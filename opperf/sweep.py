@@ -19,14 +19,12 @@ from opperf.rules import NoRuleError, SizeProfile, inputs_for
 from opperf.rules.profiles import STANDARD
 from opperf.utils.environment import describe_environment
 from opperf.utils.op_info import OpInfo
+from opperf.utils.peaks import load_peaks
 from opperf.utils.results import BenchmarkSpec, InputValue, Measurement, Status, freeze_inputs
 
 Progress = Callable[[int, int, OpInfo, Sequence[Measurement]], None]
 
 
-# A sweep runs hundreds of operators: fewer runs per input than a single-operator benchmark.
-SWEEP_WARMUP = 10
-SWEEP_RUNS = 25
 # The slowest operator of a default CPU sweep here takes about 10 s for all its configurations.
 DEFAULT_TIMEOUT_S = 300.0
 
@@ -35,7 +33,7 @@ DEFAULT_TIMEOUT_S = 300.0
 class SweepConfig:
     """What a sweep covers and how it runs."""
 
-    options: RunOptions = field(default_factory=lambda: RunOptions(warmup=SWEEP_WARMUP, runs=SWEEP_RUNS))
+    options: RunOptions = field(default_factory=RunOptions)
     profile: SizeProfile = STANDARD
     ops: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
@@ -43,6 +41,7 @@ class SweepConfig:
     timeout_s: float = DEFAULT_TIMEOUT_S
     journal: str | None = None
     resume: bool = False
+    recalibrate_peaks: bool = False
 
     def settings(self) -> dict[str, object]:
         """What must match for results to be comparable, and so for a journal to be resumed."""
@@ -54,6 +53,8 @@ class SweepConfig:
             "profiler": options.profiler,
             "warmup": options.warmup,
             "runs": options.runs,
+            "target": options.target,
+            "budget_s": options.budget_s,
             "seed": options.seed,
             "run_backward": options.run_backward,
             "profile": self.profile.name,
@@ -143,6 +144,8 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
         backend.require_large_tensors()
     operators = select_operators(backend, config.ops, config.categories)
     finished = _resume(config)
+    overhead = backend.harness_overhead(options.profiler, options.device)
+    peaks = load_peaks(redo=config.recalibrate_peaks) if options.device.startswith("cpu") else None
     started = _dt.datetime.now(_dt.timezone.utc)
     wall_start = time.perf_counter()
     measurements: list[Measurement] = []
@@ -171,7 +174,13 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
         wall_seconds=time.perf_counter() - wall_start,
         command_line=sys.argv,
     )
-    environment.update(isolated=config.isolate, timeout_s=config.timeout_s, interrupted=interrupted)
+    environment.update(
+        isolated=config.isolate,
+        timeout_s=config.timeout_s,
+        interrupted=interrupted,
+        harness_overhead_s=overhead,
+        machine_peaks=peaks.to_json() if peaks else None,
+    )
     measured = {m.spec.op for m in measurements}
     return SweepResult(
         environment=environment,
@@ -200,12 +209,12 @@ def _measure_operator(
 def _isolated_measure(config: SweepConfig, stack: contextlib.ExitStack) -> Measure:
     options = config.options
     runner = stack.enter_context(IsolatedRunner(options.framework, config.timeout_s))
-    return lambda specs: list(runner.run([Job(s, options.warmup, options.runs, options.seed) for s in specs]))
+    return lambda specs: list(runner.run([Job(s, options.plan, options.seed) for s in specs]))
 
 
 def _in_process_measure(config: SweepConfig, backend: Backend) -> Measure:
     options = config.options
-    return lambda specs: [backend.measure(s, options.warmup, options.runs, options.seed) for s in specs]
+    return lambda specs: [backend.measure(s, options.plan, options.seed) for s in specs]
 
 
 def _resume(config: SweepConfig) -> dict[str, tuple[Measurement, ...]]:

@@ -3,16 +3,17 @@
 import pytest
 
 from opperf.isolation import IsolatedRunner, Job, describe_exit
+from opperf.sampling import SamplingPlan
 from opperf.utils.results import BenchmarkSpec, Status, TensorSpec, freeze_inputs
 
 
 def _job(op, namespace="mx.nd", backward=False, **inputs):
     spec = BenchmarkSpec("mxnet", namespace, op, freeze_inputs(inputs), run_backward=backward)
-    return Job(spec, warmup=0, runs=1, seed=0)
+    return Job(spec, SamplingPlan(warmup=0, runs=1), seed=0)
 
 
-# Recording reset_arrays for backward segfaults MXNet 1.9.1.
-CRASHING = _job("reset_arrays", backward=True, data=(TensorSpec((4, 4)),) * 2, num_arrays=2)
+# quantize_asym segfaults MXNet 1.9.1 on any input.
+CRASHING = _job("_contrib_quantize_asym", "mx.nd.contrib", data=TensorSpec((4, 4)))
 # _npi_delete with a large float index list runs for many minutes.
 HANGING = _job("_npi_delete", "mx.np", arr=TensorSpec((1024, 1024)), obj=TensorSpec((1024, 1024)))
 HEALTHY = _job("exp", data=TensorSpec((8, 8)))

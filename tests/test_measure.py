@@ -119,3 +119,26 @@ def test_given_arrays_are_not_modified():
     data = mx.nd.ones((4, 4))
     benchmark(mx.nd.exp, [{"data": data}], RunOptions(warmup=0, runs=1))
     assert data.grad is None
+
+
+def test_adaptive_sampling_is_the_default_and_recorded():
+    (m,) = benchmark(mx.nd.exp, [{"data": (64, 64)}], RunOptions(budget_s=0.2))
+    assert m.status is Status.OK
+    assert m.warmup_runs >= 1
+    assert m.stop_reason in ("target precision met", "time budget spent", "sample cap reached")
+    assert m.met_target is not None
+    assert len(m.forward) >= 5 and len(m.backward) == len(m.forward)
+    assert m.competing_load is None or m.competing_load >= 0
+
+
+def test_fixed_counts_are_exact():
+    (m,) = benchmark(mx.nd.exp, [{"data": (64, 64)}], RunOptions(warmup=2, runs=7))
+    assert (m.warmup_runs, len(m.forward), m.stop_reason, m.met_target) == (2, 7, "fixed run count", None)
+
+
+@pytest.mark.parametrize("profiler", ["native", "python"])
+def test_harness_overhead_is_small_positive_and_finite(profiler):
+    from opperf.backends import get_backend
+
+    overhead = get_backend("mxnet").harness_overhead(profiler, "cpu(0)")
+    assert 0 < overhead < 1e-3 and math.isfinite(overhead)

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from opperf.errors import OpperfError
+from opperf.sampling import SamplingPlan
 from opperf.utils.op_info import OpInfo
 from opperf.utils.results import BenchmarkSpec, InputValue, Measurement
 
@@ -38,12 +39,16 @@ class Backend(Protocol):
     def measure(
         self,
         spec: BenchmarkSpec,
-        warmup: int,
-        runs: int,
+        plan: SamplingPlan,
         seed: int,
         function: Callable[..., object] | None = None,
     ) -> Measurement:
-        """Run ``spec`` (through ``function`` when given) and measure it; failures become results."""
+        """Run ``spec`` (through ``function`` when given) and measure it as ``plan`` says; failures
+        become results."""
+
+    def harness_overhead(self, profiler: str, device: str) -> float:
+        """Median seconds the harness itself adds to one measured call with ``profiler`` on ``device``:
+        what a trivial call measures through the same synchronised path."""
 
     def default_device(self) -> str:
         """The device a sweep uses when none is named: the first GPU if there is one, else the CPU."""

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from opperf.benchmark import RunOptions, device_name
 from opperf.rules.profiles import INT64, STANDARD, SizeProfile
-from opperf.sweep import SWEEP_RUNS, SWEEP_WARMUP, SweepConfig, run_sweep
+from opperf.sweep import SweepConfig, run_sweep
 from opperf.utils.legacy import legacy_results
 
 CategoryRunner = Callable[..., dict[str, list[dict[str, object]]]]
@@ -18,12 +18,15 @@ def run_categories(
     dtype: str = "float32",
     profiler: str = "native",
     int64_tensor: str = "off",
-    warmup: int = SWEEP_WARMUP,
-    runs: int = SWEEP_RUNS,
+    warmup: int | None = None,
+    runs: int | None = None,
     run_backward: bool = True,
     profile: SizeProfile | None = None,
 ) -> dict[str, list[dict[str, object]]]:
-    """Benchmark every operator of ``categories`` with the rules' inputs: ``{op: [record, ...]}``."""
+    """Benchmark every operator of ``categories`` with the rules' inputs: ``{op: [record, ...]}``.
+
+    ``warmup``/``runs`` of None sample adaptively (the default); numbers run exactly that many passes.
+    """
     chosen_profile = profile or (INT64 if str(int64_tensor).lower() == "on" else STANDARD)
     config = SweepConfig(
         options=RunOptions(

@@ -23,14 +23,15 @@ def run_performance_test(
     dtype: str = "float32",
     ctx: object = None,
     profiler: str = "native",
-    warmup: int = 10,
-    runs: int = 50,
+    warmup: int | None = None,
+    runs: int | None = None,
     seed: int = 0,
 ) -> list[dict[str, list[dict[str, object]]]]:
     """Benchmark one operator or a list of them on each input configuration.
 
     ``inputs`` maps argument names to shapes (tensors are generated, seeded), arrays (used as given)
-    or scalar values. Example::
+    or scalar values. ``warmup``/``runs`` of None (the default) sample adaptively until the median is
+    precise; numbers run exactly that many passes. Example::
 
         run_performance_test(nd.add, inputs=[{"lhs": (1024, 1024), "rhs": (1024, 1024)}])
     """
@@ -55,8 +56,8 @@ def run_benchmark_operator(
     dtype: str = "float32",
     ctx: object = None,
     profiler: str = "native",
-    warmup: int = 10,
-    runs: int = 50,
+    warmup: int | None = None,
+    runs: int | None = None,
     seed: int = 0,
 ) -> list[dict[str, list[dict[str, object]]]]:
     """Benchmark the operator called ``name`` in each namespace that has it (``mx.nd`` vs ``mx.np``).

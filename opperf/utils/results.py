@@ -158,7 +158,9 @@ class Measurement:
     """The outcome of one spec: samples in seconds, peak memory in bytes, status and reason.
 
     ``backward`` is None exactly when the backward pass was not measured; ``backward_reason`` says why
-    (not requested, no gradient registered, no differentiable input).
+    (not requested, no gradient registered, no differentiable input). ``warmup_runs``, ``stop_reason``
+    and ``met_target`` say how sampling went (``met_target`` is None for fixed run counts);
+    ``competing_load`` is the cores' worth of CPU other processes used meanwhile (None if unknown).
     """
 
     spec: BenchmarkSpec
@@ -169,6 +171,10 @@ class Measurement:
     backward_reason: str | None = None
     memory_peak_bytes: int | None = None
     profiled_ops: tuple[str, ...] = field(default=())
+    warmup_runs: int | None = None
+    stop_reason: str | None = None
+    met_target: bool | None = None
+    competing_load: float | None = None
 
     @property
     def forward_summary(self) -> Summary | None:

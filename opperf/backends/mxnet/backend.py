@@ -6,6 +6,8 @@ import contextlib
 import importlib
 import os
 import platform
+import statistics
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -28,6 +30,8 @@ from opperf.backends.mxnet.registry import (
     load_registry,
 )
 from opperf.errors import OpperfError
+from opperf.sampling import SamplingPlan, sample
+from opperf.utils import load
 from opperf.utils.memory import DTYPES, available_host_bytes, fit_problem
 from opperf.utils.op_info import OpInfo
 from opperf.utils.results import (
@@ -54,6 +58,10 @@ NAMESPACE_MODULES = {
     "mx.np": "mxnet.numpy",
     "mx.npx": "mxnet.numpy_extension",
 }
+
+# Calls that calibrate the harness overhead: warm-up, then measured.
+OVERHEAD_WARMUP = 20
+OVERHEAD_CALLS = 200
 
 # Operators MXNet cannot record for autograd, and why; they are measured without recording.
 NOT_RECORDABLE: dict[str, str] = {
@@ -154,8 +162,7 @@ class MXNetBackend:
     def measure(
         self,
         spec: BenchmarkSpec,
-        warmup: int,
-        runs: int,
+        plan: SamplingPlan,
         seed: int,
         function: Callable[..., object] | None = None,
     ) -> Measurement:
@@ -170,14 +177,14 @@ class MXNetBackend:
             frontend = NUMPY_FRONTEND if spec.namespace in NUMPY_NAMESPACES else ND_FRONTEND
             with _frontend_scope(frontend):
                 call = _prepare(spec, function, info, frontend, np.random.default_rng(seed))
-                return self._run(spec, call, warmup, runs)
+                return self._run(spec, call, plan)
         except Exception as error:
             return Measurement(spec=spec, status=Status.FAILED, reason=_describe_error(error))
         finally:
             _drain_engine()
 
-    def _run(self, spec: BenchmarkSpec, call: _Call, warmup: int, runs: int) -> Measurement:
-        """Warm up, then time ``runs`` forward (and backward) passes, then probe peak memory."""
+    def _run(self, spec: BenchmarkSpec, call: _Call, plan: SamplingPlan) -> Measurement:
+        """Warm up, then time forward (and backward) passes as ``plan`` says, then probe peak memory."""
         import mxnet as mx
         from mxnet import autograd
 
@@ -225,29 +232,54 @@ class MXNetBackend:
                 backward_of(outputs)()
             return outputs
 
-        for _ in range(warmup):
+        def warm_pass() -> float:
+            start = time.perf_counter()
             full_pass()
             mx.nd.waitall()
+            return time.perf_counter() - start
 
-        forward_samples, backward_samples, operators = [], [], set()
-        for _ in range(runs):
+        operators: set[str] = set()
+
+        def measured_pass() -> tuple[float, float | None]:
             timed = timer.time(forward)
-            forward_samples.append(timed.seconds)
             operators.update(timed.operators)
             if backward_reason is None:
-                backward_samples.append(timer.time(backward_of(timed.outputs)).seconds)
-            del timed
+                return timed.seconds, timer.time(backward_of(timed.outputs)).seconds
+            return timed.seconds, None
+
+        before = load.snapshot()
+        sampled = sample(warm_pass, measured_pass, plan)
+        competing = load.competing_load(before, load.snapshot())
         memory, memory_problem = _peak_memory(full_pass, spec.device)
         return Measurement(
             spec=spec,
             status=Status.OK,
             reason=memory_problem,
-            forward=tuple(forward_samples),
-            backward=tuple(backward_samples) if backward_reason is None else None,
+            forward=sampled.forward,
+            backward=sampled.backward,
             backward_reason=backward_reason,
             memory_peak_bytes=memory,
             profiled_ops=tuple(sorted(operators)),
+            warmup_runs=sampled.warmup_runs,
+            stop_reason=sampled.stop_reason.value,
+            met_target=sampled.met_target,
+            competing_load=competing,
         )
+
+    def harness_overhead(self, profiler: str, device: str) -> float:
+        """The median time ``profiler`` reports for the most trivial call: for the Python timer, an
+        empty call between two engine synchronisations; for the native profiler, which times only
+        operators, a one-element copy."""
+        import mxnet as mx
+
+        timer = self.timer(profiler)
+        with devices.context(device):
+            source = mx.nd.ones((1,))
+            trivial = (lambda: None) if profiler == "python" else (lambda: source.copy())
+            for _ in range(OVERHEAD_WARMUP):
+                timer.time(trivial)
+            samples = [timer.time(trivial).seconds for _ in range(OVERHEAD_CALLS)]
+        return statistics.median(samples)
 
     def default_device(self) -> str:
         """gpu(0) where this build and machine have a GPU, else cpu(0)."""
