@@ -13,7 +13,21 @@ from opperf.report.markdown import render_markdown
 from opperf.utils.results import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs
 
 GOLDEN = Path(__file__).parent / "golden"
-ENVIRONMENT = {"mxnet_version": "1.9.1", "device": "cpu(0)", "dtype": "float32", "profiler": "native"}
+PEAKS = {
+    "bandwidth_bytes_per_s": 20e9,
+    "gemm_flops_per_s": 100e9,
+    "measured_at": "2026-11-21T00:00:00+00:00",
+    "method": "fixed for this test",
+    "blas_threads": 2,
+}
+ENVIRONMENT = {
+    "mxnet_version": "1.9.1",
+    "device": "cpu(0)",
+    "dtype": "float32",
+    "profiler": "native",
+    "harness_overhead_s": 1e-6,
+    "machine_peaks": PEAKS,
+}
 
 
 def _spec(op, category, **inputs):
@@ -145,3 +159,25 @@ def test_coverage_lists_each_operator_once_with_its_state_and_aliases():
         sum(coverage[key] for key in ("ok", "skipped", "failed", "crashed", "timeout"))
         == coverage["operators"]
     )
+
+
+def test_flags_say_when_figures_deserve_doubt():
+    results = {r["function"]: r for r in _document()["results"] if r["status"] == "ok"}
+    assert results["mx.nd.broadcast_add"]["flags"] == ["noisy"]  # IQR is 50% of the median
+    # 1 µs against a harness overhead of 1 µs.
+    assert results["mx.np.add"]["flags"] == ["overhead_dominated"]
+    busy = Measurement(
+        MEASUREMENTS[2].spec, Status.OK, forward=(1e-3,) * 5, met_target=False, competing_load=1.0
+    )
+    (record,) = build_document([busy], ENVIRONMENT, registered=1)["results"]
+    assert record["flags"] == ["imprecise", "busy_machine"]
+
+
+def test_roofline_counts_the_forward_work():
+    broadcast_add = _document()["results"][0]
+    roofline = broadcast_add["roofline"]
+    # Reads 4x4 and 4x1 float32, writes 4x4: 144 bytes; one addition per output element.
+    assert (roofline["bytes"], roofline["flops"]) == (144, 16)
+    assert roofline["gb_per_s"] == pytest.approx(144 / 0.002 / 1e9)
+    assert roofline["fraction_of_peak"]["bound"] == "memory"
+    assert roofline["fraction_of_peak"]["bandwidth"] == pytest.approx(144 / 0.002 / 20e9)

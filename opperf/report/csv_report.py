@@ -6,7 +6,20 @@ import json
 
 import pandas as pd
 
-COLUMNS = ("n", "median_s", "mean_s", "min_s", "max_s", "stdev_s", "iqr_s")
+COLUMNS = (
+    "n",
+    "median_s",
+    "mean_s",
+    "min_s",
+    "max_s",
+    "stdev_s",
+    "iqr_s",
+    "p90_s",
+    "p99_s",
+    "iqr_ratio",
+    "noisy",
+)
+ROOFLINE_COLUMNS = ("bytes", "flops", "gb_per_s", "gflop_per_s")
 
 
 def render_csv(document: dict[str, object]) -> str:
@@ -30,5 +43,12 @@ def render_csv(document: dict[str, object]) -> str:
             block = result[phase] or {}
             for column in COLUMNS:
                 row[f"{phase}_{column}"] = block.get(column)
+        sampling = result.get("sampling") or {}
+        row.update({key: sampling.get(key) for key in ("warmup_runs", "stop_reason", "met_target")})
+        row["competing_load"] = result.get("competing_load")
+        roofline = result.get("roofline") or {}
+        row.update({key: roofline.get(key) for key in ROOFLINE_COLUMNS})
+        row["fraction_of_roof"] = (roofline.get("fraction_of_peak") or {}).get("of_roof")
+        row["flags"] = " ".join(result.get("flags") or ())
         rows.append(row)
     return pd.DataFrame(rows).to_csv(index=False)

@@ -6,6 +6,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
+from opperf.report.assessment import Calibration, flags, roofline
 from opperf.utils.results import Alias, BenchmarkSpec, Measurement, Status, TensorSpec
 
 SCHEMA_VERSION = 1
@@ -39,8 +40,16 @@ def timing_block(samples: tuple[float, ...] | None) -> dict[str, object] | None:
     }
 
 
-def record(measurement: Measurement) -> dict[str, object]:
+def record(measurement: Measurement, calibration: Calibration | None = None) -> dict[str, object]:
+    """The measurement as a results record; with the sweep's ``calibration``, also its flags and
+    roofline context (derived, so journal records, written without one, keep raw facts only)."""
     spec = measurement.spec
+    derived = {}
+    if calibration is not None:
+        derived = {
+            "flags": flags(measurement, calibration),
+            "roofline": roofline(measurement, calibration),
+        }
     return {
         "framework": spec.framework,
         "namespace": spec.namespace,
@@ -59,6 +68,13 @@ def record(measurement: Measurement) -> dict[str, object]:
         "backward_reason": measurement.backward_reason,
         "memory_peak_bytes": measurement.memory_peak_bytes,
         "profiled_ops": list(measurement.profiled_ops),
+        "sampling": {
+            "warmup_runs": measurement.warmup_runs,
+            "stop_reason": measurement.stop_reason,
+            "met_target": measurement.met_target,
+        },
+        "competing_load": measurement.competing_load,
+        **derived,
     }
 
 
@@ -89,6 +105,7 @@ def measurement_from_record(result: dict[str, object]) -> Measurement:
         category=result["category"],
         function=_function_name(result),
     )
+    sampling = result.get("sampling") or {}
     samples = {
         phase: tuple(result[phase]["samples_s"]) if result[phase] else None
         for phase in ("forward", "backward")
@@ -102,6 +119,10 @@ def measurement_from_record(result: dict[str, object]) -> Measurement:
         backward_reason=result.get("backward_reason"),
         memory_peak_bytes=result["memory_peak_bytes"],
         profiled_ops=tuple(result.get("profiled_ops", ())),
+        warmup_runs=sampling.get("warmup_runs"),
+        stop_reason=sampling.get("stop_reason"),
+        met_target=sampling.get("met_target"),
+        competing_load=result.get("competing_load"),
     )
 
 
@@ -166,11 +187,12 @@ def build_document(
     aliases: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, object]:
     measurements = list(measurements)
+    calibration = Calibration.from_environment(environment)
     return {
         "schema_version": SCHEMA_VERSION,
         "environment": environment,
         "coverage": coverage(measurements, registered, aliases),
-        "results": [record(m) for m in measurements],
+        "results": [record(m, calibration) for m in measurements],
     }
 
 

@@ -13,24 +13,28 @@ HEADERS = (
     "Operator",
     "Inputs",
     "Fwd median (ms)",
-    "Fwd mean",
-    "Fwd min",
-    "Fwd max",
-    "Fwd stdev",
+    "Fwd IQR %",
+    "Fwd n",
     "Bwd median (ms)",
-    "Bwd mean",
-    "Bwd min",
-    "Bwd max",
-    "Bwd stdev",
+    "Bwd IQR %",
+    "Bwd n",
+    "GB/s",
+    "GFLOP/s",
+    "% of roof",
     "Peak memory (kB)",
+    "Flags",
 )
 ENVIRONMENT_KEYS = (
     "mxnet_version",
     "device",
     "dtype",
     "profiler",
+    "sampling",
+    "target_precision",
+    "budget_s",
     "warmup",
     "runs",
+    "harness_overhead_s",
     "size_profile",
     "cpu_model",
     "cpu_count",
@@ -55,9 +59,20 @@ def _inputs(inputs: dict[str, object]) -> str:
 
 
 def _timing(block: dict[str, object] | None) -> list[str]:
+    """Median, IQR as a percentage of it, and sample count: the compact view; the JSON has the rest."""
     if not block:
-        return ["—"] * 5
-    return [f"{block[key] * MS:.4f}" for key in ("median_s", "mean_s", "min_s", "max_s", "stdev_s")]
+        return ["—"] * 3
+    ratio = block.get("iqr_ratio")
+    spread = f"{ratio * 100:.1f}" if ratio is not None else "—"
+    return [f"{block['median_s'] * MS:.4f}", spread, str(block["n"])]
+
+
+def _roofline(block: dict[str, object] | None) -> list[str]:
+    if not block:
+        return ["—"] * 3
+    fractions = block.get("fraction_of_peak")
+    roof = f"{fractions['of_roof'] * 100:.3g} ({fractions['bound']})" if fractions else "—"
+    return [f"{block['gb_per_s']:.3g}", f"{block['gflop_per_s']:.3g}", roof]
 
 
 def _name(result: dict[str, object]) -> str:
@@ -73,7 +88,9 @@ def _row(result: dict[str, object]) -> list[str]:
         _inputs(result["inputs"]),
         *_timing(result["forward"]),
         *_timing(result["backward"]),
+        *_roofline(result.get("roofline")),
         f"{memory / 1e3:.3f}" if memory is not None else "—",
+        ", ".join(result.get("flags") or ()),
     ]
 
 
@@ -82,6 +99,12 @@ def render_markdown(document: dict[str, object]) -> str:
     results = document["results"]
     lines = ["# Operator benchmarks", ""]
     lines += [f"- **{key}**: {environment[key]}" for key in ENVIRONMENT_KEYS if key in environment]
+    peaks = environment.get("machine_peaks")
+    if peaks:
+        lines.append(
+            f"- **machine peaks** (roofs): {peaks['bandwidth_bytes_per_s'] / 1e9:.3g} GB/s memory bandwidth, "
+            f"{peaks['gemm_flops_per_s'] / 1e9:.3g} GFLOP/s float32 GEMM"
+        )
     coverage = document.get("coverage")
     if coverage:
         counts = ", ".join(f"{key} {coverage[key]}" for key in STATUS_KEYS if coverage.get(key))
