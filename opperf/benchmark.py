@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from opperf.backends import Backend, get_backend
 from opperf.errors import OpperfError
 from opperf.sampling import DEFAULT_BUDGET_S, DEFAULT_TARGET, SamplingPlan
+from opperf.utils.cache import CACHE_MODES
 from opperf.utils.op_info import ArgKind, OpInfo
 from opperf.utils.results import (
     BenchmarkSpec,
@@ -43,6 +44,7 @@ class RunOptions:
     profiler: str = "native"
     seed: int = 0
     framework: str = "mxnet"
+    cache: str = "hot"
 
     @property
     def plan(self) -> SamplingPlan:
@@ -62,6 +64,8 @@ class RunOptions:
             self.plan.validated()
         except ValueError as error:
             raise OpperfError(str(error)) from error
+        if self.cache not in CACHE_MODES:
+            raise OpperfError(f"unknown cache mode {self.cache!r}; choose one of: {', '.join(CACHE_MODES)}")
         backend.check_dtype(self.dtype)
         return RunOptions(**{**self.__dict__, "device": backend.normalize_device(self.device)})
 
@@ -105,10 +109,9 @@ def benchmark(
                 run_backward=options.run_backward,
                 profiler=options.profiler,
                 category=info.category if info else "custom",
+                cache=options.cache,
             )
-            measurements.append(
-                backend.measure(spec, options.plan, options.seed, function=function)
-            )
+            measurements.append(backend.measure(spec, options.plan, options.seed, function=function))
     return measurements
 
 

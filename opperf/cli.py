@@ -19,6 +19,7 @@ from opperf.report.markdown import render_markdown
 from opperf.rules.profiles import INT64, STANDARD
 from opperf.sampling import DEFAULT_BUDGET_S, DEFAULT_TARGET
 from opperf.sweep import DEFAULT_TIMEOUT_S, SweepConfig, run_sweep
+from opperf.utils.cache import CACHE_MODES
 from opperf.utils.files import write_atomically
 from opperf.utils.memory import DTYPES
 
@@ -132,6 +133,14 @@ def build_parser() -> argparse.ArgumentParser:
         f"(default: {DEFAULT_BUDGET_S:g})",
     )
     parser.add_argument(
+        "--cache",
+        default="hot",
+        choices=CACHE_MODES,
+        help="hot: passes reuse one input set, cached as in a training loop; cold: passes rotate "
+        "through input sets together twice the last-level cache, so memory-bound operators are timed "
+        "at memory bandwidth (default: hot)",
+    )
+    parser.add_argument(
         "--recalibrate-peaks",
         action="store_true",
         help="measure this machine's peak memory bandwidth and GEMM rate again instead of using the "
@@ -230,6 +239,7 @@ def run(arguments: argparse.Namespace) -> int:
             runs=arguments.runs,
             target=arguments.target_precision,
             budget_s=arguments.budget,
+            cache=arguments.cache,
             profiler=arguments.profiler,
             seed=arguments.seed,
         ),

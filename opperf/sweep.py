@@ -56,6 +56,7 @@ class SweepConfig:
             "target": options.target,
             "budget_s": options.budget_s,
             "seed": options.seed,
+            "cache": options.cache,
             "run_backward": options.run_backward,
             "profile": self.profile.name,
         }
@@ -115,6 +116,7 @@ def _spec(op: OpInfo, options: RunOptions, inputs: dict[str, InputValue]) -> Ben
         profiler=options.profiler,
         category=op.category,
         function=op.function_name if op.function_name != op.name else "",
+        cache=options.cache,
     )
 
 

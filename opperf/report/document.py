@@ -60,6 +60,7 @@ def record(measurement: Measurement, calibration: Calibration | None = None) -> 
         "dtype": spec.dtype,
         "device": spec.device,
         "profiler": spec.profiler,
+        "cache": spec.cache,
         "run_backward": spec.run_backward,
         "status": measurement.status.value,
         "reason": measurement.reason,
@@ -104,6 +105,7 @@ def measurement_from_record(result: dict[str, object]) -> Measurement:
         profiler=result["profiler"],
         category=result["category"],
         function=_function_name(result),
+        cache=result.get("cache", "hot"),
     )
     sampling = result.get("sampling") or {}
     samples = {

@@ -69,6 +69,7 @@ def describe_environment(
         "runs": options.runs,
         "target_precision": options.target,
         "budget_s": options.budget_s,
+        "cache": options.cache,
         "run_backward": options.run_backward,
         "seed": options.seed,
         "size_profile": profile,

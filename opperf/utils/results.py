@@ -103,7 +103,8 @@ class BenchmarkSpec:
     """One benchmark: an operator in a namespace, with one input configuration, on one device.
 
     ``op`` is the registry's canonical name (the stable key); ``function`` the name in ``namespace``
-    when it differs.
+    when it differs. ``cache`` is ``hot`` (inputs reused, as they stay cached) or ``cold`` (passes
+    rotate through input sets larger than the last-level cache together).
     """
 
     framework: str
@@ -116,6 +117,7 @@ class BenchmarkSpec:
     profiler: str = "native"
     category: str = "misc"
     function: str = ""
+    cache: str = "hot"
 
     @property
     def label(self) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import itertools
 import os
 import platform
 import statistics
@@ -32,7 +33,8 @@ from opperf.backends.mxnet.registry import (
 from opperf.errors import OpperfError
 from opperf.sampling import SamplingPlan, sample
 from opperf.utils import load
-from opperf.utils.memory import DTYPES, available_host_bytes, fit_problem
+from opperf.utils.cache import input_sets, last_level_cache_bytes
+from opperf.utils.memory import DTYPES, available_host_bytes, fit_problem, input_bytes
 from opperf.utils.op_info import OpInfo
 from opperf.utils.results import (
     Alias,
@@ -176,29 +178,35 @@ class MXNetBackend:
                 function = direct_call(spec.op) if direct else resolve(spec.namespace, spec.op)
             frontend = NUMPY_FRONTEND if spec.namespace in NUMPY_NAMESPACES else ND_FRONTEND
             with _frontend_scope(frontend):
-                call = _prepare(spec, function, info, frontend, np.random.default_rng(seed))
-                return self._run(spec, call, plan)
+                rng = np.random.default_rng(seed)
+                sets = input_sets(spec.cache, input_bytes(spec), last_level_cache_bytes())
+                calls = [_prepare(spec, function, info, frontend, rng) for _ in range(sets)]
+                return self._run(spec, calls, plan)
         except Exception as error:
             return Measurement(spec=spec, status=Status.FAILED, reason=_describe_error(error))
         finally:
             _drain_engine()
 
-    def _run(self, spec: BenchmarkSpec, call: _Call, plan: SamplingPlan) -> Measurement:
-        """Warm up, then time forward (and backward) passes as ``plan`` says, then probe peak memory."""
+    def _run(self, spec: BenchmarkSpec, calls: list[_Call], plan: SamplingPlan) -> Measurement:
+        """Warm up, then time forward (and backward) passes as ``plan`` says, then probe peak memory.
+
+        Passes take the ``calls`` (input sets) in turn: one when measuring hot, several when cold.
+        """
         import mxnet as mx
         from mxnet import autograd
 
         timer = self.timer(spec.profiler)
         # Index tensors and out= arrays take no gradient (MXNet refuses one for an Embedding's indices).
         indices = {name for name, value in spec.inputs if isinstance(value, TensorSpec) and value.integral}
-        inputs = [value for name, value in call.kwargs.items() if name != "out" and name not in indices]
-        differentiable = [a for a in (*call.args, *inputs) if is_float_array(a)]
-        differentiable += [a for v in inputs if isinstance(v, list) for a in v if is_float_array(a)]
-        backward_reason = _backward_precondition(spec, differentiable, writes_to_out="out" in call.kwargs)
+        differentiable = [array for call in calls for array in _differentiable(call, indices)]
+        writes_to_out = "out" in calls[0].kwargs
+        backward_reason = _backward_precondition(spec, differentiable, writes_to_out=writes_to_out)
         for array in differentiable if backward_reason is None else ():
             array.attach_grad()
+        rotation = itertools.cycle(calls)
 
         def forward() -> object:
+            call = next(rotation)
             # Training mode either way, so Dropout or BatchNorm do the same work with or without backward.
             if backward_reason is None:
                 with autograd.record(train_mode=True):
@@ -401,6 +409,13 @@ def _prepare(
     if args and var_args_key and var_args_key not in kwargs:
         kwargs[var_args_key] = len(args)
     return _Call(function=function, args=tuple(args), kwargs=kwargs)
+
+
+def _differentiable(call: _Call, indices: set[str]) -> list:
+    """The call's floating-point input arrays; index tensors and out= arrays take no gradient."""
+    inputs = [value for name, value in call.kwargs.items() if name != "out" and name not in indices]
+    arrays = [a for a in (*call.args, *inputs) if is_float_array(a)]
+    return arrays + [a for v in inputs if isinstance(v, list) for a in v if is_float_array(a)]
 
 
 def _peak_memory(full_pass: Callable[[], object], device: str) -> tuple[int | None, str | None]:
