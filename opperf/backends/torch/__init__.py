@@ -1,0 +1,1 @@
+"""The PyTorch backend: the aten registry, public entry points, inputs, and ``torch.profiler`` timing."""

@@ -1,0 +1,64 @@
+"""PyTorch device names: opperf's ``cpu(0)``/``gpu(N)`` against torch's ``cpu``/``cuda:N``."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+
+from opperf.errors import OpperfError
+
+_DEVICE = re.compile(r"^(cpu|gpu|cuda)(?:\((\d+)\)|:(\d+))?$")
+
+
+def parse_device(device: str) -> tuple[str, int]:
+    """``"gpu(1)"`` and ``"cuda:1"`` -> ``("gpu", 1)``; ``"cpu"`` -> ``("cpu", 0)``."""
+    match = _DEVICE.match(device.strip().lower().replace(" ", ""))
+    if not match:
+        raise OpperfError(f"malformed device {device!r}; use cpu, cpu(0), gpu(N) or cuda:N")
+    kind = "gpu" if match.group(1) == "cuda" else match.group(1)
+    return kind, int(match.group(2) or match.group(3) or 0)
+
+
+def normalize_device(device: str) -> str:
+    """The canonical ``kind(index)`` name, after checking this PyTorch build and machine have it."""
+    kind, index = parse_device(device)
+    if kind == "gpu":
+        import torch
+
+        if torch.version.cuda is None or not torch.cuda.is_available():
+            build = "has no CUDA support" if torch.version.cuda is None else "sees no CUDA device"
+            raise OpperfError(
+                f"device {device!r}: this PyTorch build ({torch.__version__}) {build}; "
+                "install a CUDA build of PyTorch on a machine with an NVIDIA GPU, or use --ctx cpu"
+            )
+        available = torch.cuda.device_count()
+        if index >= available:
+            raise OpperfError(
+                f"device {device!r}: this machine has {available} GPU(s) visible to PyTorch; "
+                f"use gpu(0)..gpu({available - 1})"
+            )
+    return f"{kind}({index})"
+
+
+def torch_device(device: str):
+    """The ``torch.device`` of an opperf device name."""
+    import torch
+
+    kind, index = parse_device(device)
+    return torch.device("cuda", index) if kind == "gpu" else torch.device("cpu")
+
+
+def synchronizer(device: str) -> Callable[[], None]:
+    """The call that waits for the device's queued work: ``torch.cuda.synchronize`` on a GPU, and on
+    the CPU, where every call is synchronous, one that does nothing (it sits inside timed regions)."""
+    kind, index = parse_device(device)
+    if kind == "cpu":
+        return _nothing
+    import torch
+
+    return functools.partial(torch.cuda.synchronize, index)
+
+
+def _nothing() -> None:
+    """Nothing to wait for."""

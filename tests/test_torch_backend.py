@@ -1,0 +1,297 @@
+"""The PyTorch backend against real PyTorch: registry, entry points, measurements, errors."""
+
+import math
+
+import pytest
+
+from opperf.backends import get_backend
+from opperf.benchmark import RunOptions, benchmark
+from opperf.errors import OpperfError
+from opperf.rules.profiles import SMALL
+from opperf.sweep import SweepConfig, run_sweep, select_operators
+from opperf.utils.op_info import ArgKind
+from opperf.utils.results import Status
+
+torch = pytest.importorskip("torch")
+
+from opperf.backends.torch import devices  # noqa: E402
+from opperf.backends.torch.registry import fold_name, load_registry  # noqa: E402
+from opperf.backends.torch.schema import argument_kind, functional_overload, read_overload  # noqa: E402
+
+FLOAT32 = 4
+QUICK = {"framework": "torch", "warmup": 1, "runs": 3}
+
+
+@pytest.fixture(scope="module")
+def backend():
+    backend = get_backend("torch")
+    backend.set_threads(1)
+    return backend
+
+
+@pytest.fixture(scope="module")
+def registry():
+    return load_registry()
+
+
+def _schema(name: str, overload: str = ""):
+    return next(
+        s
+        for s in torch._C._jit_get_all_schemas()
+        if s.name == f"aten::{name}" and s.overload_name == overload
+    )
+
+
+def _positive_finite(samples) -> bool:
+    return bool(samples) and all(s > 0 and math.isfinite(s) for s in samples)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "kind"),
+    [
+        ("input", "Tensor", ArgKind.TENSOR),
+        ("bias", "Tensor?", ArgKind.TENSOR),
+        ("tensors", "Tensor[]", ArgKind.TENSOR_LIST),
+        ("indices", "Tensor?[]", ArgKind.TENSOR_LIST),
+        ("groups", "SymInt", ArgKind.INT),
+        ("stride", "SymInt[2]", ArgKind.INT_TUPLE),
+        ("size", "SymInt[]", ArgKind.SHAPE),
+        ("dim", "int[1]?", ArgKind.INT_TUPLE),
+        ("alpha", "Scalar", ArgKind.FLOAT),
+        ("eps", "float", ArgKind.FLOAT),
+        ("keepdim", "bool", ArgKind.BOOL),
+        ("reduce", "str", ArgKind.STRING),
+        ("dtype", "ScalarType?", ArgKind.OTHER),
+        ("generator", "Generator?", ArgKind.OTHER),
+    ],
+)
+def test_argument_kinds_follow_the_schema_type(name, text, kind):
+    assert argument_kind(name, text) is kind
+
+
+def test_schema_arguments_keep_types_defaults_and_optionality():
+    conv = {a.name: a for a in read_overload(_schema("conv2d")).arguments}
+    assert conv["input"].required and conv["input"].kind is ArgKind.TENSOR
+    assert conv["bias"].type_string == "Tensor?" and conv["bias"].nullable and not conv["bias"].required
+    assert conv["stride"].type_string == "SymInt[2]" and conv["stride"].default == (1, 1)
+    assert not conv["groups"].required and conv["groups"].default == 1
+    summed = {a.name: a for a in read_overload(_schema("sum", "dim_IntList")).arguments}
+    assert summed["dim"].type_string == "int[1]?" and summed["dim"].required  # no default: pass None
+    add = read_overload(_schema("add", "Tensor"))
+    assert [a.name for a in add.arguments if a.keyword_only] == ["alpha"]
+
+
+def test_the_functional_overload_is_chosen_over_in_place_and_out_variants():
+    overloads = [
+        read_overload(s) for s in torch._C._jit_get_all_schemas() if s.name in ("aten::add", "aten::add_")
+    ]
+    chosen = functional_overload(overloads, "add")
+    assert (chosen.name, chosen.overload_name) == ("add", "Tensor")
+    assert not chosen.mutable and not chosen.writes_out
+
+
+@pytest.mark.parametrize(
+    ("name", "folded"),
+    [
+        ("add_", "add"),
+        ("_softmax", "softmax"),
+        ("_log_softmax_", "log_softmax"),
+        ("normal_functional", "normal"),
+        ("__iand__", "__and__"),
+        ("_foreach_add", "_foreach_add"),
+    ],
+)
+def test_variants_fold_into_their_functional_operator(name, folded):
+    names = frozenset({"add", "softmax", "log_softmax", "normal", "__and__", "_foreach_add", name})
+    assert fold_name(name, names) == folded
+
+
+def test_registry_folds_variants_and_counts_every_name(registry):
+    add = registry.by_name["add"]
+    assert registry.by_name["add_"] is add and "add_" in add.aliases
+    assert registry.by_name["_softmax"] is registry.by_name["softmax"]
+    assert add.framework == "torch" and add.category == "binary_broadcast"
+    names = set(registry.registered_names)
+    assert {"convolution_backward", "len", "_foreach_add"} <= names
+    assert not {"convolution_backward", "len", "_foreach_add"} & set(registry.by_name)
+    assert "_foreach_add" in registry.unbound  # private, with no public entry point
+    assert len(registry.operators) > 700
+
+
+@pytest.mark.parametrize(
+    ("op", "namespace", "function"),
+    [
+        ("add", "torch", "add"),
+        ("gelu", "torch.nn.functional", "gelu"),
+        ("linalg_cholesky", "torch.linalg", "cholesky"),
+        ("special_erfcx", "torch.special", "erfcx"),
+        ("fft_rfft", "torch.fft", "rfft"),
+        ("log_sigmoid", "torch.nn.functional", "logsigmoid"),
+        ("unfold", "torch.Tensor", "unfold"),
+        ("uniform", "torch.Tensor", "uniform_"),
+    ],
+)
+def test_operators_map_to_their_public_entry_point(registry, op, namespace, function):
+    info = registry.by_name[op]
+    assert (info.namespaces[0], info.function_name) == (namespace, function)
+
+
+def test_functions_and_methods_are_identified(backend, registry):
+    assert backend.identify(torch.add) == ("torch", "add", registry.by_name["add"])
+    assert backend.identify(torch.Tensor.add) == ("torch.Tensor", "add", registry.by_name["add"])
+    namespace, name, info = backend.identify(torch.nn.functional.relu)
+    assert (namespace, name, info.name) == ("torch.nn.functional", "relu", "relu")
+    assert backend.identify(torch.linalg.inv)[2] is registry.by_name["linalg_inv"]
+    assert backend.identify(_positive_finite)[2] is None
+
+
+@pytest.mark.parametrize("profiler", ["native", "python"])
+def test_forward_and_backward_samples(backend, profiler):
+    (m,) = benchmark(
+        torch.add, [{"input": (64, 64), "other": (64, 64)}], RunOptions(profiler=profiler, **QUICK)
+    )
+    assert m.status is Status.OK, m.reason
+    assert len(m.forward) == 3 and _positive_finite(m.forward)
+    assert len(m.backward) == 3 and _positive_finite(m.backward)
+    assert m.backward_reason is None
+    assert m.memory_peak_bytes >= 64 * 64 * FLOAT32
+    if profiler == "native":
+        assert m.profiled_ops == ("AddBackward0", "aten::add", "torch::autograd::AccumulateGrad")
+
+
+def test_an_integer_output_has_no_backward(backend):
+    (m,) = benchmark(torch.argmax, [{"input": (16, 16)}], RunOptions(**QUICK))
+    assert m.status is Status.OK, m.reason
+    assert m.backward is None and "grad_fn" in m.backward_reason
+    assert m.memory_peak_bytes == 8  # one int64 index
+
+
+def test_no_backward_when_not_requested(backend):
+    (m,) = benchmark(torch.exp, [{"input": (16, 16)}], RunOptions(run_backward=False, **QUICK))
+    assert m.backward is None and m.backward_reason == "backward not requested"
+
+
+def test_memory_is_the_outputs_size_and_scales_with_it(backend):
+    small, large = benchmark(
+        torch.exp, [{"input": (32, 32)}, {"input": (128, 128)}], RunOptions(run_backward=False, **QUICK)
+    )
+    assert small.memory_peak_bytes == 32 * 32 * FLOAT32
+    assert large.memory_peak_bytes == 16 * small.memory_peak_bytes
+
+
+def test_inputs_autograd_refuses_take_no_gradient(backend, registry):
+    """batch_norm's running statistics cannot require grad; the other inputs still get a backward."""
+    from opperf.sweep import specs_for
+
+    config = SweepConfig(options=RunOptions(**QUICK), profile=SMALL)
+    (spec,) = specs_for(registry.by_name["batch_norm"], config, backend)
+    m = backend.measure(spec, config.options.plan, seed=0)
+    assert m.status is Status.OK, m.reason
+    assert m.backward_reason is None and _positive_finite(m.backward)
+
+
+def test_metadata_queries_have_no_native_time(backend):
+    (native,) = benchmark(torch.Tensor.dim, [{"self": (4, 4)}], RunOptions(**QUICK))
+    assert native.status is Status.SKIPPED and "python profiler" in native.reason
+    (python,) = benchmark(torch.Tensor.dim, [{"self": (4, 4)}], RunOptions(profiler="python", **QUICK))
+    assert python.status is Status.OK and _positive_finite(python.forward)
+
+
+def test_failures_are_results(backend):
+    (m,) = benchmark(torch.mm, [{"input": (4, 5), "mat2": (4, 5)}], RunOptions(**QUICK))
+    assert m.status is Status.FAILED and "RuntimeError" in m.reason
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="expects a machine without CUDA")
+@pytest.mark.parametrize("device", ["gpu(0)", "cuda:0"])
+def test_a_gpu_without_cuda_is_refused_with_the_fix(backend, device):
+    with pytest.raises(OpperfError, match=r"no CUDA.*--ctx cpu|sees no CUDA device.*--ctx cpu"):
+        backend.normalize_device(device)
+
+
+def test_device_names(backend):
+    assert backend.normalize_device("cpu") == backend.normalize_device("cpu(0)") == "cpu(0)"
+    assert devices.parse_device("cuda:1") == devices.parse_device("gpu(1)") == ("gpu", 1)
+    with pytest.raises(OpperfError, match="malformed device"):
+        backend.normalize_device("tpu")
+
+
+def test_an_unknown_operator_is_refused_with_suggestions(backend):
+    with pytest.raises(OpperfError, match="did you mean add"):
+        select_operators(backend, ["addd"], [])
+    from opperf.backends.torch.backend import resolve
+
+    with pytest.raises(OpperfError, match=r"torch\.addd; did you mean add"):
+        resolve("torch", "addd")
+
+
+def test_an_operator_without_inputs_is_recorded_as_skipped():
+    config = SweepConfig(
+        options=RunOptions(**QUICK), profile=SMALL, ops=("record_stream", "abs"), isolate=False
+    )
+    by_op = {m.spec.op: m for m in run_sweep(config).measurements}
+    assert by_op["record_stream"].status is Status.SKIPPED and "stream" in by_op["record_stream"].reason
+    assert by_op["abs"].status is Status.OK
+
+
+def test_threads_are_set_and_recorded(backend):
+    assert backend.set_threads(1) == 1 == backend.set_threads(None)
+    environment = backend.environment()
+    assert environment["num_threads"] == 1 and environment["torch_version"] == torch.__version__
+
+
+def test_harness_overhead_is_small_and_positive(backend):
+    for profiler in ("native", "python"):
+        overhead = backend.harness_overhead(profiler, "cpu(0)")
+        assert 0 < overhead < 1e-3
+
+
+@pytest.mark.slow
+def test_a_sweep_of_whole_categories_runs_every_operator():
+    config = SweepConfig(
+        options=RunOptions(**QUICK), profile=SMALL, categories=("pooling", "rnn", "loss"), timeout_s=120
+    )
+    result = run_sweep(config)
+    statuses = {m.spec.op: m.status for m in result.measurements}
+    failed = {op for op, status in statuses.items() if status not in (Status.OK, Status.SKIPPED)}
+    assert not failed
+
+
+def test_cold_cache_rotates_input_sets(backend):
+    options = RunOptions(cache="cold", **QUICK)
+    (m,) = benchmark(torch.mul, [{"input": (64, 64), "other": (64, 64)}], options)
+    assert m.status is Status.OK, m.reason
+    assert _positive_finite(m.forward) and _positive_finite(m.backward)
+
+
+@pytest.mark.parametrize(
+    ("op", "category"),
+    [
+        ("conv2d", "convolution"),
+        ("conv_transpose2d", "transpose_convolution"),
+        ("max_pool2d", "pooling"),
+        ("lstm", "rnn"),
+        ("batch_norm", "normalization"),
+        ("relu", "activation"),
+        ("nll_loss", "loss"),
+        ("embedding", "nn_basic"),
+        ("mm", "gemm"),
+        ("linalg_qr", "linalg"),
+        ("fft_rfft", "fft"),
+        ("randn", "random_sampling"),
+        ("zeros", "creation"),
+        ("sum", "reduction"),
+        ("argsort", "sorting_searching"),
+        ("gather", "indexing"),
+        ("add", "binary_broadcast"),
+        ("exp", "unary"),
+    ],
+)
+def test_categories(registry, op, category):
+    assert registry.by_name[op].category == category
+
+
+def test_categories_mxnet_lacks_are_named():
+    from opperf.backends.torch.categories import TORCH_ONLY_CATEGORIES
+
+    assert set(TORCH_ONLY_CATEGORIES) == {"creation", "normalization", "fft"}
