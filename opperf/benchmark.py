@@ -6,7 +6,7 @@ import difflib
 import inspect
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from opperf.backends import Backend, get_backend
 from opperf.errors import OpperfError
@@ -45,6 +45,7 @@ class RunOptions:
     seed: int = 0
     framework: str = "mxnet"
     cache: str = "hot"
+    threads: int | None = None
 
     @property
     def plan(self) -> SamplingPlan:
@@ -64,6 +65,8 @@ class RunOptions:
             self.plan.validated()
         except ValueError as error:
             raise OpperfError(str(error)) from error
+        if self.threads is not None and (not isinstance(self.threads, int) or self.threads < 1):
+            raise OpperfError(f"threads must be an integer >= 1 or None (default), got {self.threads!r}")
         if self.cache not in CACHE_MODES:
             raise OpperfError(f"unknown cache mode {self.cache!r}; choose one of: {', '.join(CACHE_MODES)}")
         backend.check_dtype(self.dtype)
@@ -88,30 +91,55 @@ def benchmark(
     inputs: Sequence[dict[str, object]],
     options: RunOptions | None = None,
 ) -> list[Measurement]:
-    """Benchmark each operator with each input configuration; one Measurement per pair."""
-    options = options or RunOptions()
-    backend = get_backend(options.framework)
-    options = options.validated(backend)
+    """Benchmark each operator with each input configuration; one Measurement per pair.
+
+    Each operator runs on its own framework's backend (``torch.add`` on PyTorch's, whatever
+    ``options.framework`` says); the options' thread count, when given, is set first.
+    """
     functions = list(ops) if isinstance(ops, (list, tuple)) else [ops]
     if not inputs:
         raise OpperfError("inputs is empty; pass at least one input configuration, e.g. [{'data': (32, 32)}]")
     measurements = []
     for function in functions:
-        namespace, name, info = backend.identify(function)
-        for configuration in inputs:
-            spec = BenchmarkSpec(
-                framework=options.framework,
-                namespace=namespace,
-                op=name,
-                inputs=freeze_inputs(describe_inputs(function, name, info, configuration)),
-                dtype=options.dtype,
-                device=options.device,
-                run_backward=options.run_backward,
-                profiler=options.profiler,
-                category=info.category if info else "custom",
-                cache=options.cache,
-            )
-            measurements.append(backend.measure(spec, options.plan, options.seed, function=function))
+        run_options = replace(options or RunOptions(), framework=framework_of(function, options))
+        measurements += _benchmark_one(function, inputs, run_options)
+    return measurements
+
+
+def framework_of(function: Callable[..., object], options: RunOptions | None = None) -> str:
+    """The framework a function belongs to, by its module; ``options.framework`` when it says nothing."""
+    module = getattr(function, "__module__", None) or getattr(type(function), "__module__", "")
+    qualified = getattr(function, "__qualname__", "")
+    if module.split(".")[0] == "torch" or qualified.startswith("TensorBase.") or module == "torch._C":
+        return "torch"
+    if module.split(".")[0] == "mxnet":
+        return "mxnet"
+    return options.framework if options is not None else "mxnet"
+
+
+def _benchmark_one(
+    function: Callable[..., object], inputs: Sequence[dict[str, object]], options: RunOptions
+) -> list[Measurement]:
+    backend = get_backend(options.framework)
+    options = options.validated(backend)
+    backend.set_threads(options.threads)
+    namespace, name, info = backend.identify(function)
+    measurements = []
+    for configuration in inputs:
+        spec = BenchmarkSpec(
+            framework=options.framework,
+            namespace=namespace,
+            op=name,
+            inputs=freeze_inputs(describe_inputs(function, name, info, configuration)),
+            dtype=options.dtype,
+            device=options.device,
+            run_backward=options.run_backward,
+            profiler=options.profiler,
+            category=info.category if info else "custom",
+            cache=options.cache,
+            threads=options.threads,
+        )
+        measurements.append(backend.measure(spec, options.plan, options.seed, function=function))
     return measurements
 
 

@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from opperf.backends import get_backend
+from opperf.backends import BACKENDS, get_backend
 from opperf.benchmark import PROFILERS, RunOptions
 from opperf.errors import OpperfError
 from opperf.nd_operations.categories import CATEGORIES
@@ -75,11 +75,28 @@ def _names(text: str) -> tuple[str, ...]:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="opperf",
-        description="Benchmark every MXNet operator (forward, backward, peak memory) and write a report.",
+        description="Benchmark every operator of MXNet or PyTorch (forward, backward, peak memory) and "
+        "write a report.",
         epilog="Categories: " + ", ".join(c.name for c in CATEGORIES),
     )
     parser.add_argument(
-        "--ctx", default=None, help="device: cpu or gpu(N) (default: gpu(0) where MXNet sees a GPU, else cpu)"
+        "--framework",
+        default="mxnet",
+        choices=sorted(BACKENDS),
+        help="whose operator registry to sweep (default: mxnet)",
+    )
+    parser.add_argument(
+        "--ctx",
+        default=None,
+        help="device: cpu or gpu(N), which is cuda:N for PyTorch (default: gpu(0) where the framework "
+        "sees a GPU, else cpu)",
+    )
+    parser.add_argument(
+        "--threads",
+        default=None,
+        type=_count(1),
+        help="intra-op threads of the framework (OpenMP for MXNet, torch.set_num_threads for PyTorch), "
+        "recorded in the results; compare frameworks on the same count (default: the framework's own)",
     )
     parser.add_argument("--dtype", default="float32", choices=DTYPES, help="tensor dtype (default: float32)")
     parser.add_argument(
@@ -88,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--output-file",
         default=None,
-        help="report path (default: mxnet_operator_benchmarks.<format>)",
+        help="report path (default: <framework>_operator_benchmarks.<format>)",
     )
     parser.add_argument("--json-file", default=None, help="also write the JSON results document here")
     parser.add_argument(
@@ -226,7 +243,9 @@ def _select_engine(engine: str) -> None:
 def run(arguments: argparse.Namespace) -> int:
     if arguments.engine is not None:
         _select_engine(ENGINES[arguments.engine])
-    output_file = arguments.output_file or f"mxnet_operator_benchmarks.{arguments.output_format}"
+    output_file = (
+        arguments.output_file or f"{arguments.framework}_operator_benchmarks.{arguments.output_format}"
+    )
     for path in filter(None, (output_file, arguments.json_file)):
         _check_writable(path)
     journal = f"{output_file}.journal.jsonl"
@@ -234,7 +253,9 @@ def run(arguments: argparse.Namespace) -> int:
         options=RunOptions(
             run_backward=not arguments.no_backward,
             dtype=arguments.dtype,
-            device=arguments.ctx or get_backend("mxnet").default_device(),
+            device=arguments.ctx or get_backend(arguments.framework).default_device(),
+            framework=arguments.framework,
+            threads=arguments.threads,
             warmup=arguments.warmup,
             runs=arguments.runs,
             target=arguments.target_precision,

@@ -66,7 +66,15 @@ def _die_with_parent() -> None:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def worker_main(framework: str) -> None:
+def thread_environment(threads: int | None) -> dict[str, str]:
+    """Variables that fix a fresh process's thread pools before a framework reads them at import:
+    MXNet's OpenMP count cannot be changed once its engine has started."""
+    if threads is None:
+        return {}
+    return {name: str(threads) for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+
+
+def worker_main(framework: str, threads: int | None = None) -> None:
     """The worker's loop: receive a Job, send back its Measurement; None ends the loop.
 
     The protocol uses a private copy of stdout; file descriptors 1 and 2 then go to the log the parent
@@ -80,6 +88,7 @@ def worker_main(framework: str) -> None:
     from opperf.backends import get_backend
 
     backend = get_backend(framework)
+    backend.set_threads(threads)
     send_frame(replies, "ready")
     while True:
         try:
@@ -104,8 +113,11 @@ def describe_exit(exitcode: int | None) -> str:
 class IsolatedRunner:
     """Measures specs in a reusable worker process, with a time limit per group of specs."""
 
-    def __init__(self, framework: str = "mxnet", timeout_s: float = 120.0) -> None:
+    def __init__(
+        self, framework: str = "mxnet", timeout_s: float = 120.0, threads: int | None = None
+    ) -> None:
         self._framework = framework
+        self._threads = threads
         self._timeout_s = timeout_s
         self._process: subprocess.Popen | None = None
         self._output_path = ""
@@ -165,11 +177,13 @@ class IsolatedRunner:
             return
         self._kill()
         handle, self._output_path = tempfile.mkstemp(prefix="opperf-worker-", suffix=".log")
+        threads = [] if self._threads is None else [str(self._threads)]
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "opperf.isolation", self._framework],
+            [sys.executable, "-m", "opperf.isolation", self._framework, *threads],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=handle,
+            env={**os.environ, **thread_environment(self._threads)},
         )
         os.close(handle)
         if not self._wait_readable(STARTUP_TIMEOUT_S) or receive_frame(self._process.stdout) != "ready":
@@ -209,4 +223,4 @@ class IsolatedRunner:
 
 
 if __name__ == "__main__":
-    worker_main(sys.argv[1])
+    worker_main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else None)

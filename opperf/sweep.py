@@ -14,7 +14,6 @@ from opperf.benchmark import RunOptions, suggest
 from opperf.checkpoint import JournalWriter, check_settings, load_journal
 from opperf.errors import OpperfError
 from opperf.isolation import IsolatedRunner, Job
-from opperf.nd_operations.categories import CATEGORY_NAMES
 from opperf.rules import NoRuleError, SizeProfile, inputs_for
 from opperf.rules.profiles import STANDARD
 from opperf.utils.environment import describe_environment
@@ -57,6 +56,7 @@ class SweepConfig:
             "budget_s": options.budget_s,
             "seed": options.seed,
             "cache": options.cache,
+            "threads": options.threads,
             "run_backward": options.run_backward,
             "profile": self.profile.name,
         }
@@ -87,12 +87,13 @@ def select_operators(backend: Backend, ops: Sequence[str], categories: Sequence[
     """The registry's operators named in ``ops`` (canonical or alias) or in ``categories``; all if neither."""
     registry = backend.operators()
     by_name = {name: op for op in registry for name in op.all_names}
-    unknown_categories = [c for c in categories if c not in CATEGORY_NAMES]
+    known = sorted({op.category for op in registry})
+    unknown_categories = [c for c in categories if c not in known]
     if unknown_categories:
         bad = unknown_categories[0]
         raise OpperfError(
-            f"unknown category {bad!r}{suggest(bad, CATEGORY_NAMES)} "
-            f"(categories: {', '.join(CATEGORY_NAMES)})"
+            f"unknown category {bad!r}{suggest(bad, known)} "
+            f"({backend.framework} categories: {', '.join(known)})"
         )
     for name in ops:
         if name not in by_name:
@@ -117,6 +118,7 @@ def _spec(op: OpInfo, options: RunOptions, inputs: dict[str, InputValue]) -> Ben
         category=op.category,
         function=op.function_name if op.function_name != op.name else "",
         cache=options.cache,
+        threads=options.threads,
     )
 
 
@@ -146,6 +148,7 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
         backend.require_large_tensors()
     operators = select_operators(backend, config.ops, config.categories)
     finished = _resume(config)
+    threads = backend.set_threads(options.threads)
     overhead = backend.harness_overhead(options.profiler, options.device)
     peaks = load_peaks(redo=config.recalibrate_peaks) if options.device.startswith("cpu") else None
     started = _dt.datetime.now(_dt.timezone.utc)
@@ -180,6 +183,7 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
         isolated=config.isolate,
         timeout_s=config.timeout_s,
         interrupted=interrupted,
+        threads=threads,
         harness_overhead_s=overhead,
         machine_peaks=peaks.to_json() if peaks else None,
     )
@@ -210,7 +214,7 @@ def _measure_operator(
 
 def _isolated_measure(config: SweepConfig, stack: contextlib.ExitStack) -> Measure:
     options = config.options
-    runner = stack.enter_context(IsolatedRunner(options.framework, config.timeout_s))
+    runner = stack.enter_context(IsolatedRunner(options.framework, config.timeout_s, options.threads))
     return lambda specs: list(runner.run([Job(s, options.plan, options.seed) for s in specs]))
 
 

@@ -46,6 +46,9 @@ class Backend(Protocol):
         """Run ``spec`` (through ``function`` when given) and measure it as ``plan`` says; failures
         become results."""
 
+    def set_threads(self, count: int | None) -> int | None:
+        """Set the intra-op thread count when ``count`` is given; the count in effect (None: unknown)."""
+
     def harness_overhead(self, profiler: str, device: str) -> float:
         """Median seconds the harness itself adds to one measured call with ``profiler`` on ``device``:
         what a trivial call measures through the same synchronised path."""

@@ -61,6 +61,7 @@ def record(measurement: Measurement, calibration: Calibration | None = None) -> 
         "device": spec.device,
         "profiler": spec.profiler,
         "cache": spec.cache,
+        "threads": spec.threads,
         "run_backward": spec.run_backward,
         "status": measurement.status.value,
         "reason": measurement.reason,
@@ -106,6 +107,7 @@ def measurement_from_record(result: dict[str, object]) -> Measurement:
         category=result["category"],
         function=_function_name(result),
         cache=result.get("cache", "hot"),
+        threads=result.get("threads"),
     )
     sampling = result.get("sampling") or {}
     samples = {

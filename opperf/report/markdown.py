@@ -25,7 +25,10 @@ HEADERS = (
     "Flags",
 )
 ENVIRONMENT_KEYS = (
+    "framework",
     "mxnet_version",
+    "torch_version",
+    "threads",
     "device",
     "dtype",
     "profiler",

@@ -104,7 +104,8 @@ class BenchmarkSpec:
 
     ``op`` is the registry's canonical name (the stable key); ``function`` the name in ``namespace``
     when it differs. ``cache`` is ``hot`` (inputs reused, as they stay cached) or ``cold`` (passes
-    rotate through input sets larger than the last-level cache together).
+    rotate through input sets larger than the last-level cache together). ``threads`` is the intra-op
+    thread count asked for (None: the framework's default).
     """
 
     framework: str
@@ -118,6 +119,7 @@ class BenchmarkSpec:
     category: str = "misc"
     function: str = ""
     cache: str = "hot"
+    threads: int | None = None
 
     @property
     def label(self) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import importlib
 import itertools
 import os
@@ -273,6 +274,22 @@ class MXNetBackend:
             met_target=sampled.met_target,
             competing_load=competing,
         )
+
+    def set_threads(self, count: int | None) -> int | None:
+        """MXNet's OpenMP thread count: read from OMP_NUM_THREADS when its engine starts, so a sweep's
+        workers get it in their environment; here it is set for the calling thread too (which the
+        naive engine runs operators in) and for processes started later. None: not set, MXNet's
+        default (one thread per operator on this build, after ``import mxnet``)."""
+        if count is not None:
+            if count < 1:
+                raise OpperfError(f"threads must be an integer >= 1, got {count!r}")
+            import mxnet as mx
+
+            os.environ["OMP_NUM_THREADS"] = str(count)
+            mx.base._LIB.MXSetNumOMPThreads(ctypes.c_int(count))
+            return count
+        configured = os.environ.get("OMP_NUM_THREADS", "")
+        return int(configured) if configured.isdigit() else None
 
     def harness_overhead(self, profiler: str, device: str) -> float:
         """The median time ``profiler`` reports for the most trivial call: for the Python timer, an

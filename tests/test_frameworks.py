@@ -1,0 +1,55 @@
+"""One API over both frameworks: each function runs on its own backend, with the threads asked for."""
+
+import json
+
+import mxnet as mx
+import torch
+from torch.nn import functional
+
+from opperf.benchmark import RunOptions, benchmark, framework_of
+from opperf.cli import main
+from opperf.isolation import IsolatedRunner, Job, thread_environment
+from opperf.sampling import SamplingPlan
+from opperf.utils.results import BenchmarkSpec, Status, TensorSpec, freeze_inputs
+
+QUICK = RunOptions(warmup=1, runs=2)
+
+
+def test_functions_are_recognised_by_their_module():
+    assert {framework_of(f) for f in (torch.add, functional.conv2d, torch.Tensor.dim, torch.linalg.inv)} == {
+        "torch"
+    }
+    assert {framework_of(f) for f in (mx.nd.add, mx.np.add, mx.nd.Convolution)} == {"mxnet"}
+
+
+def test_each_function_runs_on_its_own_framework_whatever_the_default():
+    (mx_exp,) = benchmark(mx.nd.exp, [{"data": (8, 8)}], QUICK)
+    (torch_exp,) = benchmark(torch.exp, [{"input": (8, 8)}], QUICK)  # QUICK says framework="mxnet"
+    assert (mx_exp.spec.framework, torch_exp.spec.framework) == ("mxnet", "torch")
+    assert mx_exp.status is Status.OK and torch_exp.status is Status.OK
+
+
+def test_threads_are_set_and_recorded():
+    (m,) = benchmark(torch.add, [{"input": (8, 8), "other": (8, 8)}], RunOptions(warmup=1, runs=2, threads=1))
+    assert m.spec.threads == 1 and torch.get_num_threads() == 1
+
+
+def test_workers_get_the_thread_count_before_the_framework_starts():
+    assert thread_environment(None) == {}
+    assert thread_environment(2)["OMP_NUM_THREADS"] == "2"
+    spec = BenchmarkSpec("torch", "torch", "exp", freeze_inputs({"input": TensorSpec((8, 8))}), threads=1)
+    with IsolatedRunner("torch", timeout_s=120, threads=1) as runner:
+        (m,) = runner.run([Job(spec, SamplingPlan(warmup=1, runs=2), seed=0)])
+    assert m.status is Status.OK, m.reason
+
+
+def test_cli_sweeps_pytorch(tmp_path):
+    output = tmp_path / "torch.json"
+    status = main(["--framework", "torch", "--ops", "add", "--threads", "1", "--warmup", "1", "--runs", "2",
+                   "--output-format", "json", "--output-file", str(output), "--quiet"])  # fmt: skip
+    assert status == 0
+    document = json.loads(output.read_text())
+    assert document["environment"]["framework"] == "torch"
+    assert document["environment"]["threads"] == 1
+    assert {r["framework"] for r in document["results"]} == {"torch"}
+    assert all(r["status"] == "ok" and r["threads"] == 1 for r in document["results"])
