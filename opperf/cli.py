@@ -9,6 +9,8 @@ from collections.abc import Sequence
 
 from opperf.backends import BACKENDS, get_backend
 from opperf.benchmark import PROFILERS, RunOptions
+from opperf.comparison import DEFAULT_OPERATORS, compare, configurations
+from opperf.comparison import render_markdown as render_comparison
 from opperf.errors import OpperfError
 from opperf.nd_operations.categories import CATEGORIES
 from opperf.report.coverage import render_coverage
@@ -84,6 +86,15 @@ def build_parser() -> argparse.ArgumentParser:
         default="mxnet",
         choices=sorted(BACKENDS),
         help="whose operator registry to sweep (default: mxnet)",
+    )
+    parser.add_argument(
+        "--compare",
+        default=(),
+        type=_names,
+        metavar="NAMESPACES",
+        help="compare namespaces instead of sweeping, e.g. mx.nd,mx.np,torch: one table of each --ops "
+        "operator (mx.nd names; default: add, multiply, exp, sum, dot, softmax, Convolution, Pooling, "
+        "FullyConnected, BatchNorm) per input configuration, with forward ratios against the first",
     )
     parser.add_argument(
         "--ctx",
@@ -243,6 +254,8 @@ def _select_engine(engine: str) -> None:
 def run(arguments: argparse.Namespace) -> int:
     if arguments.engine is not None:
         _select_engine(ENGINES[arguments.engine])
+    if arguments.compare:
+        return run_comparison(arguments)
     output_file = (
         arguments.output_file or f"{arguments.framework}_operator_benchmarks.{arguments.output_format}"
     )
@@ -308,6 +321,37 @@ def run(arguments: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    return 0
+
+
+def run_comparison(arguments: argparse.Namespace) -> int:
+    """``--compare``: each operator in each namespace on the same configurations, as one Markdown table."""
+    namespaces = arguments.compare
+    options = RunOptions(
+        run_backward=not arguments.no_backward,
+        dtype=arguments.dtype,
+        device=arguments.ctx or "cpu",
+        warmup=arguments.warmup,
+        runs=arguments.runs,
+        target=arguments.target_precision,
+        budget_s=arguments.budget,
+        cache=arguments.cache,
+        profiler=arguments.profiler,
+        seed=arguments.seed,
+        threads=arguments.threads,
+    )
+    if arguments.output_file:
+        _check_writable(arguments.output_file)
+    rows = [
+        row
+        for name in arguments.ops or DEFAULT_OPERATORS
+        for row in compare(name, configurations(name, namespaces[0]), namespaces, options)
+    ]
+    text = render_comparison(rows, namespaces)
+    if arguments.output_file:
+        write_atomically(arguments.output_file, text)
+    else:
+        print(text, end="")
     return 0
 
 

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 
 from opperf.backends import get_backend
 from opperf.benchmark import RunOptions, benchmark, device_name, signature_of, suggest
+from opperf.comparison import compare, framework_of_namespace
 from opperf.errors import OpperfError
 from opperf.utils.legacy import legacy_results
 
@@ -59,39 +60,41 @@ def run_benchmark_operator(
     warmup: int | None = None,
     runs: int | None = None,
     seed: int = 0,
+    threads: int | None = None,
 ) -> list[dict[str, list[dict[str, object]]]]:
-    """Benchmark the operator called ``name`` in each namespace that has it (``mx.nd`` vs ``mx.np``).
+    """Benchmark the operator called ``name`` in each namespace that has it (``mx.nd`` against ``mx.np``,
+    and ``torch`` when named), on the same input configuration.
 
-    Every tensor argument gets shape ``size``; ``additional_inputs`` overrides or adds arguments, e.g.
-    ``run_benchmark_operator("pick", size=(128, 128), additional_inputs={"index": (128, 1)})``.
-    Returns one result list entry per namespace, in the order given.
+    Every required tensor argument (in the first namespace that has ``name``) gets shape ``size``;
+    ``additional_inputs`` overrides or adds arguments in that namespace's names, e.g.
+    ``run_benchmark_operator("pick", size=(128, 128), additional_inputs={"index": (128, 1)})``. Other
+    namespaces get the configuration translated (``opperf.comparison``). Returns one result list entry
+    per namespace that has a counterpart, in the order given.
     """
-    backend = get_backend("mxnet")
-    found = [(ns, backend.lookup(ns, name)) for ns in namespaces]
-    found = [(ns, function) for ns, function in found if function is not None]
+    found = [ns for ns in namespaces if get_backend(framework_of_namespace(ns)).lookup(ns, name)]
     if not found:
-        known = {n for ns in namespaces for n in backend.namespace_names(ns)}
+        known = {n for ns in namespaces for n in get_backend(framework_of_namespace(ns)).namespace_names(ns)}
         raise OpperfError(f"no operator {name!r} in {', '.join(namespaces)}{suggest(name, known)}")
-    results = []
-    for _, function in found:
-        _, _, info = backend.identify(function)
-        signature = signature_of(function, info)
-        inputs: dict[str, object] = {
-            argument: [size, size] if argument in signature.tensor_lists else size
-            for argument in sorted(signature.tensors & signature.required)
-        }
-        inputs.update(additional_inputs or {})
-        results.extend(
-            run_performance_test(
-                function,
-                inputs=[inputs],
-                run_backward=run_backward,
-                dtype=dtype,
-                ctx=ctx,
-                profiler=profiler,
-                warmup=warmup,
-                runs=runs,
-                seed=seed,
-            )
-        )
-    return results
+    first = found[0]
+    backend = get_backend(framework_of_namespace(first))
+    function = backend.lookup(first, name)
+    signature = signature_of(function, backend.identify(function)[2])
+    configuration: dict[str, object] = {
+        argument: [size, size] if argument in signature.tensor_lists else size
+        for argument in sorted(signature.tensors & signature.required)
+    }
+    configuration.update(additional_inputs or {})
+    options = RunOptions(
+        run_backward=run_backward,
+        dtype=dtype,
+        device=device_name(ctx),
+        warmup=warmup,
+        runs=runs,
+        profiler=profiler,
+        seed=seed,
+        threads=threads,
+    )
+    ordered = [first, *(ns for ns in namespaces if ns != first)]
+    (row,) = compare(name, [configuration], ordered, options)
+    measured = [row.measurements[ns] for ns in namespaces if row.measurements.get(ns) is not None]
+    return legacy_results(measured)

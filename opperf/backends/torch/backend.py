@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from opperf.backends.torch import devices, gradients, profiling
-from opperf.backends.torch.calls import Call, arrange
+from opperf.backends.torch.calls import Call, arrange, takes_keywords
 from opperf.backends.torch.errors import describe_error
 from opperf.backends.torch.namespaces import (
     NAMESPACES,
@@ -321,7 +321,10 @@ def _prepare(
         tensors = _differentiable_tensors(value, values[name])
         if tensors:
             leaves[name] = tensors
-    args, kwargs = arrange(info.arguments if info is not None else (), values)
+    if takes_keywords(function, list(values)):
+        args, kwargs = (), values
+    else:
+        args, kwargs = arrange(info.arguments if info is not None else (), values)
     in_place = getattr(function, "__name__", "").endswith("_")
     return _Prepared(call=Call.of(function, args, kwargs), leaves=leaves, in_place=in_place)
 

@@ -49,6 +49,18 @@ def varargs_position(function: Callable[..., object]) -> int | None:
     )
 
 
+def takes_keywords(function: Callable[..., object], names: Sequence[str]) -> bool:
+    """Whether a Python function takes every one of ``names`` by keyword. Such a wrapper may order its
+    parameters unlike the schema (``F.batch_norm(input, running_mean, running_var, weight, bias)``
+    against aten's ``(input, weight, bias, running_mean, running_var)``), so it is called by name."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):  # a builtin: schema order applies
+        return False
+    keywords = {p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return set(names) <= keywords
+
+
 def arrange(arguments: Sequence[Argument], values: Mapping[str, object]) -> tuple[tuple, dict]:
     """(positional, keyword) arguments for ``values`` keyed by name, following the schema ``arguments``.
 

@@ -1,0 +1,334 @@
+"""One operator across namespaces (``mx.nd``, ``mx.np``/``mx.npx``, ``torch``), on one input configuration.
+
+Operators are matched by name where the namespaces agree, and by ``COUNTERPARTS``, a small explicit
+mapping, where they do not (``FullyConnected`` is ``torch.nn.functional.linear``). A configuration is
+stated once, in the first namespace's argument names; each other namespace gets it translated: tensors
+by position (``lhs``, ``rhs`` become ``x1``, ``x2`` and ``input``, ``other``), attributes by the
+mapping's renames (``pad`` becomes ``padding``), attributes a namespace infers from the tensors
+(``num_filter``) dropped.
+"""
+
+from __future__ import annotations
+
+import inspect
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from tabulate import tabulate
+
+from opperf.backends import get_backend
+from opperf.benchmark import RunOptions, benchmark, signature_of, suggest
+from opperf.errors import OpperfError
+from opperf.rules import inputs_for
+from opperf.rules.profiles import STANDARD, SizeProfile
+from opperf.utils.results import Measurement, TensorSpec
+
+Name = str | Callable[[Mapping[str, object]], str]
+"""A counterpart's function name, or how to choose it from the configuration (conv1d/2d/3d)."""
+
+
+@dataclass(frozen=True)
+class Counterpart:
+    """How an operator of the first namespace is called in another one."""
+
+    namespace: str
+    name: Name
+    renames: Mapping[str, str] = field(default_factory=dict)
+    drop: frozenset[str] = frozenset()
+    extra: Mapping[str, object] = field(default_factory=dict)
+
+    def function_name(self, configuration: Mapping[str, object]) -> str:
+        return self.name if isinstance(self.name, str) else self.name(configuration)
+
+
+def _spatial_dims(configuration: Mapping[str, object]) -> int:
+    kernel = configuration.get("kernel", (1, 1))
+    return len(kernel) if isinstance(kernel, (tuple, list)) else 1
+
+
+def _convolution(configuration: Mapping[str, object]) -> str:
+    return f"conv{_spatial_dims(configuration)}d"
+
+
+def _pooling(configuration: Mapping[str, object]) -> str:
+    if configuration.get("global_pool"):
+        raise OpperfError("global pooling has no torch.nn.functional counterpart with the same inputs")
+    kind = configuration.get("pool_type", "max")
+    if kind not in ("max", "avg"):
+        raise OpperfError(f"{kind!r} pooling has no torch.nn.functional counterpart")
+    return f"{kind}_pool{_spatial_dims(configuration)}d"
+
+
+_TORCH_AXIS = {"axis": "dim"}
+_TORCH_WINDOW = {"kernel": "kernel_size", "pad": "padding", "dilate": "dilation", "num_group": "groups"}
+_INFERRED_BY_TORCH = frozenset({"num_hidden", "num_filter", "no_bias", "flatten", "layout", "cudnn_off"})
+_BATCH_NORM = {
+    "gamma": "weight",
+    "beta": "bias",
+    "moving_mean": "running_mean",
+    "moving_var": "running_var",
+}
+
+
+def _same(name: str, np_name: str | None = None, torch_name: str | None = None, **torch: object):
+    """Counterparts of an operator whose mx.np and torch functions take tensors in the same order."""
+    return {
+        "mx.np": Counterpart("mx.np", np_name or name),
+        "torch": Counterpart("torch", torch_name or name, renames=_TORCH_AXIS, **torch),
+    }
+
+
+COUNTERPARTS: Mapping[str, Mapping[str, Counterpart]] = {
+    "add": _same("add"),
+    "broadcast_add": _same("add", "add", "add"),
+    "elemwise_add": _same("add", "add", "add"),
+    "subtract": _same("subtract", torch_name="sub"),
+    "multiply": _same("multiply", torch_name="mul"),
+    "broadcast_mul": _same("multiply", "multiply", "mul"),
+    "divide": _same("divide", torch_name="div"),
+    "exp": _same("exp"),
+    "log": _same("log"),
+    "sqrt": _same("sqrt"),
+    "sum": _same("sum"),
+    "mean": _same("mean"),
+    "dot": _same("dot", "dot", "matmul", drop=frozenset({"transpose_a", "transpose_b"})),
+    "batch_dot": {"mx.np": Counterpart("mx.npx", "batch_dot"), "torch": Counterpart("torch", "bmm")},
+    "softmax": {
+        "mx.np": Counterpart("mx.npx", "softmax"),
+        "torch": Counterpart("torch", "softmax", renames=_TORCH_AXIS, extra={"dim": -1}),
+    },
+    "relu": {"mx.np": Counterpart("mx.npx", "relu"), "torch": Counterpart("torch", "relu")},
+    "sigmoid": {"mx.np": Counterpart("mx.npx", "sigmoid"), "torch": Counterpart("torch", "sigmoid")},
+    "FullyConnected": {
+        "mx.np": Counterpart("mx.npx", "fully_connected"),
+        "torch": Counterpart("torch.nn.functional", "linear", drop=_INFERRED_BY_TORCH),
+    },
+    "Convolution": {
+        "mx.np": Counterpart("mx.npx", "convolution"),
+        "torch": Counterpart(
+            "torch.nn.functional", _convolution, renames=_TORCH_WINDOW, drop=_INFERRED_BY_TORCH | {"kernel"}
+        ),
+    },
+    "Pooling": {
+        "mx.np": Counterpart("mx.npx", "pooling"),
+        "torch": Counterpart(
+            "torch.nn.functional",
+            _pooling,
+            renames=_TORCH_WINDOW,
+            drop=frozenset({"pool_type", "pooling_convention", "cudnn_off", "layout"}),
+        ),
+    },
+    "BatchNorm": {
+        "mx.np": Counterpart("mx.npx", "batch_norm"),
+        "torch": Counterpart(
+            "torch.nn.functional",
+            "batch_norm",
+            renames=_BATCH_NORM,
+            drop=frozenset({"fix_gamma", "use_global_stats", "axis", "cudnn_off"}),
+            extra={"training": True},
+        ),
+    },
+}
+"""Operators by their ``mx.nd`` name, then the namespace group (``mx.np`` covers ``mx.npx``)."""
+
+
+def framework_of_namespace(namespace: str) -> str:
+    return "torch" if namespace.split(".")[0] == "torch" else "mxnet"
+
+
+def counterpart(name: str, namespace: str) -> Counterpart:
+    """How ``name`` (an ``mx.nd`` operator) is called in ``namespace``: by the mapping, else by name."""
+    group = "torch" if framework_of_namespace(namespace) == "torch" else namespace
+    mapped = COUNTERPARTS.get(name, {}).get("mx.np" if group == "mx.npx" else group)
+    if mapped is not None and (group != "mx.npx" or mapped.namespace == "mx.npx"):
+        return mapped
+    return Counterpart(namespace, name, renames=_TORCH_AXIS if group == "torch" else {})
+
+
+def tensor_order(function: Callable[..., object], framework: str) -> list[str]:
+    """The tensor arguments of ``function`` in the order it takes them."""
+    info = get_backend(framework).identify(function)[2]
+    if info is not None:
+        return [a.name for a in info.arguments if a.is_tensor]
+    tensors = signature_of(function, None).tensors
+    return [name for name in inspect.signature(function).parameters if name in tensors]
+
+
+def translate(
+    configuration: Mapping[str, object],
+    source_tensors: Sequence[str],
+    target_tensors: Sequence[str],
+    target: Counterpart,
+) -> dict[str, object]:
+    """``configuration`` in the target's argument names: tensors by position, attributes renamed."""
+    translated: dict[str, object] = {}
+    for name, value in configuration.items():
+        if name in target.drop:
+            continue
+        if name in target.renames:
+            translated[target.renames[name]] = value
+        elif name in source_tensors:
+            position = source_tensors.index(name)
+            if position >= len(target_tensors):
+                raise OpperfError(f"{target.namespace} takes no tensor in the place of {name!r}")
+            translated[target_tensors[position]] = value
+        else:
+            translated[name] = value
+    return {**target.extra, **translated}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One input configuration of one operator, measured in each namespace (None where it failed to map)."""
+
+    operator: str
+    configuration: Mapping[str, object]
+    measurements: Mapping[str, Measurement | None]
+    problems: Mapping[str, str]
+
+
+def compare(
+    name: str,
+    configurations: Sequence[Mapping[str, object]],
+    namespaces: Sequence[str] = ("mx.nd", "mx.np", "torch"),
+    options: RunOptions | None = None,
+) -> list[Row]:
+    """Benchmark ``name`` (as called in the first namespace) with each configuration in every namespace.
+
+    A namespace with no counterpart, or whose counterpart cannot take a configuration, gets no
+    measurement for it and the problem is recorded; an unknown operator in the first namespace raises.
+    """
+    options = options or RunOptions()
+    first = namespaces[0]
+    source_backend = get_backend(framework_of_namespace(first))
+    source_function = source_backend.lookup(first, name)
+    if source_function is None:
+        known = source_backend.namespace_names(first)
+        raise OpperfError(f"no operator {name!r} in {first}{suggest(name, known)}")
+    source_tensors = tensor_order(source_function, framework_of_namespace(first))
+    rows = []
+    for configuration in configurations:
+        measurements: dict[str, Measurement | None] = {}
+        problems: dict[str, str] = {}
+        for namespace in namespaces:
+            try:
+                function, inputs = _call_in(name, namespace, configuration, source_tensors)
+                run_options = replace(options, framework=framework_of_namespace(namespace))
+                (measurements[namespace],) = benchmark(function, [inputs], run_options)
+            except OpperfError as error:
+                measurements[namespace], problems[namespace] = None, str(error)
+        rows.append(Row(name, dict(configuration), measurements, problems))
+    return rows
+
+
+def _call_in(
+    name: str, namespace: str, configuration: Mapping[str, object], source_tensors: Sequence[str]
+) -> tuple[Callable[..., object], dict[str, object]]:
+    target = counterpart(name, namespace)
+    function_name = target.function_name(configuration)
+    framework = framework_of_namespace(namespace)
+    function = get_backend(framework).lookup(target.namespace, function_name)
+    if function is None:
+        raise OpperfError(f"no counterpart of {name!r} in {namespace} ({target.namespace}.{function_name})")
+    inputs = translate(configuration, source_tensors, tensor_order(function, framework), target)
+    return function, inputs
+
+
+def table_rows(rows: Sequence[Row], namespaces: Sequence[str]) -> list[list[str]]:
+    """Per row: operator, inputs, then each namespace's forward and backward medians (ms) with the
+    forward ratio against the first namespace."""
+    rendered = []
+    for row in rows:
+        cells = [row.operator, _inputs(row.configuration)]
+        base = _median(row.measurements.get(namespaces[0]), "forward")
+        for namespace in namespaces:
+            measurement = row.measurements.get(namespace)
+            forward, backward = _median(measurement, "forward"), _median(measurement, "backward")
+            ratio = f"{forward / base:.2f}" if forward and base else "—"
+            cells += [_ms(forward), _ms(backward), ratio]
+        rendered.append(cells)
+    return rendered
+
+
+def table_headers(namespaces: Sequence[str]) -> list[str]:
+    headers = ["operator", "inputs"]
+    for namespace in namespaces:
+        headers += [f"{namespace} fwd ms", f"{namespace} bwd ms", f"{namespace} fwd ratio"]
+    return headers
+
+
+def _median(measurement: Measurement | None, phase: str) -> float | None:
+    samples = getattr(measurement, phase, None) if measurement is not None else None
+    return statistics.median(samples) if samples else None
+
+
+def _ms(seconds: float | None) -> str:
+    return f"{seconds * 1e3:.4f}" if seconds is not None else "—"
+
+
+def _inputs(configuration: Mapping[str, object]) -> str:
+    def show(value: object) -> str:
+        if isinstance(value, TensorSpec):
+            return "x".join(map(str, value.shape))
+        if isinstance(value, tuple) and value and all(isinstance(v, int) for v in value):
+            return "x".join(map(str, value))
+        return str(value)
+
+    return ", ".join(f"{name}={show(value)}" for name, value in configuration.items())
+
+
+DEFAULT_OPERATORS = (
+    "add", "multiply", "exp", "sum", "dot", "softmax",
+    "Convolution", "Pooling", "FullyConnected", "BatchNorm",
+)  # fmt: skip
+"""What ``--compare`` runs when no operators are named: the common layers and element-wise basics."""
+
+
+def configurations(name: str, namespace: str, profile: SizeProfile = STANDARD) -> list[dict[str, object]]:
+    """Input configurations for ``name`` in ``namespace``: the registry's rules when it is a registered
+    operator, else every required tensor argument with the profile's first shape."""
+    framework = framework_of_namespace(namespace)
+    backend = get_backend(framework)
+    function = backend.lookup(namespace, name)
+    if function is None:
+        raise OpperfError(
+            f"no operator {name!r} in {namespace}{suggest(name, backend.namespace_names(namespace))}"
+        )
+    info = backend.identify(function)[2] or next((op for op in backend.operators() if op.name == name), None)
+    if info is not None:
+        return [backend.applicable_inputs(info, inputs) for inputs in inputs_for(info, profile)]
+    signature = signature_of(function, None)
+    return [{argument: profile.shapes[0] for argument in sorted(signature.tensors & signature.required)}]
+
+
+def render_markdown(rows: Sequence[Row], namespaces: Sequence[str]) -> str:
+    """The comparison as a Markdown table, then what could not be compared and why."""
+    lines = [
+        f"# {' vs '.join(namespaces)}",
+        "",
+        "Median forward and backward times; ratios are forward times against the first namespace.",
+        "",
+        tabulate(table_rows(rows, namespaces), headers=table_headers(namespaces), tablefmt="github"),
+        "",
+    ]
+    problems = [
+        [row.operator, _inputs(row.configuration), namespace, problem]
+        for row in rows
+        for namespace, problem in row.problems.items()
+    ]
+    failures = [
+        [row.operator, _inputs(row.configuration), namespace, f"{m.status.value}: {m.reason}"]
+        for row in rows
+        for namespace, m in row.measurements.items()
+        if m is not None and m.forward is None
+    ]
+    if problems or failures:
+        headers = ("operator", "inputs", "namespace", "why not compared")
+        lines += [
+            "## Not compared",
+            "",
+            tabulate(problems + failures, headers=headers, tablefmt="github"),
+            "",
+        ]
+    return "\n".join(lines) + "\n"
