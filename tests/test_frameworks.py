@@ -53,3 +53,18 @@ def test_cli_sweeps_pytorch(tmp_path):
     assert document["environment"]["threads"] == 1
     assert {r["framework"] for r in document["results"]} == {"torch"}
     assert all(r["status"] == "ok" and r["threads"] == 1 for r in document["results"])
+
+
+def test_framework_code_stays_behind_the_backend_interface():
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "import opperf.cli, opperf.comparison, opperf.report.document, opperf.report.markdown\n"
+        "assert 'torch' not in sys.modules and 'mxnet' not in sys.modules, 'reports imported a framework'\n"
+        "from opperf.backends import get_backend\n"
+        "get_backend('mxnet').operators()\n"
+        "assert 'torch' not in sys.modules, 'the MXNet path imported torch'\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True)
