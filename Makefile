@@ -1,4 +1,5 @@
-# The two entry points: `make bench` sweeps the MXNet registry, `make test` runs the tests.
+# The two entry points: `make bench` sweeps the MXNet registry, `make test` runs the tests
+# (`make bench-torch` sweeps PyTorch's, `make compare` compares mx.nd, mx.np and torch).
 # Both create the virtual environment in .venv on first use.
 PYTHON ?= python3
 VENV := .venv
@@ -8,7 +9,7 @@ OUT ?= results
 CTX ?= cpu
 ARGS ?=
 
-.PHONY: bench test lint venv clean
+.PHONY: bench bench-torch compare test lint venv clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +23,15 @@ bench: $(STAMP)
 	mkdir -p $(OUT)
 	$(PY) opperf.py --ctx $(CTX) --output-format md --output-file $(OUT)/mxnet_$(CTX).md \
 		--json-file $(OUT)/mxnet_$(CTX).json $(ARGS)
+
+bench-torch: $(STAMP)
+	mkdir -p $(OUT)
+	$(PY) opperf.py --framework torch --ctx $(CTX) --output-format md --output-file $(OUT)/torch_$(CTX).md \
+		--json-file $(OUT)/torch_$(CTX).json $(ARGS)
+
+compare: $(STAMP)
+	mkdir -p $(OUT)
+	$(PY) opperf.py --compare mx.nd,mx.np,torch --ctx $(CTX) --output-file $(OUT)/compare_$(CTX).md $(ARGS)
 
 test: $(STAMP)
 	$(PY) -m pytest -q $(ARGS)
