@@ -292,6 +292,10 @@ def _last_dim(extent: int) -> Override:
     return lambda c: {"input": T((_rows(c), extent)), "other": T((_rows(c), extent))}
 
 
+COMBINATION_ELEMENTS = 512
+"""Elements ``combinations`` draws pairs from: about 130,000 pairs."""
+
+
 def _vector(c: RuleContext) -> TensorSpec:
     return T((_rows(c),))
 
@@ -398,7 +402,8 @@ OVERRIDES: dict[str, Override] = {
     "linalg_cross": _last_dim(3),
     "bucketize": lambda c: {"boundaries": T((_rows(c),))},
     "histogramdd": lambda c: {"input": T((_rows(c), 2)), "bins": (4, 4)},
-    "combinations": _subject_is(_vector),
+    # r=2 combinations of n elements are n(n-1)/2 pairs: a 10,000-vector would give 50 million.
+    "combinations": _subject_is(lambda c: T((min(_rows(c), COMBINATION_ELEMENTS),))),
     "vander": lambda c: {"x": _vector(c)},
     "bincount": lambda c: {"input": _index((_rows(c),), 10)},
     "one_hot": lambda c: {"input": _index((_rows(c),), 10)},
