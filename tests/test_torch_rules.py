@@ -13,7 +13,12 @@ from opperf.utils.results import TensorSpec
 pytest.importorskip("torch")
 
 # Python wrappers whose parameters differ from the aten schema's (``tensordot(a, b, dims)``).
-PYTHON_WRAPPER_ARGUMENTS = {"tensordot": {"dims"}}
+# Arguments the public Python entry point takes beyond the aten schema.
+PYTHON_WRAPPER_ARGUMENTS = {
+    "tensordot": {"dims"},
+    "max_unpool2d": {"kernel_size", "stride"},
+    "max_unpool3d": {"kernel_size"},
+}
 
 
 @pytest.fixture(scope="module")

@@ -655,9 +655,12 @@ def _max_unpooling(dims: int) -> Callable[[LayerSizes], Configurations]:
             "input": T(pooled),
             "indices": T(pooled, dtype="int64", low=0, high=math.prod(images[2:]), integral=True),
             "output_size": images[2:],
+            # The public entry point (torch.nn.functional) also needs the pooling window.
+            "kernel_size": (2,) * dims,
+            "stride": (2,) * dims,
         }
         if dims == 3:
-            config.update(stride=(2,) * dims, padding=(0,) * dims)
+            config.update(padding=(0,) * dims)
         return [config]
 
     return rule
