@@ -138,7 +138,11 @@ def framework_of_namespace(namespace: str) -> str:
 
 
 def counterpart(name: str, namespace: str) -> Counterpart:
-    """How ``name`` (an ``mx.nd`` operator) is called in ``namespace``: by the mapping, else by name."""
+    """How ``name`` (an ``mx.nd`` operator) is called in ``namespace``: by the mapping, else by name.
+
+    The mapping's ``mx.np`` entry covers ``mx.npx`` too; asked for ``mx.npx`` itself, it answers only
+    where that entry lives in ``mx.npx`` (``fully_connected``), so ``mx.np.add`` is not found twice.
+    """
     group = "torch" if framework_of_namespace(namespace) == "torch" else namespace
     mapped = COUNTERPARTS.get(name, {}).get("mx.np" if group == "mx.npx" else group)
     if mapped is not None and (group != "mx.npx" or mapped.namespace == "mx.npx"):
