@@ -110,7 +110,9 @@ def framework_of(function: Callable[..., object], options: RunOptions | None = N
     """The framework a function belongs to, by its module; ``options.framework`` when it says nothing."""
     module = getattr(function, "__module__", None) or getattr(type(function), "__module__", "")
     qualified = getattr(function, "__qualname__", "")
-    if module.split(".")[0] == "torch" or qualified.startswith("TensorBase."):  # Tensor methods have no module
+    if module.split(".")[0] == "torch" or qualified.startswith(
+        "TensorBase."
+    ):  # Tensor methods have no module
         return "torch"
     if module.split(".")[0] == "mxnet":
         return "mxnet"
