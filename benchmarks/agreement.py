@@ -1,6 +1,6 @@
 """opperf's medians against independent references measured in the same process.
 
-    .venv/bin/python -m benchmarks.agreement [--rounds 3] [--threads 1] [--frameworks mxnet,torch]
+    .venv/bin/python -m benchmarks.agreement [--rounds 3] [--frameworks mxnet,torch]
 
 MXNet's reference is a plain loop: ``perf_counter`` around each call and ``mx.nd.waitall()``.
 PyTorch's is ``torch.utils.benchmark.Timer(...).blocked_autorange()``. For each operator, rounds

@@ -50,24 +50,24 @@ def _count(minimum: int):
     return parse
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {value:g}")
-    return value
+def _positive(what: str, below_one: bool = False):
+    """A parser of positive numbers (and less than 1 with ``below_one``); ``what`` names the expected."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if value <= 0 or (below_one and value >= 1):
+            bound = "strictly between 0 and 1" if below_one else "positive"
+            raise argparse.ArgumentTypeError(f"must be {bound}, got {value:g}")
+        return value
+
+    return parse
 
 
-def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a fraction such as 0.02, got {text!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, got {value:g}")
-    return value
+_seconds = _positive("a number of seconds")
+_fraction = _positive("a fraction such as 0.02", below_one=True)
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -251,6 +251,24 @@ def _select_engine(engine: str) -> None:
     os.environ["MXNET_ENGINE_TYPE"] = engine
 
 
+def _run_options(arguments: argparse.Namespace, device: str) -> RunOptions:
+    """How each benchmark runs, as the flags say."""
+    return RunOptions(
+        run_backward=not arguments.no_backward,
+        dtype=arguments.dtype,
+        device=device,
+        framework=arguments.framework,
+        threads=arguments.threads,
+        warmup=arguments.warmup,
+        runs=arguments.runs,
+        target=arguments.target_precision,
+        budget_s=arguments.budget,
+        cache=arguments.cache,
+        profiler=arguments.profiler,
+        seed=arguments.seed,
+    )
+
+
 def run(arguments: argparse.Namespace) -> int:
     if arguments.engine is not None:
         _select_engine(ENGINES[arguments.engine])
@@ -263,20 +281,7 @@ def run(arguments: argparse.Namespace) -> int:
         _check_writable(path)
     journal = f"{output_file}.journal.jsonl"
     config = SweepConfig(
-        options=RunOptions(
-            run_backward=not arguments.no_backward,
-            dtype=arguments.dtype,
-            device=arguments.ctx or get_backend(arguments.framework).default_device(),
-            framework=arguments.framework,
-            threads=arguments.threads,
-            warmup=arguments.warmup,
-            runs=arguments.runs,
-            target=arguments.target_precision,
-            budget_s=arguments.budget,
-            cache=arguments.cache,
-            profiler=arguments.profiler,
-            seed=arguments.seed,
-        ),
+        options=_run_options(arguments, arguments.ctx or get_backend(arguments.framework).default_device()),
         profile=INT64 if arguments.int64_tensor else STANDARD,
         ops=arguments.ops,
         categories=arguments.categories,
@@ -327,19 +332,7 @@ def run(arguments: argparse.Namespace) -> int:
 def run_comparison(arguments: argparse.Namespace) -> int:
     """``--compare``: each operator in each namespace on the same configurations, as one Markdown table."""
     namespaces = arguments.compare
-    options = RunOptions(
-        run_backward=not arguments.no_backward,
-        dtype=arguments.dtype,
-        device=arguments.ctx or "cpu",
-        warmup=arguments.warmup,
-        runs=arguments.runs,
-        target=arguments.target_precision,
-        budget_s=arguments.budget,
-        cache=arguments.cache,
-        profiler=arguments.profiler,
-        seed=arguments.seed,
-        threads=arguments.threads,
-    )
+    options = _run_options(arguments, arguments.ctx or "cpu")
     if arguments.output_file:
         _check_writable(arguments.output_file)
     rows = [

@@ -82,6 +82,10 @@ class SamplingPlan:
         return self
 
 
+OVERHEAD_PLAN = SamplingPlan(warmup=20, runs=200)
+"""How backends calibrate the harness overhead: trivial calls, warmed up, then a fixed count measured."""
+
+
 @dataclass(frozen=True)
 class Sampled:
     """What a plan produced: the samples, the warm-up passes used, and how measurement ended.

@@ -79,7 +79,8 @@ INDEX_TENSORS: dict[str, Rule] = {
 }
 
 
-def _type_default(arg: Argument, context: RuleContext) -> InputValue:
+def type_default(arg: Argument, context: RuleContext) -> InputValue:
+    """A value from the argument's type alone; raises NoRuleError naming the argument otherwise."""
     if arg.kind is ArgKind.INT:
         return 1
     if arg.kind is ArgKind.FLOAT:
@@ -124,6 +125,6 @@ def derive_inputs(op: OpInfo, profile: SizeProfile) -> list[dict[str, InputValue
                 continue
             elif arg.required or (arg.name in SOURCE_SHAPE_ARGUMENTS and not tensor_names):
                 rule = SCALAR_RULES.get(arg.name)
-                inputs[arg.name] = rule(context) if rule else _type_default(arg, context)
+                inputs[arg.name] = rule(context) if rule else type_default(arg, context)
         configurations.append(inputs)
     return configurations

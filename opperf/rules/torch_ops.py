@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from opperf.rules.generic import LIST_LENGTH, NoRuleError, RuleContext
+from opperf.rules.generic import LIST_LENGTH, NoRuleError, RuleContext, type_default
 from opperf.rules.profiles import LayerSizes, SizeProfile
 from opperf.utils.op_info import ArgKind, Argument, OpInfo
 from opperf.utils.results import InputValue, TensorSpec
@@ -197,18 +197,13 @@ def _tensor_value(arg: Argument, c: RuleContext, binary: bool) -> InputValue:
 
 
 def _type_default(arg: Argument, c: RuleContext) -> InputValue:
-    """A value from the argument's type alone; raises NoRuleError naming the argument otherwise."""
-    if arg.kind is ArgKind.INT:
-        return 1
-    if arg.kind is ArgKind.FLOAT:
-        return 0.5
-    if arg.kind is ArgKind.BOOL:
-        return False
-    if arg.kind is ArgKind.SHAPE:
-        return c.shape
-    if arg.nullable:
-        return None
-    raise NoRuleError(f"no rule supplies required argument {arg.name!r} ({arg.type_string})")
+    """The generic value for the argument's type, else None where the schema allows it (``int?``)."""
+    try:
+        return type_default(arg, c)
+    except NoRuleError:
+        if arg.nullable:
+            return None
+        raise
 
 
 def _value(arg: Argument, c: RuleContext, binary: bool) -> InputValue:
@@ -718,23 +713,6 @@ def _channels(s: LayerSizes) -> TensorSpec:
     return T((s.channels,))
 
 
-def _batch_norm(s: LayerSizes) -> Configurations:
-    c = _channels(s)
-    return [
-        {
-            "input": T(_images(s, 2)),
-            "weight": c,
-            "bias": c,
-            "running_mean": c,
-            "running_var": c,
-            "training": True,
-            "momentum": 0.1,
-            "eps": 1e-5,
-            "cudnn_enabled": True,
-        }
-    ]
-
-
 def _native_batch_norm(s: LayerSizes) -> Configurations:
     c = _channels(s)
     return [
@@ -749,6 +727,11 @@ def _native_batch_norm(s: LayerSizes) -> Configurations:
             "eps": 1e-5,
         }
     ]
+
+
+def _batch_norm(s: LayerSizes) -> Configurations:
+    """``native_batch_norm``'s inputs, and the flag ``torch.batch_norm`` adds."""
+    return [{**inputs, "cudnn_enabled": True} for inputs in _native_batch_norm(s)]
 
 
 def _quantized_batch_norm(s: LayerSizes) -> Configurations:

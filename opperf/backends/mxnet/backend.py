@@ -32,7 +32,7 @@ from opperf.backends.mxnet.registry import (
     load_registry,
 )
 from opperf.errors import OpperfError
-from opperf.sampling import SamplingPlan, sample
+from opperf.sampling import OVERHEAD_PLAN, SamplingPlan, sample
 from opperf.utils import load
 from opperf.utils.cache import input_sets, last_level_cache_bytes
 from opperf.utils.memory import DTYPES, available_host_bytes, fit_problem, input_bytes
@@ -61,10 +61,6 @@ NAMESPACE_MODULES = {
     "mx.np": "mxnet.numpy",
     "mx.npx": "mxnet.numpy_extension",
 }
-
-# Calls that calibrate the harness overhead: warm-up, then measured.
-OVERHEAD_WARMUP = 20
-OVERHEAD_CALLS = 200
 
 # Operators MXNet cannot record for autograd, and why; they are measured without recording.
 NOT_RECORDABLE: dict[str, str] = {
@@ -301,9 +297,9 @@ class MXNetBackend:
         with devices.context(device):
             source = mx.nd.ones((1,))
             trivial = source.copy
-            for _ in range(OVERHEAD_WARMUP):
+            for _ in range(OVERHEAD_PLAN.warmup):
                 timer.time(trivial)
-            samples = [timer.time(trivial).seconds for _ in range(OVERHEAD_CALLS)]
+            samples = [timer.time(trivial).seconds for _ in range(OVERHEAD_PLAN.runs)]
         return statistics.median(samples)
 
     def default_device(self) -> str:

@@ -23,17 +23,13 @@ from opperf.backends.torch.registry import load_registry
 from opperf.backends.torch.tensors import is_float_tensor, materialize, resolve_alias, torch_constant
 from opperf.benchmark import suggest
 from opperf.errors import OpperfError
-from opperf.sampling import SamplingPlan
+from opperf.sampling import OVERHEAD_PLAN, SamplingPlan
 from opperf.utils import load
 from opperf.utils.cache import input_sets, last_level_cache_bytes
 from opperf.utils.memory import DTYPES, available_host_bytes, fit_problem, input_bytes
 from opperf.utils.op_info import OpInfo
 from opperf.utils.results import Alias, BenchmarkSpec, InputValue, Measurement, Status, TensorSpec
 from opperf.utils.timing import PythonTimer
-
-# Calls that calibrate the harness overhead: warm-up, then measured.
-OVERHEAD_WARMUP = 20
-OVERHEAD_CALLS = 200
 
 # Argument types whose values rules give as text: ``"quint8"`` for a ScalarType.
 _CONSTANT_TYPES = ("ScalarType", "Layout", "MemoryFormat")
@@ -201,8 +197,7 @@ class TorchBackend:
             trivial()
             return time.perf_counter() - start
 
-        plan = SamplingPlan(warmup=OVERHEAD_WARMUP, runs=OVERHEAD_CALLS)
-        samples = self.sampler(profiler, device).sample(warm_pass, trivial, None, plan)
+        samples = self.sampler(profiler, device).sample(warm_pass, trivial, None, OVERHEAD_PLAN)
         return statistics.median(samples.sampled.forward)
 
     def _recording(self, spec: BenchmarkSpec, prepared: _Prepared) -> gradients.Recording:
