@@ -5,7 +5,8 @@
 MXNet's reference is a plain loop: ``perf_counter`` around each call and ``mx.nd.waitall()``.
 PyTorch's is ``torch.utils.benchmark.Timer(...).blocked_autorange()``. For each operator, rounds
 alternate reference, opperf's native profiler and opperf's Python timer, so drift on a noisy machine
-touches all three alike; the table gives the median over rounds of each one's median forward time and
+touches all three alike; the process is pinned to one CPU, as a sweep's workers are (``--no-pin``
+leaves it to the scheduler). The table gives the median over rounds of each one's median forward time and
 the ratios opperf/reference. Target: every ratio within 0.9 to 1.1 for operators above 100 µs.
 """
 
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from tabulate import tabulate
 
 from opperf import RunOptions, benchmark
+from opperf.utils.affinity import available_cpus, pin_process
 
 REFERENCE_RUNS = 200
 REFERENCE_WARMUP = 10
@@ -111,7 +113,12 @@ def main() -> None:
     )
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--frameworks", default="mxnet,torch")
+    parser.add_argument(
+        "--no-pin", action="store_true", help="do not pin this process to one CPU, as a sweep's workers are"
+    )
     arguments = parser.parse_args()
+    if not arguments.no_pin:
+        pin_process(available_cpus()[-1:])
     frameworks = arguments.frameworks.split(",")
     cases = mxnet_cases() if "mxnet" in frameworks else []
     references = {"mxnet": mxnet_reference}

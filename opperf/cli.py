@@ -21,6 +21,7 @@ from opperf.report.markdown import render_markdown
 from opperf.rules.profiles import INT64, STANDARD
 from opperf.sampling import DEFAULT_BUDGET_S, DEFAULT_TARGET
 from opperf.sweep import DEFAULT_TIMEOUT_S, SweepConfig, run_sweep
+from opperf.utils.affinity import AUTO, NONE, parse_cpu_list
 from opperf.utils.cache import CACHE_MODES
 from opperf.utils.files import write_atomically
 from opperf.utils.memory import DTYPES
@@ -70,6 +71,16 @@ _seconds = _positive("a number of seconds")
 _fraction = _positive("a fraction such as 0.02", below_one=True)
 
 
+def _affinity(text: str) -> str:
+    value = text.strip().lower()
+    if value not in (AUTO, NONE):
+        try:
+            parse_cpu_list(value)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(f"{error}; give auto, none or CPUs like 1 or 0,2-3") from None
+    return value
+
+
 def _names(text: str) -> tuple[str, ...]:
     return tuple(name.strip() for name in text.split(",") if name.strip())
 
@@ -108,6 +119,15 @@ def build_parser() -> argparse.ArgumentParser:
         type=_count(1),
         help="intra-op threads of the framework (OpenMP for MXNet, torch.set_num_threads for PyTorch), "
         "recorded in the results; compare frameworks on the same count (default: the framework's own)",
+    )
+    parser.add_argument(
+        "--affinity",
+        default=AUTO,
+        type=_affinity,
+        metavar="{auto,none,CPUS}",
+        help="CPUs each worker runs on: auto pins it to one CPU per intra-op thread (the last ones), "
+        "which makes medians repeatable across processes; none leaves it to the scheduler; or a list "
+        "such as 1 or 0,2-3 (default: auto)",
     )
     parser.add_argument("--dtype", default="float32", choices=DTYPES, help="tensor dtype (default: float32)")
     parser.add_argument(
@@ -290,6 +310,7 @@ def run(arguments: argparse.Namespace) -> int:
         journal=journal,
         resume=arguments.resume,
         recalibrate_peaks=arguments.recalibrate_peaks,
+        affinity=arguments.affinity,
     )
     progress = _ProgressBar() if sys.stderr.isatty() and not arguments.quiet else None
     try:

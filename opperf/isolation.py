@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from opperf.sampling import SamplingPlan
+from opperf.utils.affinity import pin_process
 from opperf.utils.results import BenchmarkSpec, Measurement, Status
 
 OUTPUT_TAIL_CHARS = 2000
@@ -39,6 +40,15 @@ class Job:
     spec: BenchmarkSpec
     plan: SamplingPlan
     seed: int
+
+
+@dataclass(frozen=True)
+class OverheadProbe:
+    """Measure what the harness itself costs per call with ``profiler`` on ``device``, in the worker,
+    where (pinned and threaded like the jobs) the operators run."""
+
+    profiler: str
+    device: str
 
 
 _FRAME = struct.Struct("!Q")
@@ -74,14 +84,17 @@ def thread_environment(threads: int | None) -> dict[str, str]:
     return {name: str(threads) for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
 
 
-def worker_main(framework: str, threads: int | None = None) -> None:
-    """The worker's loop: receive a Job, send back its Measurement; None ends the loop.
+def worker_main(framework: str, threads: int | None = None, cpus: Sequence[int] | None = None) -> None:
+    """The worker's loop: receive a Job, send back its Measurement (an OverheadProbe: its seconds);
+    None ends the loop. With ``cpus`` the worker, and every thread the framework starts, runs on those.
 
     The protocol uses a private copy of stdout; file descriptors 1 and 2 then go to the log the parent
     reads after a crash, so nothing a framework prints can corrupt a frame.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what an interrupt stops
     _die_with_parent()
+    if cpus:
+        pin_process(cpus)
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     requests = sys.stdin.buffer
@@ -97,7 +110,10 @@ def worker_main(framework: str, threads: int | None = None) -> None:
             return
         if job is None:
             return
-        send_frame(replies, backend.measure(job.spec, job.plan, job.seed))
+        if isinstance(job, OverheadProbe):
+            send_frame(replies, backend.harness_overhead(job.profiler, job.device))
+        else:
+            send_frame(replies, backend.measure(job.spec, job.plan, job.seed))
 
 
 def describe_exit(exitcode: int | None) -> str:
@@ -114,10 +130,15 @@ class IsolatedRunner:
     """Measures specs in a reusable worker process, with a time limit per group of specs."""
 
     def __init__(
-        self, framework: str = "mxnet", timeout_s: float = 120.0, threads: int | None = None
+        self,
+        framework: str = "mxnet",
+        timeout_s: float = 120.0,
+        threads: int | None = None,
+        cpus: Sequence[int] | None = None,
     ) -> None:
         self._framework = framework
         self._threads = threads
+        self._cpus = tuple(cpus) if cpus else ()
         self._timeout_s = timeout_s
         self._process: subprocess.Popen | None = None
         self._output_path = ""
@@ -153,6 +174,18 @@ class IsolatedRunner:
         self._kill()
         return self._timed_out(job)
 
+    def harness_overhead(self, profiler: str, device: str) -> float | None:
+        """The harness's cost per call as the worker measures it; None if the worker could not."""
+        try:
+            self._ensure_worker()
+            send_frame(self._process.stdin, OverheadProbe(profiler, device))
+            if self._wait_readable(self._timeout_s):
+                return receive_frame(self._process.stdout)
+        except (EOFError, OSError, pickle.UnpicklingError):
+            pass
+        self._kill()
+        return None
+
     def _wait_readable(self, timeout: float) -> bool:
         readable, _, _ = select.select([self._process.stdout], [], [], max(timeout, 0.0))
         return bool(readable)
@@ -177,9 +210,10 @@ class IsolatedRunner:
             return
         self._kill()
         handle, self._output_path = tempfile.mkstemp(prefix="opperf-worker-", suffix=".log")
-        threads = [] if self._threads is None else [str(self._threads)]
+        threads = [] if self._threads is None else ["--threads", str(self._threads)]
+        cpus = ["--cpus", ",".join(map(str, self._cpus))] if self._cpus else []
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "opperf.isolation", self._framework, *threads],
+            [sys.executable, "-m", "opperf.worker", self._framework, *threads, *cpus],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=handle,
@@ -220,7 +254,3 @@ class IsolatedRunner:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self._process.wait(timeout=5)
         self._kill()
-
-
-if __name__ == "__main__":
-    worker_main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else None)

@@ -16,6 +16,7 @@ from opperf.errors import OpperfError
 from opperf.isolation import IsolatedRunner, Job
 from opperf.rules import NoRuleError, SizeProfile, inputs_for
 from opperf.rules.profiles import STANDARD
+from opperf.utils.affinity import AUTO, available_cpus, worker_cpus
 from opperf.utils.environment import describe_environment
 from opperf.utils.op_info import OpInfo
 from opperf.utils.peaks import load_peaks
@@ -41,6 +42,7 @@ class SweepConfig:
     journal: str | None = None
     resume: bool = False
     recalibrate_peaks: bool = False
+    affinity: str = AUTO
 
     def settings(self) -> dict[str, object]:
         """What must match for results to be comparable, and so for a journal to be resumed."""
@@ -57,6 +59,7 @@ class SweepConfig:
             "seed": options.seed,
             "cache": options.cache,
             "threads": options.threads,
+            "affinity": self.affinity,
             "run_backward": options.run_backward,
             "profile": self.profile.name,
         }
@@ -149,7 +152,7 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
     operators = select_operators(backend, config.ops, config.categories)
     finished = _resume(config)
     threads = backend.set_threads(options.threads)
-    overhead = backend.harness_overhead(options.profiler, options.device)
+    cpus = worker_cpus(config.affinity, threads, available_cpus()) if config.isolate else None
     peaks = load_peaks(redo=config.recalibrate_peaks) if options.device.startswith("cpu") else None
     started = _dt.datetime.now(_dt.timezone.utc)
     wall_start = time.perf_counter()
@@ -157,7 +160,17 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
     interrupted = False
     with contextlib.ExitStack() as stack:
         writer = _journal_writer(config, append=bool(finished), stack=stack)
-        measure = _isolated_measure(config, stack) if config.isolate else _in_process_measure(config, backend)
+        if config.isolate:
+            runner = stack.enter_context(
+                IsolatedRunner(
+                    options.framework, config.timeout_s, threads if cpus else options.threads, cpus
+                )
+            )
+            overhead = runner.harness_overhead(options.profiler, options.device)
+            measure = _isolated_measure(runner, options)
+        else:
+            overhead = backend.harness_overhead(options.profiler, options.device)
+            measure = _in_process_measure(config, backend)
         try:
             for index, op in enumerate(operators, start=1):
                 op_results = finished.get(op.name)
@@ -184,6 +197,7 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
         timeout_s=config.timeout_s,
         interrupted=interrupted,
         threads=threads,
+        affinity=list(cpus) if cpus else None,
         harness_overhead_s=overhead,
         machine_peaks=peaks.to_json() if peaks else None,
     )
@@ -212,9 +226,7 @@ def _measure_operator(
     return measure(specs)
 
 
-def _isolated_measure(config: SweepConfig, stack: contextlib.ExitStack) -> Measure:
-    options = config.options
-    runner = stack.enter_context(IsolatedRunner(options.framework, config.timeout_s, options.threads))
+def _isolated_measure(runner: IsolatedRunner, options: RunOptions) -> Measure:
     return lambda specs: list(runner.run([Job(s, options.plan, options.seed) for s in specs]))
 
 

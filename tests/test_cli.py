@@ -9,6 +9,7 @@ import pytest
 from markers import cpu_only_build, int32_only_build
 
 from opperf.cli import main
+from opperf.utils.affinity import available_cpus
 from opperf.utils.files import write_atomically
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,8 +41,13 @@ def test_sweep_selected_operators_writes_markdown_and_json(tmp_path, capsys):
     document = json.loads(results.read_text())
     assert {r["op"] for r in document["results"]} == {"broadcast_add", "exp", "Pooling"}
     assert len([r for r in document["results"] if r["op"] == "Pooling"]) == 12
-    assert document["environment"]["runs"] == 2
+    environment = document["environment"]
+    assert environment["runs"] == 2
     assert document["coverage"]["operators"] == 3
+    # auto affinity: one CPU per intra-op thread, unless that is every CPU
+    pinned = environment["affinity"]
+    assert pinned is None or len(pinned) == environment["threads"] < len(available_cpus())
+    assert 0 < environment["harness_overhead_s"] < 1e-3
     text = report.read_text()
     assert "## binary_broadcast" in text and "## pooling" in text and "## unary" in text
 
@@ -96,6 +102,7 @@ def test_bad_options_fail_with_error(arguments, message, capsys):
         (("--dtype", "float33"), "invalid choice: 'float33'"),
         (("--profiler", "gprof"), "invalid choice: 'gprof'"),
         (("--int64-tensor", "maybe"), "expected on or off"),
+        (("--affinity", "cpu1"), "'cpu1' is not a CPU number or range like 2-3"),
     ],
 )
 def test_argparse_rejects_bad_values(arguments, message, capsys):

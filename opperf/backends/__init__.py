@@ -46,8 +46,8 @@ class Backend(Protocol):
         """Run ``spec`` (through ``function`` when given) and measure it as ``plan`` says; failures
         become results."""
 
-    def set_threads(self, count: int | None) -> int | None:
-        """Set the intra-op thread count when ``count`` is given; the count in effect (None: unknown)."""
+    def set_threads(self, count: int | None) -> int:
+        """Set the intra-op thread count when ``count`` is given; the count in effect."""
 
     def harness_overhead(self, profiler: str, device: str) -> float:
         """Median seconds the harness itself adds to one measured call with ``profiler`` on ``device``:

@@ -34,6 +34,7 @@ from opperf.backends.mxnet.registry import (
 from opperf.errors import OpperfError
 from opperf.sampling import OVERHEAD_PLAN, SamplingPlan, sample
 from opperf.utils import load
+from opperf.utils.affinity import available_cpus
 from opperf.utils.cache import input_sets, last_level_cache_bytes
 from opperf.utils.memory import DTYPES, available_host_bytes, fit_problem, input_bytes
 from opperf.utils.op_info import OpInfo
@@ -271,21 +272,20 @@ class MXNetBackend:
             competing_load=competing,
         )
 
-    def set_threads(self, count: int | None) -> int | None:
-        """MXNet's OpenMP thread count: read from OMP_NUM_THREADS when its engine starts, so a sweep's
-        workers get it in their environment; here it is set for the calling thread too (which the
-        naive engine runs operators in) and for processes started later. None: not set, MXNet's
-        default (one thread per operator on this build, after ``import mxnet``)."""
-        if count is not None:
-            if count < 1:
-                raise OpperfError(f"threads must be an integer >= 1, got {count!r}")
-            import mxnet as mx
+    def set_threads(self, count: int | None) -> int:
+        """MXNet's OpenMP thread count per operator: read from OMP_NUM_THREADS when its engine starts,
+        so a sweep's workers get it in their environment; here it is set for the calling thread too
+        (which the naive engine runs operators in) and for processes started later. Returns the count
+        in effect: ``count``, or the engine's own choice when it is None."""
+        if count is None:
+            return engine_threads()
+        if count < 1:
+            raise OpperfError(f"threads must be an integer >= 1, got {count!r}")
+        import mxnet as mx
 
-            os.environ["OMP_NUM_THREADS"] = str(count)
-            mx.base._LIB.MXSetNumOMPThreads(ctypes.c_int(count))
-            return count
-        configured = os.environ.get("OMP_NUM_THREADS", "")
-        return int(configured) if configured.isdigit() else None
+        os.environ["OMP_NUM_THREADS"] = str(count)
+        mx.base._LIB.MXSetNumOMPThreads(ctypes.c_int(count))
+        return count
 
     def harness_overhead(self, profiler: str, device: str) -> float:
         """The median time ``profiler`` reports for the most trivial operator, a one-element copy: the
@@ -539,3 +539,17 @@ def _is_generated(function: Callable[..., object]) -> bool:
     """MXNet generates each registered operator's front end from source text at import time."""
     code = getattr(function, "__code__", None)
     return code is not None and code.co_filename == "<string>"
+
+
+def engine_threads() -> int:
+    """The OpenMP threads MXNet's engine gives an operator when no count is set by opperf: the
+    environment's MXNET_OMP_MAX_THREADS or OMP_NUM_THREADS, else half the CPUs on x86 (one per
+    physical core) and all of them elsewhere, as src/engine/openmp.cc decides (an upper bound: the
+    engine may reserve a core for its worker thread)."""
+    for variable in ("MXNET_OMP_MAX_THREADS", "OMP_NUM_THREADS"):
+        configured = os.environ.get(variable, "")
+        if configured.isdigit() and int(configured) > 0:
+            return int(configured)
+    cpus = len(available_cpus())
+    halved = platform.machine().lower() in {"x86_64", "amd64", "i386", "i686"}
+    return max(1, cpus // 2 if halved else cpus)
