@@ -197,7 +197,7 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
         timeout_s=config.timeout_s,
         interrupted=interrupted,
         threads=threads,
-        affinity=list(cpus) if cpus else None,
+        worker_cpus=list(cpus) if cpus else None,
         harness_overhead_s=overhead,
         machine_peaks=peaks.to_json() if peaks else None,
     )

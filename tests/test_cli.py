@@ -45,7 +45,7 @@ def test_sweep_selected_operators_writes_markdown_and_json(tmp_path, capsys):
     assert environment["runs"] == 2
     assert document["coverage"]["operators"] == 3
     # auto affinity: one CPU per intra-op thread, unless that is every CPU
-    pinned = environment["affinity"]
+    pinned = environment["worker_cpus"]
     assert pinned is None or len(pinned) == environment["threads"] < len(available_cpus())
     assert 0 < environment["harness_overhead_s"] < 1e-3
     text = report.read_text()

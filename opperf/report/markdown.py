@@ -29,6 +29,7 @@ ENVIRONMENT_KEYS = (
     "mxnet_version",
     "torch_version",
     "threads",
+    "worker_cpus",
     "device",
     "dtype",
     "profiler",

@@ -381,7 +381,7 @@ class MXNetBackend:
             "runtime_features": sorted(name for name in features if features.is_enabled(name)),
             "engine": os.environ.get("MXNET_ENGINE_TYPE", "ThreadedEnginePerDevice"),
             "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
-            "cpu_affinity": sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+            "cpu_affinity": list(available_cpus()),
             "num_gpus": mx.context.num_gpus() if features.is_enabled("CUDA") else 0,
             "machine": platform.machine(),
         }

@@ -25,6 +25,7 @@ from opperf.benchmark import suggest
 from opperf.errors import OpperfError
 from opperf.sampling import OVERHEAD_PLAN, SamplingPlan
 from opperf.utils import load
+from opperf.utils.affinity import available_cpus
 from opperf.utils.cache import input_sets, last_level_cache_bytes
 from opperf.utils.memory import DTYPES, available_host_bytes, fit_problem, input_bytes
 from opperf.utils.op_info import OpInfo
@@ -264,7 +265,7 @@ class TorchBackend:
             "mkldnn": torch.backends.mkldnn.is_available(),
             "openmp": torch.backends.openmp.is_available(),
             "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
-            "cpu_affinity": sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+            "cpu_affinity": list(available_cpus()),
             "machine": platform.machine(),
         }
 
