@@ -21,7 +21,7 @@ from opperf.report.markdown import render_markdown
 from opperf.rules.profiles import INT64, STANDARD
 from opperf.sampling import DEFAULT_BUDGET_S, DEFAULT_TARGET
 from opperf.sweep import DEFAULT_TIMEOUT_S, SweepConfig, run_sweep
-from opperf.utils.affinity import AUTO, NONE, parse_cpu_list
+from opperf.utils.affinity import AUTO, check_setting
 from opperf.utils.cache import CACHE_MODES
 from opperf.utils.files import write_atomically
 from opperf.utils.memory import DTYPES
@@ -72,13 +72,10 @@ _fraction = _positive("a fraction such as 0.02", below_one=True)
 
 
 def _affinity(text: str) -> str:
-    value = text.strip().lower()
-    if value not in (AUTO, NONE):
-        try:
-            parse_cpu_list(value)
-        except ValueError as error:
-            raise argparse.ArgumentTypeError(f"{error}; give auto, none or CPUs like 1 or 0,2-3") from None
-    return value
+    try:
+        return check_setting(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _names(text: str) -> tuple[str, ...]:

@@ -42,6 +42,18 @@ def parse_cpu_list(text: str) -> tuple[int, ...]:
     return tuple(sorted(cpus))
 
 
+def check_setting(text: str) -> str:
+    """``text`` as an affinity setting (auto, none or a CPU list), normalised; raises ValueError naming
+    the malformed part and the accepted forms."""
+    setting = text.strip().lower()
+    if setting not in (AUTO, NONE):
+        try:
+            parse_cpu_list(setting)
+        except ValueError as error:
+            raise ValueError(f"{error}; give auto, none or CPUs like 1 or 0,2-3") from None
+    return setting
+
+
 def worker_cpus(setting: str, threads: int | None, available: Sequence[int]) -> tuple[int, ...] | None:
     """The CPUs to pin workers to under ``setting`` (auto, none or a CPU list), given the intra-op
     thread count in effect (None: unknown); None means no pinning.
@@ -57,9 +69,9 @@ def worker_cpus(setting: str, threads: int | None, available: Sequence[int]) -> 
             return None
         return tuple(available[-threads:])
     try:
-        cpus = parse_cpu_list(setting)
+        cpus = parse_cpu_list(check_setting(setting))
     except ValueError as error:
-        raise OpperfError(f"--affinity: {error}; give auto, none or CPUs like 1 or 0,2-3") from error
+        raise OpperfError(f"--affinity: {error}") from error
     outside = sorted(set(cpus) - set(available))
     if outside:
         raise OpperfError(
