@@ -16,7 +16,7 @@ def torch_cases() -> list[Case]:
     import torch
     from torch.nn import functional
 
-    from opperf.backends import get_backend
+    from opperf.frameworks import get_backend
 
     get_backend("torch").set_threads(THREADS)
     square, images = (1024, 1024), (32, 16, 32, 32)

@@ -2,8 +2,8 @@
 
 from opperf.benchmark import RunOptions, benchmark
 from opperf.errors import OpperfError
+from opperf.results import BenchmarkSpec, Measurement, Status, TensorSpec
 from opperf.utils.benchmark_utils import run_benchmark_operator, run_performance_test
-from opperf.utils.results import BenchmarkSpec, Measurement, Status, TensorSpec
 
 __all__ = [
     "BenchmarkSpec",

@@ -8,12 +8,10 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from opperf.backends import Backend, get_backend
 from opperf.errors import OpperfError
-from opperf.sampling import DEFAULT_BUDGET_S, DEFAULT_TARGET, SamplingPlan
-from opperf.utils.cache import CACHE_MODES
-from opperf.utils.op_info import ArgKind, OpInfo
-from opperf.utils.results import (
+from opperf.frameworks import Backend, get_backend
+from opperf.op_info import ArgKind, OpInfo
+from opperf.results import (
     BenchmarkSpec,
     InputValue,
     Measurement,
@@ -21,6 +19,8 @@ from opperf.utils.results import (
     freeze_inputs,
     is_given_array,
 )
+from opperf.sampling import DEFAULT_BUDGET_S, DEFAULT_TARGET, SamplingPlan
+from opperf.utils.cache import CACHE_MODES
 
 PROFILERS = ("native", "python")
 

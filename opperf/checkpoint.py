@@ -16,7 +16,7 @@ from typing import TextIO
 
 from opperf.errors import OpperfError
 from opperf.report.document import measurement_from_record, record
-from opperf.utils.results import Measurement
+from opperf.results import Measurement
 
 FORMAT_VERSION = 1
 

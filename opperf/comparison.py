@@ -17,12 +17,12 @@ from dataclasses import dataclass, field, replace
 
 from tabulate import tabulate
 
-from opperf.backends import get_backend
 from opperf.benchmark import RunOptions, benchmark, signature_of, suggest
 from opperf.errors import OpperfError
+from opperf.frameworks import get_backend
+from opperf.results import Measurement, TensorSpec
 from opperf.rules import inputs_for
 from opperf.rules.profiles import STANDARD, SizeProfile
-from opperf.utils.results import Measurement, TensorSpec
 
 Name = str | Callable[[Mapping[str, object]], str]
 """A counterpart's function name, or how to choose it from the configuration (conv1d/2d/3d)."""

@@ -25,9 +25,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from opperf.results import BenchmarkSpec, Measurement, Status
 from opperf.sampling import SamplingPlan
 from opperf.utils.affinity import pin_process
-from opperf.utils.results import BenchmarkSpec, Measurement, Status
 
 OUTPUT_TAIL_CHARS = 2000
 STARTUP_TIMEOUT_S = 120.0
@@ -98,7 +98,7 @@ def worker_main(framework: str, threads: int | None = None, cpus: Sequence[int] 
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     requests = sys.stdin.buffer
-    from opperf.backends import get_backend
+    from opperf.frameworks import get_backend
 
     backend = get_backend(framework)
     backend.set_threads(threads)

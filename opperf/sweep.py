@@ -9,18 +9,18 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from opperf.backends import Backend, get_backend
 from opperf.benchmark import RunOptions, suggest
 from opperf.checkpoint import JournalWriter, check_settings, load_journal
 from opperf.errors import OpperfError
+from opperf.frameworks import Backend, get_backend
 from opperf.isolation import IsolatedRunner, Job
+from opperf.op_info import OpInfo
+from opperf.results import BenchmarkSpec, InputValue, Measurement, Status, freeze_inputs
 from opperf.rules import NoRuleError, SizeProfile, inputs_for
 from opperf.rules.profiles import STANDARD
 from opperf.utils.affinity import AUTO, available_cpus, worker_cpus
 from opperf.utils.environment import describe_environment
-from opperf.utils.op_info import OpInfo
 from opperf.utils.peaks import load_peaks
-from opperf.utils.results import BenchmarkSpec, InputValue, Measurement, Status, freeze_inputs
 
 Progress = Callable[[int, int, OpInfo, Sequence[Measurement]], None]
 

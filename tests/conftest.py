@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from opperf.backends import get_backend
+from opperf.frameworks import get_backend
 from opperf.rules.profiles import SMALL
 
 

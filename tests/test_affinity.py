@@ -4,8 +4,8 @@ import os
 
 import pytest
 
-from opperf.backends.mxnet.backend import engine_threads
 from opperf.errors import OpperfError
+from opperf.frameworks.mxnet.backend import engine_threads
 from opperf.isolation import IsolatedRunner
 from opperf.utils.affinity import AUTO, NONE, available_cpus, parse_cpu_list, worker_cpus
 

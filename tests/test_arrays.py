@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from opperf.backends.mxnet.arrays import INTEGER_RANGE, host_values
-from opperf.utils.results import TensorSpec
+from opperf.frameworks.mxnet.arrays import INTEGER_RANGE, host_values
+from opperf.results import TensorSpec
 
 
 def _draw(spec, dtype="float32", seed=0):

@@ -5,8 +5,8 @@ import pytest
 
 from opperf.benchmark import RunOptions, benchmark
 from opperf.errors import OpperfError
+from opperf.results import Status
 from opperf.utils.cache import MAX_INPUT_SETS, input_sets, last_level_cache_bytes
-from opperf.utils.results import Status
 
 MIB = 2**20
 

@@ -6,7 +6,7 @@ from markers import cpu_only_build
 
 from opperf import OpperfError, run_benchmark_operator, run_performance_test
 from opperf.benchmark import RunOptions, benchmark
-from opperf.utils.results import Status
+from opperf.results import Status
 
 
 def test_unknown_operator_suggests_close_names():

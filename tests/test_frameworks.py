@@ -9,8 +9,8 @@ from torch.nn import functional
 from opperf.benchmark import RunOptions, benchmark, framework_of
 from opperf.cli import main
 from opperf.isolation import IsolatedRunner, Job, thread_environment
+from opperf.results import BenchmarkSpec, Status, TensorSpec, freeze_inputs
 from opperf.sampling import SamplingPlan
-from opperf.utils.results import BenchmarkSpec, Status, TensorSpec, freeze_inputs
 
 QUICK = RunOptions(warmup=1, runs=2)
 
@@ -63,7 +63,7 @@ def test_framework_code_stays_behind_the_backend_interface():
         "import sys\n"
         "import opperf.cli, opperf.comparison, opperf.report.document, opperf.report.markdown\n"
         "assert 'torch' not in sys.modules and 'mxnet' not in sys.modules, 'reports imported a framework'\n"
-        "from opperf.backends import get_backend\n"
+        "from opperf.frameworks import get_backend\n"
         "get_backend('mxnet').operators()\n"
         "assert 'torch' not in sys.modules, 'the MXNet path imported torch'\n"
     )

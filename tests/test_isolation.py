@@ -3,8 +3,8 @@
 import pytest
 
 from opperf.isolation import IsolatedRunner, Job, describe_exit
+from opperf.results import BenchmarkSpec, Status, TensorSpec, freeze_inputs
 from opperf.sampling import SamplingPlan
-from opperf.utils.results import BenchmarkSpec, Status, TensorSpec, freeze_inputs
 
 
 def _job(op, namespace="mx.nd", backward=False, **inputs):

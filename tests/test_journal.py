@@ -12,7 +12,7 @@ import pytest
 
 from opperf.checkpoint import JournalWriter, check_settings, load_journal
 from opperf.errors import OpperfError
-from opperf.utils.results import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs
+from opperf.results import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs
 
 ROOT = Path(__file__).resolve().parents[1]
 SWEEP = ("--categories", "unary,rounding", "--runs", "3", "--warmup", "1", "--quiet")
@@ -114,7 +114,7 @@ def test_foreign_file_is_not_taken_for_a_journal(tmp_path):
 
 def test_records_round_trip_for_every_input_kind():
     from opperf.report.document import measurement_from_record, record
-    from opperf.utils.results import Alias
+    from opperf.results import Alias
 
     inputs = {
         "data": (TensorSpec((4, 2)), TensorSpec((4, 2), dtype="float16")),

@@ -6,7 +6,7 @@ import mxnet as mx
 import pytest
 
 from opperf.benchmark import RunOptions, benchmark
-from opperf.utils.results import Status
+from opperf.results import Status
 
 ITEMS = 64 * 64
 FLOAT32 = 4
@@ -59,7 +59,7 @@ def test_no_backward_without_a_gradient():
 
 
 def test_index_inputs_take_no_gradient():
-    from opperf.utils.results import TensorSpec
+    from opperf.results import TensorSpec
 
     indices = TensorSpec((4, 8), low=0, high=100, integral=True)
     (m,) = benchmark(
@@ -138,7 +138,7 @@ def test_fixed_counts_are_exact():
 
 @pytest.mark.parametrize("profiler", ["native", "python"])
 def test_harness_overhead_is_small_positive_and_finite(profiler):
-    from opperf.backends import get_backend
+    from opperf.frameworks import get_backend
 
     overhead = get_backend("mxnet").harness_overhead(profiler, "cpu(0)")
     assert 0 < overhead < 1e-3 and math.isfinite(overhead)

@@ -1,8 +1,8 @@
 """Registry introspection against real MXNet 1.9.1."""
 
-from opperf.backends.mxnet.registry import exposure, is_backward_name, load_registry
-from opperf.nd_operations.categories import CATEGORY_NAMES
-from opperf.utils.op_info import ArgKind
+from opperf.frameworks.mxnet.categories import CATEGORY_NAMES
+from opperf.frameworks.mxnet.registry import exposure, is_backward_name, load_registry
+from opperf.op_info import ArgKind
 
 
 def test_every_registered_name_is_accounted_for():

@@ -2,11 +2,11 @@
 
 import pytest
 
-from opperf.nd_operations.categories import CATEGORY_NAMES
+from opperf.frameworks.mxnet.categories import CATEGORY_NAMES
+from opperf.frameworks.mxnet.rules.skips import SKIP_REASONS
+from opperf.results import TensorSpec
 from opperf.rules import NoRuleError, inputs_for
 from opperf.rules.profiles import INT64, SMALL
-from opperf.rules.skips import SKIP_REASONS
-from opperf.utils.results import TensorSpec
 
 
 def _configurations(op):

@@ -5,11 +5,11 @@ import mxnet as mx
 import numpy as np
 import pytest
 
-from opperf.backends.mxnet.arrays import host_values, make_array
 from opperf.benchmark import RunOptions
+from opperf.frameworks.mxnet.arrays import host_values, make_array
+from opperf.results import Status, TensorSpec
 from opperf.rules.profiles import SMALL
 from opperf.sweep import SweepConfig, run_sweep
-from opperf.utils.results import Status, TensorSpec
 
 
 def _sweep(*ops: str):

@@ -3,9 +3,9 @@
 import pytest
 
 from opperf.benchmark import RunOptions
+from opperf.results import Status
 from opperf.rules.profiles import SMALL
 from opperf.sweep import SweepConfig, run_sweep
-from opperf.utils.results import Status
 
 # Categories in which every operator of MXNet 1.9.1 runs forward (and backward where it has one);
 # run in-process here: isolation has its own tests.

@@ -4,11 +4,11 @@ from dataclasses import replace
 
 import pytest
 
+from opperf.frameworks.torch.rules.derived import DEVICE_SKIP_REASONS, SKIP_REASONS
+from opperf.op_info import ArgKind, Argument
+from opperf.results import TensorSpec
 from opperf.rules import NoRuleError, inputs_for
 from opperf.rules.profiles import INT64, SMALL
-from opperf.rules.torch_ops import DEVICE_SKIP_REASONS, SKIP_REASONS
-from opperf.utils.op_info import ArgKind, Argument
-from opperf.utils.results import TensorSpec
 
 pytest.importorskip("torch")
 
@@ -23,7 +23,7 @@ PYTHON_WRAPPER_ARGUMENTS = {
 
 @pytest.fixture(scope="module")
 def torch_ops():
-    from opperf.backends.torch.registry import load_registry
+    from opperf.frameworks.torch.registry import load_registry
 
     return load_registry().by_name
 

@@ -8,12 +8,12 @@ import mxnet as mx
 import numpy as np
 import pytest
 
-from opperf.backends.mxnet.arrays import flatten_outputs
-from opperf.backends.mxnet.invoke import direct_call
+from opperf.frameworks.mxnet.arrays import flatten_outputs
+from opperf.frameworks.mxnet.invoke import direct_call
+from opperf.results import BenchmarkSpec, TensorSpec, freeze_inputs
 from opperf.rules import inputs_for
 from opperf.rules.profiles import SMALL
 from opperf.utils.peaks import MachinePeaks
-from opperf.utils.results import BenchmarkSpec, TensorSpec, freeze_inputs
 from opperf.utils.work import (
     MXNET_COUNTERS,
     Bound,

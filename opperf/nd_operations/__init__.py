@@ -1,2 +1,2 @@
-"""Category runners. Categories are data (``categories.CATEGORIES``); each module here exposes the
-upstream opperf function names as thin wrappers of ``runner.run_categories``."""
+"""Category runners. Categories are data (``opperf.frameworks.<name>.categories``); each module here
+exposes the upstream opperf function names as thin wrappers of ``runner.run_categories``."""

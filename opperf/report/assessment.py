@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from opperf.results import Measurement, Status
 from opperf.utils.load import BUSY_THRESHOLD
 from opperf.utils.peaks import MachinePeaks
-from opperf.utils.results import Measurement, Status
 from opperf.utils.work import achieved, count_work, fraction_of_peak
 
 OVERHEAD_FACTOR = 5

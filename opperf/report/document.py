@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
 from opperf.report.assessment import Calibration, flags, roofline
-from opperf.utils.results import Alias, BenchmarkSpec, Measurement, Status, TensorSpec
+from opperf.results import Alias, BenchmarkSpec, Measurement, Status, TensorSpec
 
 SCHEMA_VERSION = 1
 STATUS_KEYS = tuple(s.value for s in Status)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from opperf.backends import get_backend
 from opperf.benchmark import RunOptions, benchmark, device_name, signature_of, suggest
 from opperf.comparison import compare, framework_of_namespace
 from opperf.errors import OpperfError
+from opperf.frameworks import get_backend
 from opperf.utils.legacy import legacy_results
 
 DEFAULT_NAMESPACES = ("mx.nd", "mx.np", "mx.npx")

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from opperf.backends import Backend
     from opperf.benchmark import RunOptions
+    from opperf.frameworks import Backend
 
 
 def cpu_model() -> str:

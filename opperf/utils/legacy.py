@@ -7,7 +7,7 @@ kilobytes (the true peak), and -- beyond upstream -- the status and the reason w
 
 from __future__ import annotations
 
-from opperf.utils.results import Measurement, Status, TensorSpec, is_given_array, is_tensor_list
+from opperf.results import Measurement, Status, TensorSpec, is_given_array, is_tensor_list
 
 MS = 1e3
 KB = 1e-3

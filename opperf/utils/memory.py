@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from opperf.utils.results import BenchmarkSpec, TensorSpec
+from opperf.results import BenchmarkSpec, TensorSpec
 
 # The dtypes opperf generates inputs in.
 DTYPES = ("float16", "float32", "float64", "int8", "uint8", "int32", "int64")

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
 
+from opperf.results import Alias, BenchmarkSpec, TensorSpec, is_given_array, is_tensor_list
 from opperf.utils.memory import ITEMSIZE
-from opperf.utils.results import Alias, BenchmarkSpec, TensorSpec, is_given_array, is_tensor_list
 
 if TYPE_CHECKING:
     from opperf.utils.peaks import MachinePeaks
@@ -901,7 +901,7 @@ def count_work(spec: BenchmarkSpec, output_shapes: tuple[Shape, ...] | None = No
     ``output_shapes`` (the shapes of the outputs a run produced) replace the shapes the counter
     computes, and let it count operators whose output shape the arguments leave open.
 
-    >>> from opperf.utils.results import freeze_inputs
+    >>> from opperf.results import freeze_inputs
     >>> add = BenchmarkSpec("mxnet", "mx.nd", "broadcast_add",
     ...                     freeze_inputs({"lhs": TensorSpec((1024, 1024)), "rhs": TensorSpec((1024, 1024))}))
     >>> count_work(add)

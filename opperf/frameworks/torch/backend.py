@@ -10,26 +10,26 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from opperf.backends.torch import devices, gradients, profiling
-from opperf.backends.torch.calls import Call, arrange, takes_keywords
-from opperf.backends.torch.errors import describe_error
-from opperf.backends.torch.namespaces import (
+from opperf.benchmark import suggest
+from opperf.errors import OpperfError
+from opperf.frameworks.torch import devices, gradients, profiling
+from opperf.frameworks.torch.calls import Call, arrange, takes_keywords
+from opperf.frameworks.torch.errors import describe_error
+from opperf.frameworks.torch.namespaces import (
     NAMESPACES,
     function_index,
     namespace_object,
     public_function,
 )
-from opperf.backends.torch.registry import load_registry
-from opperf.backends.torch.tensors import is_float_tensor, materialize, resolve_alias, torch_constant
-from opperf.benchmark import suggest
-from opperf.errors import OpperfError
+from opperf.frameworks.torch.registry import load_registry
+from opperf.frameworks.torch.tensors import is_float_tensor, materialize, resolve_alias, torch_constant
+from opperf.op_info import OpInfo
+from opperf.results import Alias, BenchmarkSpec, InputValue, Measurement, Status, TensorSpec
 from opperf.sampling import OVERHEAD_PLAN, SamplingPlan
 from opperf.utils import load
 from opperf.utils.affinity import available_cpus
 from opperf.utils.cache import input_sets, last_level_cache_bytes
 from opperf.utils.memory import DTYPES, available_host_bytes, fit_problem, input_bytes
-from opperf.utils.op_info import OpInfo
-from opperf.utils.results import Alias, BenchmarkSpec, InputValue, Measurement, Status, TensorSpec
 from opperf.utils.timing import PythonTimer
 
 # Argument types whose values rules give as text: ``"quint8"`` for a ScalarType.

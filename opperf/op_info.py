@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
@@ -145,3 +146,13 @@ def _parse_literal(text: str) -> object:
         return ast.literal_eval(text)
     except (ValueError, SyntaxError):
         return text
+
+
+@dataclass(frozen=True)
+class Category:
+    """An operator category as data: a name, what it holds, and the predicate over ``OpInfo`` that
+    decides membership (each framework lists its categories in order; the first match wins)."""
+
+    name: str
+    description: str
+    matches: Callable[[OpInfo], bool]

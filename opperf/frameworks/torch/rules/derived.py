@@ -14,10 +14,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from opperf.op_info import ArgKind, Argument, OpInfo
+from opperf.results import InputValue, TensorSpec
 from opperf.rules.generic import LIST_LENGTH, NoRuleError, RuleContext, type_default
 from opperf.rules.profiles import LayerSizes, SizeProfile
-from opperf.utils.op_info import ArgKind, Argument, OpInfo
-from opperf.utils.results import InputValue, TensorSpec
 
 Configurations = list[dict[str, InputValue]]
 Override = Callable[[RuleContext], dict[str, InputValue]]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from opperf.utils.results import Alias, InputValue, TensorSpec, is_given_array, is_tensor_list
+from opperf.results import Alias, InputValue, TensorSpec, is_given_array, is_tensor_list
 
 # Integer tensors that are not indices are drawn from [1, 10): no zero divisors, no overflow.
 INTEGER_RANGE = (1, 10)

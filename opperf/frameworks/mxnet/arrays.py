@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from opperf.utils.results import InputValue, Structure, TensorSpec, is_given_array, is_tensor_list
+from opperf.results import InputValue, Structure, TensorSpec, is_given_array, is_tensor_list
 
 NUMPY_FRONTEND = "np"
 ND_FRONTEND = "nd"

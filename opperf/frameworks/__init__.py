@@ -1,24 +1,32 @@
-"""The backend interface: everything framework-specific lives behind it.
+"""The frameworks opperf benchmarks, each a package of the same shape, and the backend interface.
 
-A backend enumerates its registry, validates devices and dtypes, and turns a ``BenchmarkSpec`` into a
-``Measurement``. Backends are imported lazily, so reports and comparisons work without any framework.
+``opperf.frameworks.<name>`` holds everything that knows the framework: ``registry`` (its operators),
+``categories``, ``rules`` (inputs per operator), ``work`` (FLOPs and bytes for roofline context),
+``devices``, ``profiling`` (its native timer and memory probe), ``session`` (how the shared harness
+runs one of its operators), ``flags`` (its own command-line flags) and ``backend``, which ties them
+together behind ``Backend``. Only ``backend``, ``session``, ``profiling`` and ``devices`` import the
+framework, lazily, so reports, comparison and the command line work with any framework absent.
+
+Adding a framework is one package of that shape plus one line in ``FRAMEWORKS``.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
+from types import ModuleType
 from typing import Protocol
 
 from opperf.errors import OpperfError
+from opperf.op_info import OpInfo
+from opperf.results import BenchmarkSpec, InputValue, Measurement
 from opperf.sampling import SamplingPlan
-from opperf.utils.op_info import OpInfo
-from opperf.utils.results import BenchmarkSpec, InputValue, Measurement
 
-BACKENDS: Mapping[str, str] = {
-    "mxnet": "opperf.backends.mxnet.backend:MXNetBackend",
-    "torch": "opperf.backends.torch.backend:TorchBackend",
+FRAMEWORKS: Mapping[str, str] = {
+    "mxnet": "opperf.frameworks.mxnet.backend:MXNetBackend",
+    "torch": "opperf.frameworks.torch.backend:TorchBackend",
 }
+"""Framework name -> its backend class; the name is also its package and its pip extra."""
 
 
 class Backend(Protocol):
@@ -83,15 +91,28 @@ _instances: dict[str, Backend] = {}
 
 def get_backend(framework: str = "mxnet") -> Backend:
     """The backend for ``framework``, imported on first use."""
-    if framework not in BACKENDS:
-        raise OpperfError(f"unknown framework {framework!r}; choose one of: {', '.join(BACKENDS)}")
+    check_framework(framework)
     if framework not in _instances:
-        module_name, class_name = BACKENDS[framework].split(":")
+        module_name, class_name = FRAMEWORKS[framework].split(":")
         try:
             module = importlib.import_module(module_name)
         except ImportError as error:
             raise OpperfError(
-                f"framework {framework!r} is not installed ({error}); install it, e.g. `make venv`"
+                f"framework {framework!r} is not installed ({error}); "
+                f"install it with `pip install 'opperf[{framework}]'` (or `make venv`)"
             ) from error
         _instances[framework] = getattr(module, class_name)()
     return _instances[framework]
+
+
+def check_framework(framework: str) -> str:
+    """``framework`` if opperf knows it; OpperfError naming the known ones otherwise."""
+    if framework not in FRAMEWORKS:
+        raise OpperfError(f"unknown framework {framework!r}; choose one of: {', '.join(FRAMEWORKS)}")
+    return framework
+
+
+def framework_module(framework: str, part: str) -> ModuleType:
+    """A framework-free part of a framework's package (``categories``, ``rules``, ``work``, ``flags``):
+    importing it never imports the framework itself."""
+    return importlib.import_module(f"opperf.frameworks.{check_framework(framework)}.{part}")

@@ -15,30 +15,25 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from opperf.backends.mxnet import devices, profiling
-from opperf.backends.mxnet.arrays import (
+from opperf.errors import OpperfError
+from opperf.frameworks.mxnet import devices, profiling
+from opperf.frameworks.mxnet.arrays import (
     ND_FRONTEND,
     NUMPY_FRONTEND,
     flatten_outputs,
     is_float_array,
     materialize,
 )
-from opperf.backends.mxnet.invoke import DIRECT_INVOCATION, direct_call
-from opperf.backends.mxnet.registry import (
+from opperf.frameworks.mxnet.invoke import DIRECT_INVOCATION, direct_call
+from opperf.frameworks.mxnet.registry import (
     GENERATED_MODULE_PREFIXES,
     NUMPY_NAMESPACES,
     accepted_inputs,
     exposure,
     load_registry,
 )
-from opperf.errors import OpperfError
-from opperf.sampling import OVERHEAD_PLAN, SamplingPlan, sample
-from opperf.utils import load
-from opperf.utils.affinity import available_cpus
-from opperf.utils.cache import input_sets, last_level_cache_bytes
-from opperf.utils.memory import DTYPES, available_host_bytes, fit_problem, input_bytes
-from opperf.utils.op_info import OpInfo
-from opperf.utils.results import (
+from opperf.op_info import OpInfo
+from opperf.results import (
     Alias,
     BenchmarkSpec,
     InputValue,
@@ -48,6 +43,11 @@ from opperf.utils.results import (
     is_given_array,
     is_tensor_list,
 )
+from opperf.sampling import OVERHEAD_PLAN, SamplingPlan, sample
+from opperf.utils import load
+from opperf.utils.affinity import available_cpus
+from opperf.utils.cache import input_sets, last_level_cache_bytes
+from opperf.utils.memory import DTYPES, available_host_bytes, fit_problem, input_bytes
 from opperf.utils.timing import PythonTimer, Timer
 
 # Namespace -> module whose attributes are that namespace's functions.

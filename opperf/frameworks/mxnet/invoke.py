@@ -6,7 +6,7 @@ from __future__ import annotations
 import ctypes
 from collections.abc import Callable
 
-from opperf.backends.mxnet.arrays import is_array
+from opperf.frameworks.mxnet.arrays import is_array
 
 # Operator -> why its front end cannot call it.
 DIRECT_INVOCATION: dict[str, str] = {

@@ -1,4 +1,4 @@
-"""PyTorch operator categories as data: a named predicate over ``OpInfo`` each; the first match wins.
+"""PyTorch's operator categories as data: a named predicate over ``OpInfo`` each; the first match wins.
 
 The names are MXNet's where the meaning is the same (``unary``, ``binary_broadcast``, ``reduction``,
 ``pooling``, ...), so one ``--categories`` value selects the same kind of operator in either framework.
@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from opperf.nd_operations.categories import CATEGORY_NAMES, Category
-from opperf.utils.op_info import ArgKind, OpInfo
+from opperf.op_info import ArgKind, Category, OpInfo
 
 
 def _named(*names: str) -> Callable[[OpInfo], bool]:
@@ -145,7 +144,7 @@ _SPARSE = (
     "sparse_resize_and_clear", "resize_as_sparse", "hspmm", "smm", "sspaddmm",
 )  # fmt: skip
 
-TORCH_CATEGORIES: tuple[Category, ...] = (
+CATEGORIES: tuple[Category, ...] = (
     Category("fft", "spectral transforms (torch.fft, stft)", lambda op: op.name.startswith(_SPECTRAL)),
     Category("transpose_convolution", "transposed convolutions", _containing(*_TRANSPOSED)),
     Category("convolution", "convolutions", _containing("conv")),
@@ -183,12 +182,9 @@ TORCH_CATEGORIES: tuple[Category, ...] = (
     Category("misc", "everything else", lambda op: True),
 )
 
-TORCH_CATEGORY_NAMES: tuple[str, ...] = tuple(c.name for c in TORCH_CATEGORIES)
-
-TORCH_ONLY_CATEGORIES: tuple[str, ...] = tuple(n for n in TORCH_CATEGORY_NAMES if n not in CATEGORY_NAMES)
-"""Categories MXNet has no operators in; ``--categories`` must accept them for PyTorch runs."""
+CATEGORY_NAMES: tuple[str, ...] = tuple(c.name for c in CATEGORIES)
 
 
 def categorize(op: OpInfo) -> str:
     """The first category whose predicate accepts the operator."""
-    return next(c.name for c in TORCH_CATEGORIES if c.matches(op))
+    return next(c.name for c in CATEGORIES if c.matches(op))

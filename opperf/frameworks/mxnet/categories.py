@@ -1,4 +1,4 @@
-"""Operator categories as data: each is a named predicate over ``OpInfo``; the first match wins.
+"""MXNet's operator categories as data: each is a named predicate over ``OpInfo``; the first match wins.
 
 Signature-based predicates cover the large families (unary, broadcast, reduction, ...); neural-network
 operators, whose signatures share nothing, are named outright.
@@ -7,16 +7,8 @@ operators, whose signatures share nothing, are named outright.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
-from opperf.utils.op_info import ArgKind, OpInfo
-
-
-@dataclass(frozen=True)
-class Category:
-    name: str
-    description: str
-    matches: Callable[[OpInfo], bool]
+from opperf.op_info import ArgKind, Category, OpInfo
 
 
 def _named(*names: str) -> Callable[[OpInfo], bool]:

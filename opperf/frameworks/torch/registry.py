@@ -14,16 +14,16 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
-from opperf.backends.torch.categories import categorize
-from opperf.backends.torch.namespaces import TENSOR_NAMESPACE, entry_points
-from opperf.backends.torch.schema import (
+from opperf.frameworks.torch.categories import categorize
+from opperf.frameworks.torch.namespaces import TENSOR_NAMESPACE, entry_points
+from opperf.frameworks.torch.schema import (
     PYTHON_SELF_NAME,
     Overload,
     functional_overload,
     python_arguments,
     read_overload,
 )
-from opperf.utils.op_info import OpInfo
+from opperf.op_info import OpInfo
 
 FRAMEWORK = "torch"
 ATEN_PREFIX = "aten::"

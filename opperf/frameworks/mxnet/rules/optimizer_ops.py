@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from opperf.rules.defaults import Configurations, T
+from opperf.frameworks.mxnet.rules.layers import Configurations, T
+from opperf.results import Alias
 from opperf.rules.profiles import LayerSizes
-from opperf.utils.results import Alias
 
 WEIGHTS = 3
 HALF_PRECISION_ROLES = frozenset({"weight", "grad"})

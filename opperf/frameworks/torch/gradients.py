@@ -12,8 +12,8 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from opperf.backends.torch.calls import Call
-from opperf.backends.torch.errors import describe_error
+from opperf.frameworks.torch.calls import Call
+from opperf.frameworks.torch.errors import describe_error
 
 # PyTorch's message for an input that cannot require grad, naming the argument.
 _REFUSED = re.compile(r"not differentiable with respect to argument '(\w+)'")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from opperf.rules.defaults import Configurations, T
+from opperf.frameworks.mxnet.rules.layers import Configurations, T
+from opperf.results import Alias
 from opperf.rules.profiles import LayerSizes
-from opperf.utils.results import Alias
 
 
 def _integers(*names: str) -> Callable[[LayerSizes], Configurations]:

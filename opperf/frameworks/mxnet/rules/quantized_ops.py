@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from opperf.rules.defaults import Configurations, T
+from opperf.frameworks.mxnet.rules.layers import Configurations, T
 from opperf.rules.profiles import LayerSizes
 
 INT8 = "int8"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from opperf.rules.defaults import DEFAULT_RULES, Configurations, T
+from opperf.frameworks.mxnet.rules.layers import DEFAULT_RULES, Configurations, T
 from opperf.rules.profiles import LayerSizes
 
 CLASSES = 4

@@ -7,12 +7,12 @@ import os
 import sys
 from collections.abc import Sequence
 
-from opperf.backends import BACKENDS, get_backend
 from opperf.benchmark import PROFILERS, RunOptions
 from opperf.comparison import DEFAULT_OPERATORS, compare, configurations
 from opperf.comparison import render_markdown as render_comparison
 from opperf.errors import OpperfError
-from opperf.nd_operations.categories import CATEGORIES
+from opperf.frameworks import FRAMEWORKS, get_backend
+from opperf.frameworks.mxnet.categories import CATEGORIES
 from opperf.report.coverage import render_coverage
 from opperf.report.csv_report import render_csv
 from opperf.report.document import build_document
@@ -92,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--framework",
         default="mxnet",
-        choices=sorted(BACKENDS),
+        choices=sorted(FRAMEWORKS),
         help="whose operator registry to sweep (default: mxnet)",
     )
     parser.add_argument(

@@ -1,0 +1,46 @@
+"""MXNet's input rules: which inputs each operator is benchmarked with, for a size profile.
+
+Operators that cannot run standalone are skipped with a stated reason (``skips.SKIP_REASONS``);
+hand-written rules keyed by operator name (layers, numpy, contrib, optimizers, quantized, detection,
+sparse) win over inputs derived from the signature (``derived.derive_inputs``).
+"""
+
+from __future__ import annotations
+
+from opperf.frameworks.mxnet.rules.contrib_ops import CONTRIB_RULES
+from opperf.frameworks.mxnet.rules.derived import derive_inputs
+from opperf.frameworks.mxnet.rules.detection_ops import DETECTION_RULES
+from opperf.frameworks.mxnet.rules.layers import DEFAULT_RULES
+from opperf.frameworks.mxnet.rules.numpy_ops import NUMPY_RULES
+from opperf.frameworks.mxnet.rules.optimizer_ops import OPTIMIZER_RULES
+from opperf.frameworks.mxnet.rules.quantized_ops import QUANTIZED_RULES
+from opperf.frameworks.mxnet.rules.skips import DEVICE_SKIP_REASONS, SKIP_REASONS
+from opperf.frameworks.mxnet.rules.sparse_ops import SPARSE_RULES
+from opperf.op_info import OpInfo
+from opperf.results import InputValue
+from opperf.rules.generic import NoRuleError
+from opperf.rules.profiles import SizeProfile
+
+HAND_WRITTEN_RULES = {
+    **DEFAULT_RULES,
+    **NUMPY_RULES,
+    **CONTRIB_RULES,
+    **OPTIMIZER_RULES,
+    **QUANTIZED_RULES,
+    **DETECTION_RULES,
+    **SPARSE_RULES,
+}
+
+
+def inputs_for(op: OpInfo, profile: SizeProfile, device_kind: str) -> list[dict[str, InputValue]]:
+    """The input configurations to benchmark the MXNet operator ``op`` with on a device of
+    ``device_kind``; raises ``NoRuleError`` with the reason if there are none."""
+    reason = SKIP_REASONS.get(op.name) or DEVICE_SKIP_REASONS.get(device_kind, {}).get(op.name)
+    if reason:
+        raise NoRuleError(reason)
+    rule = HAND_WRITTEN_RULES.get(op.name)
+    if rule is not None:
+        if profile.layers is None:
+            raise NoRuleError(f"the {profile.name!r} size profile has no configuration for {op.name}")
+        return rule(profile.layers)
+    return derive_inputs(op, profile)
