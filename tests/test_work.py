@@ -10,12 +10,12 @@ import pytest
 
 from opperf.frameworks.mxnet.arrays import flatten_outputs
 from opperf.frameworks.mxnet.invoke import direct_call
+from opperf.frameworks.mxnet.work import COUNTERS as MXNET_COUNTERS
 from opperf.results import BenchmarkSpec, TensorSpec, freeze_inputs
 from opperf.rules import inputs_for
 from opperf.rules.profiles import SMALL
 from opperf.utils.peaks import MachinePeaks
-from opperf.utils.work import (
-    MXNET_COUNTERS,
+from opperf.work import (
     Bound,
     Rates,
     Work,

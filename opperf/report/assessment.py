@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from opperf.results import Measurement, Status
 from opperf.utils.load import BUSY_THRESHOLD
 from opperf.utils.peaks import MachinePeaks
-from opperf.utils.work import achieved, count_work, fraction_of_peak
+from opperf.work import achieved, count_work, fraction_of_peak
 
 OVERHEAD_FACTOR = 5
 """A median within this factor of the harness's own per-call cost mostly measures the harness."""

@@ -1,6 +1,6 @@
 """This machine's roofs: peak memory bandwidth and peak GEMM rate, measured once and cached.
 
-Operators' achieved rates (``opperf.utils.work``) mean little in absolute terms; as fractions of
+Operators' achieved rates (``opperf.work``) mean little in absolute terms; as fractions of
 what this machine can do they compare across operators and machines. Both peaks are measured with
 NumPy alone, so they describe the host, not a framework's build:
 

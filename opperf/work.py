@@ -14,7 +14,8 @@ becomes an achieved rate (GB/s, GFLOP/s) that can be set against the machine's r
 
 The counts are the forward pass's; a backward pass's work is not counted.
 
-Operators are looked up by name in a per-framework table (``COUNTERS``); a counter reads the tensors
+Operators are looked up by name in their framework's table (``opperf.frameworks.<name>.work.COUNTERS``,
+built from the counters here); a counter reads the tensors
 and attributes it needs and declines, making ``count_work`` return None, wherever the spec does not
 determine the work: an operator not in the table, sparse storage, arrays the caller passed in, a
 layout or convention the counter does not model. It never guesses.
@@ -37,35 +38,57 @@ if TYPE_CHECKING:
 Shape = tuple[int, ...]
 
 GIGA = 10**9
+
 """Rates are in decimal units: 1 GB/s is 10**9 bytes per second."""
 
 BOOL_ITEMSIZE = ITEMSIZE["bool"]
 
 SIGMOID_FLOPS = 4
+
 """1 / (1 + exp(-x)): negate, exponentiate, add, divide."""
+
 SOFTSIGN_FLOPS = 3
+
 """x / (1 + |x|): absolute value, add, divide."""
+
 SOFTRELU_FLOPS = 3
+
 """log(1 + exp(x)): exponentiate, add, logarithm."""
+
 HARD_SIGMOID_FLOPS = 4
+
 """clip(alpha * x + beta, 0, 1): multiply, add, two comparisons."""
+
 HYPOT_FLOPS = 4
+
 """sqrt(a * a + b * b): two multiplies, add, square root."""
+
 RECIPROCAL_ROOT_FLOPS = 2
+
 """1 / sqrt(x) and 1 / cbrt(x): root, divide."""
+
 NAN_SKIPPING_FLOPS = 2
+
 """nansum and nanprod, per element: a NaN test, then the add or multiply."""
+
 SQUARE_SUM_FLOPS = 2
+
 """Sum of squares and norms, per element: square (or absolute value), add. A norm's final square root,
 one per output, is not counted."""
+
 SOFTMAX_FLOPS = 5
+
 """Softmax along an axis, per element: running maximum, subtract it, exponentiate, sum, divide
 (log-softmax: logarithm and subtract in place of the divide). An approximation: a temperature's
 divide and softmin's negation are not counted."""
+
 NORMALIZE_FLOPS = 4
+
 """(x - mean) * inverse_std * gamma + beta, per element, with the per-channel inverse standard
 deviation computed once (not counted)."""
+
 STATISTICS_FLOPS = 4
+
 """Batch statistics, per element: the mean's add; the variance's subtract, square and add."""
 
 
@@ -266,28 +289,29 @@ class Operands:
 _FLAG_TEXT = {"true": True, "1": True, "false": False, "0": False}
 
 Counter = Callable[[Operands], Work]
+
 """Counts one operator's work from its operands, or raises ``UncountableError``."""
 
 
-def _integer(value: object) -> int:
+def integer(value: object) -> int:
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     raise UncountableError
 
 
-def _integers(value: object) -> Shape:
+def integers(value: object) -> Shape:
     """A tuple of ints; a bare int is a 1-tuple."""
     if isinstance(value, tuple):
-        return tuple(_integer(v) for v in value)
-    return (_integer(value),)
+        return tuple(integer(v) for v in value)
+    return (integer(value),)
 
 
-def _per_dimension(value: object, dims: int, default: int) -> Shape:
+def per_dimension(value: object, dims: int, default: int) -> Shape:
     """A stride, padding or dilation for ``dims`` spatial dimensions: absent or empty means ``default``
     in each, an int or a 1-tuple applies to all of them."""
     if value is None or value == ():
         return (default,) * dims
-    values = _integers(value)
+    values = integers(value)
     if len(values) == 1:
         return values * dims
     if len(values) != dims:
@@ -316,7 +340,7 @@ def reduced_shape(shape: Shape, axis: object, keepdims: bool, exclude: bool = Fa
     if axis is None:
         axes = set(range(ndim))
     else:
-        given = _integers(axis)
+        given = integers(axis)
         if not given or any(not -ndim <= a < ndim for a in given):
             raise UncountableError
         axes = {a % ndim for a in given}
@@ -374,6 +398,7 @@ class Reduction:
 
 
 DATA = ("data", "input")
+
 """The main tensor's argument name: MXNet's, PyTorch's."""
 
 
@@ -414,66 +439,16 @@ class Normalization:
         return operands.work(per_element * data.size, operands.outputs(lambda: (data.shape,)))
 
 
-ACTIVATION_FLOPS: Mapping[str, int] = {
-    "relu": 1,
-    "tanh": 1,
-    "sigmoid": SIGMOID_FLOPS,
-    "softrelu": SOFTRELU_FLOPS,
-    "softsign": SOFTSIGN_FLOPS,
-}
-"""MXNet ``Activation`` types by cost; the others (``log_sigmoid``, ``mish``) are not counted."""
-
-
-def _activation(operands: Operands) -> Work:
-    flops = ACTIVATION_FLOPS.get(str(operands.attribute("act_type", "")))
-    if flops is None:
-        raise UncountableError
-    return Elementwise(flops)(operands)
-
-
-def _matrix(shape: Shape, transposed: bool) -> tuple[int, int]:
+def matrix_dims(shape: Shape, transposed: bool) -> tuple[int, int]:
     rows, columns = shape[-2:]
     return (columns, rows) if transposed else (rows, columns)
 
 
-def _matrix_product(
+def matrix_product(
     operands: Operands, batch: int, m: int, k: int, n: int, out: Shape, reads: tuple[Operand, ...]
 ) -> Work:
     """``batch`` products of an (m, k) and a (k, n) matrix: 2 * batch * m * n * k FLOPs."""
     return operands.work(2 * batch * m * n * k, operands.outputs(lambda: (out,)), reads=reads)
-
-
-def _dot(operands: Operands) -> Work:
-    """MXNet's ``dot``: the last axis of ``lhs`` against the first of ``rhs`` (transposes: 1-D and 2-D)."""
-    lhs, rhs = operands.require("lhs"), operands.require("rhs")
-    transpose_a = operands.flag("transpose_a", default=False)
-    transpose_b = operands.flag("transpose_b", default=False)
-    if (transpose_a and lhs.ndim > 2) or (transpose_b and rhs.ndim > 2) or 0 in (lhs.ndim, rhs.ndim):
-        raise UncountableError
-    if lhs.ndim == 2:
-        m, k = _matrix(lhs.shape, transpose_a)
-    else:
-        m, k = math.prod(lhs.shape[:-1]), lhs.shape[-1]
-    if rhs.ndim == 2:
-        k_rhs, n = _matrix(rhs.shape, transpose_b)
-    else:
-        k_rhs, n = rhs.shape[0], math.prod(rhs.shape[1:])
-    if k != k_rhs:
-        raise UncountableError
-    return _matrix_product(operands, 1, m, k, n, (m, n), (lhs, rhs))
-
-
-def _batch_dot(operands: Operands) -> Work:
-    """MXNet's ``batch_dot``: (b, m, k) x (b, k, n), either side transposable."""
-    lhs, rhs = operands.require("lhs"), operands.require("rhs")
-    if lhs.ndim != 3 or rhs.ndim != 3 or lhs.shape[0] != rhs.shape[0]:
-        raise UncountableError
-    m, k = _matrix(lhs.shape, operands.flag("transpose_a", default=False))
-    k_rhs, n = _matrix(rhs.shape, operands.flag("transpose_b", default=False))
-    if k != k_rhs:
-        raise UncountableError
-    batch = lhs.shape[0]
-    return _matrix_product(operands, batch, m, k, n, (batch, m, n), (lhs, rhs))
 
 
 @dataclass(frozen=True)
@@ -497,25 +472,10 @@ class Matmul:
             raise UncountableError
         batch = broadcast_shapes(a_shape[:-2], b_shape[:-2])
         out = batch + ((m,) if a.ndim > 1 else ()) + ((n,) if b.ndim > 1 else ())
-        return _matrix_product(operands, math.prod(batch), m, k, n, out, (a, b))
+        return matrix_product(operands, math.prod(batch), m, k, n, out, (a, b))
 
 
-def _linalg_gemm(operands: Operands) -> Work:
-    """MXNet's ``linalg.gemm`` (alpha * op(A) op(B) + beta * C, reading C) and ``linalg.gemm2`` (no C),
-    batched over equal leading axes. The O(m * n) scaling and accumulation are not counted, as in BLAS."""
-    a, b, c = operands.require("A"), operands.require("B"), operands.get("C")
-    if operands.attribute("axis", -2) != -2 or a.ndim < 2 or a.shape[:-2] != b.shape[:-2]:
-        raise UncountableError
-    m, k = _matrix(a.shape, operands.flag("transpose_a", default=False))
-    k_b, n = _matrix(b.shape, operands.flag("transpose_b", default=False))
-    out = (*a.shape[:-2], m, n)
-    if k != k_b or (c is not None and c.shape != out):
-        raise UncountableError
-    reads = (a, b) if c is None else (a, b, c)
-    return _matrix_product(operands, math.prod(a.shape[:-2]), m, k, n, out, reads)
-
-
-def _dense(
+def dense_work(
     operands: Operands, data: Operand, weight: Operand, bias: Operand | None, leading: Shape, inner: int
 ) -> Work:
     """``data`` as rows of ``inner`` features times a (hidden, inner) ``weight``, plus a bias per output."""
@@ -526,26 +486,6 @@ def _dense(
     flops = 2 * rows * inner * hidden + (rows * hidden if bias is not None else 0)
     reads = (data, weight) if bias is None else (data, weight, bias)
     return operands.work(flops, operands.outputs(lambda: ((*leading, hidden),)), reads=reads)
-
-
-def _fully_connected(operands: Operands) -> Work:
-    """MXNet's ``FullyConnected``: with ``flatten``, (n, ...) data is n rows of every other axis."""
-    data, weight = operands.require("data"), operands.require("weight")
-    bias = None if operands.flag("no_bias", default=False) else operands.get("bias")
-    num_hidden = operands.attribute("num_hidden")
-    if data.ndim == 0 or (num_hidden is not None and num_hidden != weight.shape[0]):
-        raise UncountableError
-    if operands.flag("flatten", default=True):
-        return _dense(operands, data, weight, bias, data.shape[:1], math.prod(data.shape[1:]))
-    return _dense(operands, data, weight, bias, data.shape[:-1], data.shape[-1])
-
-
-def _linear(operands: Operands) -> Work:
-    """PyTorch's ``linear``: the last axis of ``input`` against a (out, in) ``weight``."""
-    data, weight = operands.require(*DATA), operands.require("weight")
-    if data.ndim == 0:
-        raise UncountableError
-    return _dense(operands, data, weight, operands.get("bias"), data.shape[:-1], data.shape[-1])
 
 
 @dataclass(frozen=True)
@@ -596,7 +536,7 @@ def _positive(lengths: Shape) -> Shape:
     return lengths
 
 
-def _window(
+def sliding_window(
     operands: Operands, kernel: Shape, names: tuple[str, str, str], default_stride: Shape = ()
 ) -> Window:
     """The window of ``kernel`` from the (stride, padding, dilation) arguments ``names``; an absent
@@ -605,17 +545,13 @@ def _window(
     stride = operands.attribute(names[0], ())
     return Window(
         kernel=kernel,
-        stride=default_stride if default_stride and stride == () else _per_dimension(stride, dims, 1),
-        padding=_per_dimension(operands.attribute(names[1]), dims, 0),
-        dilation=_per_dimension(operands.attribute(names[2]), dims, 1),
+        stride=default_stride if default_stride and stride == () else per_dimension(stride, dims, 1),
+        padding=per_dimension(operands.attribute(names[1]), dims, 0),
+        dilation=per_dimension(operands.attribute(names[2]), dims, 1),
     )
 
 
-MX_WINDOW = ("stride", "pad", "dilate")
-TORCH_WINDOW = ("stride", "padding", "dilation")
-
-
-def _convolution(
+def convolution_work(
     operands: Operands,
     data: Operand,
     weight: Operand,
@@ -648,251 +584,24 @@ def _convolution(
     return operands.work(flops, operands.outputs(lambda: (output,)), reads=reads)
 
 
-CHANNEL_FIRST_LAYOUTS = frozenset({None, "NCW", "NCHW", "NCDHW"})
-"""MXNet layouts the convolution and pooling counters model (None: the default, channel first)."""
-
-
-@dataclass(frozen=True)
-class MXConvolution:
-    """MXNet's ``Convolution`` and ``Deconvolution``, 1-D to 3-D, channel first. ``bias_default`` is
-    ``no_bias``'s default negated: a convolution has a bias unless told otherwise, a deconvolution not."""
-
-    transposed: bool = False
-    bias_default: bool = True
-
-    def __call__(self, operands: Operands) -> Work:
-        data, weight = operands.require("data"), operands.require("weight")
-        kernel = _integers(operands.attribute("kernel"))
-        window = _window(operands, kernel, MX_WINDOW)
-        groups = _integer(operands.attribute("num_group", 1))
-        filters = weight.shape[1] * groups if self.transposed else weight.shape[0]
-        if (
-            operands.attribute("layout") not in CHANNEL_FIRST_LAYOUTS
-            or operands.attribute("num_filter", filters) != filters
-            or operands.attribute("target_shape") not in (None, ())
-            or weight.shape[2:] != kernel
-        ):
-            raise UncountableError
-        spatial = data.shape[2:]
-        if self.transposed:
-            out = window.deconvolved(spatial, _per_dimension(operands.attribute("adj"), len(kernel), 0))
-        else:
-            out = window.convolved(spatial)
-        uses_bias = not operands.flag("no_bias", default=not self.bias_default)
-        bias = operands.get("bias") if uses_bias else None
-        return _convolution(operands, data, weight, bias, groups, out, self.transposed)
-
-
-PADDING_MODES = frozenset({"same", "valid"})
-
-
-@dataclass(frozen=True)
-class TorchConvolution:
-    """PyTorch's ``conv{1,2,3}d`` and ``conv_transpose{1,2,3}d`` on batched input, ``padding="same"``
-    and ``"valid"`` included."""
-
-    dims: int
-    transposed: bool = False
-
-    def __call__(self, operands: Operands) -> Work:
-        data, weight = operands.require(*DATA), operands.require("weight")
-        padding = operands.attribute("padding")
-        named = isinstance(padding, str)
-        if data.ndim != self.dims + 2 or (named and (padding not in PADDING_MODES or self.transposed)):
-            raise UncountableError
-        window = Window(
-            kernel=weight.shape[2:],
-            stride=_per_dimension(operands.attribute("stride"), self.dims, 1),
-            padding=_per_dimension(0 if named else padding, self.dims, 0),
-            dilation=_per_dimension(operands.attribute("dilation"), self.dims, 1),
-        )
-        spatial = data.shape[2:]
-        if padding == "same":
-            if window.stride != (1,) * self.dims:
-                raise UncountableError
-            out = spatial
-        elif self.transposed:
-            out = window.deconvolved(
-                spatial, _per_dimension(operands.attribute("output_padding"), self.dims, 0)
-            )
-        else:
-            out = window.convolved(spatial)
-        groups = _integer(operands.attribute("groups", 1))
-        return _convolution(operands, data, weight, operands.get("bias"), groups, out, self.transposed)
-
-
-def _pooling(operands: Operands, data: Operand, kernel: Shape, out_spatial: Callable[[], Shape]) -> Work:
+def pooling_work(operands: Operands, data: Operand, kernel: Shape, out_spatial: Callable[[], Shape]) -> Work:
     """One operation (comparison or add) per window element per output element; the input read once."""
     leading = data.shape[: data.ndim - len(kernel)]
     outputs = operands.outputs(lambda: ((*leading, *out_spatial()),))
     return operands.work(math.prod(kernel) * math.prod(outputs[0]), outputs, reads=(data,))
 
 
-MX_POOL_TYPES = frozenset({"max", "avg", "sum"})
-"""MXNet pooling types counted; ``lp`` (p-norms) is not."""
-MX_POOLING_CONVENTIONS: Mapping[str, bool] = {"valid": False, "full": True}
-"""MXNet's output-length conventions, to whether they round up; ``same`` is not modelled."""
-
-
-def _mx_pooling(operands: Operands) -> Work:
-    """MXNet's ``Pooling``, 1-D to 3-D, channel first; a global pool's window is the whole input."""
-    data = operands.require("data")
-    if (
-        operands.attribute("pool_type", "max") not in MX_POOL_TYPES
-        or operands.attribute("layout") not in CHANNEL_FIRST_LAYOUTS
-        or data.ndim < 3
-    ):
-        raise UncountableError
-    if operands.flag("global_pool", default=False):
-        spatial = data.shape[2:]
-        return _pooling(operands, data, spatial, lambda: (1,) * len(spatial))
-    window = _window(operands, _integers(operands.attribute("kernel")), MX_WINDOW)
-    convention = operands.attribute("pooling_convention", "valid")
-
-    def out_spatial() -> Shape:
-        if convention not in MX_POOLING_CONVENTIONS or data.ndim != len(window.kernel) + 2:
-            raise UncountableError
-        return window.pooled(data.shape[2:], ceil=MX_POOLING_CONVENTIONS[convention], clamp=False)
-
-    return _pooling(operands, data, window.kernel, out_spatial)
-
-
-@dataclass(frozen=True)
-class TorchPooling:
-    """PyTorch's ``max_pool{1,2,3}d`` and ``avg_pool{1,2,3}d``, batched or not; the stride defaults to
-    the kernel."""
-
-    dims: int
-
-    def __call__(self, operands: Operands) -> Work:
-        data, kernel_size = operands.require(*DATA), operands.attribute("kernel_size")
-        if kernel_size is None or data.ndim not in (self.dims + 1, self.dims + 2):
-            raise UncountableError
-        kernel = _per_dimension(kernel_size, self.dims, 1)
-        window = _window(operands, kernel, TORCH_WINDOW, default_stride=kernel)
-        ceil = operands.flag("ceil_mode", default=False)
-        return _pooling(
-            operands, data, kernel, lambda: window.pooled(data.shape[-self.dims :], ceil=ceil, clamp=True)
-        )
-
-
 ELEMENTWISE = Elementwise()
+
 BOOLEAN_RESULT = Elementwise(output_itemsize=BOOL_ITEMSIZE)
 
-# MXNet operator names by counter: registry names (canonical and alias) and the Python names the typed
-# API records for front ends (``mx.nd.add``, ``mx.np.matmul``).
-_MX_UNARY = (
-    "abs", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh", "cbrt", "cos", "cosh",
-    "degrees", "erf", "erfinv", "exp", "expm1", "gamma", "gammaln", "log", "log10", "log1p", "log2",
-    "logical_not", "negative", "radians", "reciprocal", "sign", "sin", "sinh", "sqrt", "square", "tan",
-    "tanh", "relu", "ceil", "fix", "floor", "rint", "round", "trunc",
-    "_npi_absolute", "_npi_arccos", "_npi_arccosh", "_npi_arcsin", "_npi_arcsinh", "_npi_arctan",
-    "_npi_arctanh", "_npi_cbrt", "_npi_ceil", "_npi_cos", "_npi_cosh", "_npi_degrees", "_npi_exp",
-    "_npi_expm1", "_npi_fix", "_npi_floor", "_npi_log", "_npi_log10", "_npi_log1p", "_npi_log2",
-    "_npi_negative", "_npi_radians", "_npi_reciprocal", "_npi_rint", "_npi_sign", "_npi_sin",
-    "_npi_sinh", "_npi_sqrt", "_npi_square", "_npi_tan", "_npi_tanh", "_npi_trunc", "_npx_relu",
-)  # fmt: skip
-_MX_UNARY_TO_BOOLEAN = (
-    "_npi_logical_not", "_npi_isfinite", "_npi_isinf", "_npi_isnan", "_npi_isneginf", "_npi_isposinf",
-)  # fmt: skip
-_MX_BINARY = (
-    "broadcast_add", "broadcast_plus", "broadcast_sub", "broadcast_minus", "broadcast_mul",
-    "broadcast_div", "broadcast_mod", "broadcast_power", "broadcast_maximum", "broadcast_minimum",
-    "broadcast_equal", "broadcast_not_equal", "broadcast_greater", "broadcast_greater_equal",
-    "broadcast_lesser", "broadcast_lesser_equal", "broadcast_logical_and", "broadcast_logical_or",
-    "broadcast_logical_xor", "elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div",
-    "_npi_add", "_npi_subtract", "_npi_multiply", "_npi_true_divide", "_npi_mod", "_npi_power",
-    "_npi_arctan2", "_npi_copysign",
-    "add", "subtract", "multiply", "divide", "true_divide", "maximum", "minimum", "power",
-)  # fmt: skip
-_MX_BINARY_TO_BOOLEAN = (
-    "_npi_equal", "_npi_not_equal", "_npi_greater", "_npi_greater_equal", "_npi_less", "_npi_less_equal",
-)  # fmt: skip
-_MX_SCALAR = (
-    "_plus_scalar", "_minus_scalar", "_rminus_scalar", "_mul_scalar", "_div_scalar", "_rdiv_scalar",
-    "_mod_scalar", "_rmod_scalar", "_power_scalar", "_rpower_scalar", "_maximum_scalar",
-    "_minimum_scalar", "_equal_scalar", "_not_equal_scalar", "_greater_scalar", "_greater_equal_scalar",
-    "_lesser_scalar", "_lesser_equal_scalar", "_logical_and_scalar", "_logical_or_scalar",
-    "_logical_xor_scalar",
-    "_npi_add_scalar", "_npi_subtract_scalar", "_npi_rsubtract_scalar", "_npi_multiply_scalar",
-    "_npi_true_divide_scalar", "_npi_rtrue_divide_scalar", "_npi_mod_scalar", "_npi_rmod_scalar",
-    "_npi_power_scalar", "_npi_rpower_scalar", "_npi_arctan2_scalar", "_npi_rarctan2_scalar",
-    "_npi_copysign_scalar", "_npi_rcopysign_scalar",
-)  # fmt: skip
-_MX_SCALAR_TO_BOOLEAN = (
-    "_npi_equal_scalar", "_npi_not_equal_scalar", "_npi_greater_scalar", "_npi_greater_equal_scalar",
-    "_npi_less_scalar", "_npi_less_equal_scalar",
-)  # fmt: skip
-_MX_REDUCTIONS = (
-    "sum", "sum_axis", "mean", "max", "max_axis", "min", "min_axis", "prod",
-    "_np_sum", "_npi_mean", "_np_max", "_np_min", "_np_prod",
-)  # fmt: skip
-_MX_GEMM = ("_linalg_gemm", "_linalg_gemm2", "linalg_gemm", "linalg_gemm2", "gemm", "gemm2")
 
-MXNET_COUNTERS: Mapping[str, Counter] = {
-    **dict.fromkeys(_MX_UNARY + _MX_BINARY + _MX_SCALAR, ELEMENTWISE),
-    **dict.fromkeys(_MX_UNARY_TO_BOOLEAN + _MX_BINARY_TO_BOOLEAN + _MX_SCALAR_TO_BOOLEAN, BOOLEAN_RESULT),
-    **dict.fromkeys(("rsqrt", "rcbrt"), Elementwise(RECIPROCAL_ROOT_FLOPS)),
-    **dict.fromkeys(("sigmoid", "_npx_sigmoid"), Elementwise(SIGMOID_FLOPS)),
-    **dict.fromkeys(("broadcast_hypot", "_npi_hypot", "_hypot_scalar"), Elementwise(HYPOT_FLOPS)),
-    "softsign": Elementwise(SOFTSIGN_FLOPS),
-    "hard_sigmoid": Elementwise(HARD_SIGMOID_FLOPS),
-    "Activation": _activation,
-    **dict.fromkeys(_MX_REDUCTIONS, Reduction()),
-    **dict.fromkeys(("nansum", "nanprod"), Reduction(NAN_SKIPPING_FLOPS)),
-    **dict.fromkeys(("norm", "_square_sum"), Reduction(SQUARE_SUM_FLOPS)),
-    "dot": _dot,
-    "batch_dot": _batch_dot,
-    **dict.fromkeys(_MX_GEMM, _linalg_gemm),
-    **dict.fromkeys(("_npi_matmul", "matmul"), Matmul(a=("a",), b=("b",))),
-    "_np_dot": Matmul(a=("a",), b=("b",), batched=False),
-    "FullyConnected": _fully_connected,
-    **dict.fromkeys(("Convolution", "Convolution_v1"), MXConvolution()),
-    "Deconvolution": MXConvolution(transposed=True, bias_default=False),
-    **dict.fromkeys(("Pooling", "Pooling_v1"), _mx_pooling),
-    **dict.fromkeys(("softmax", "log_softmax", "softmin", "SoftmaxActivation"), Softmax()),
-    # opperf runs MXNet in training mode: BatchNorm computes batch statistics unless told to use the
-    # running ones.
-    **dict.fromkeys(
-        ("BatchNorm", "BatchNorm_v1"), Normalization(lambda o: not o.flag("use_global_stats", default=False))
-    ),
-    **dict.fromkeys(("LayerNorm", "GroupNorm", "InstanceNorm"), Normalization()),
-}
-"""MXNet operators' counters, by name."""
+def counters(framework: str) -> Mapping[str, Counter]:
+    """A framework's counters by operator name (its package's ``work.COUNTERS``); none for a framework
+    opperf does not know."""
+    from opperf.frameworks import FRAMEWORKS, framework_module
 
-TORCH_INPUT = ("input", "self")
-
-_TORCH_ELEMENTWISE = (
-    "add", "sub", "mul", "div", "maximum", "minimum", "pow", "remainder", "fmod", "atan2", "abs", "neg",
-    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "square", "reciprocal", "sin", "cos",
-    "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan", "erf", "sign", "relu", "floor", "ceil",
-    "round", "trunc",
-)  # fmt: skip
-
-TORCH_COUNTERS: Mapping[str, Counter] = {
-    **dict.fromkeys(_TORCH_ELEMENTWISE, ELEMENTWISE),
-    **dict.fromkeys(("eq", "ne", "lt", "le", "gt", "ge"), BOOLEAN_RESULT),
-    "rsqrt": Elementwise(RECIPROCAL_ROOT_FLOPS),
-    "sigmoid": Elementwise(SIGMOID_FLOPS),
-    "hypot": Elementwise(HYPOT_FLOPS),
-    **dict.fromkeys(("sum", "mean", "amax", "amin", "prod"), Reduction(axis="dim", keepdims="keepdim")),
-    "matmul": Matmul(a=TORCH_INPUT, b=("other",)),
-    "mm": Matmul(a=TORCH_INPUT, b=("mat2",), batched=False),
-    "bmm": Matmul(a=TORCH_INPUT, b=("mat2",)),
-    "linear": _linear,
-    **{f"conv{dims}d": TorchConvolution(dims) for dims in (1, 2, 3)},
-    **{f"conv_transpose{dims}d": TorchConvolution(dims, transposed=True) for dims in (1, 2, 3)},
-    **{f"{kind}_pool{dims}d": TorchPooling(dims) for kind in ("max", "avg") for dims in (1, 2, 3)},
-    **dict.fromkeys(("softmax", "log_softmax"), Softmax(data=TORCH_INPUT)),
-    "batch_norm": Normalization(lambda o: o.flag("training"), data=TORCH_INPUT),
-    "instance_norm": Normalization(lambda o: o.flag("use_input_stats"), data=TORCH_INPUT),
-    **dict.fromkeys(("layer_norm", "group_norm"), Normalization(data=TORCH_INPUT)),
-}
-"""PyTorch operators' counters, by aten name; tensor arguments go by their Python names (``input``,
-``other``, ``weight``)."""
-
-COUNTERS: Mapping[str, Mapping[str, Counter]] = {"mxnet": MXNET_COUNTERS, "torch": TORCH_COUNTERS}
-"""Counters by framework, then operator name."""
+    return framework_module(framework, "work").COUNTERS if framework in FRAMEWORKS else {}
 
 
 def count_work(spec: BenchmarkSpec, output_shapes: tuple[Shape, ...] | None = None) -> Work | None:
@@ -907,7 +616,7 @@ def count_work(spec: BenchmarkSpec, output_shapes: tuple[Shape, ...] | None = No
     >>> count_work(add)
     Work(bytes_moved=12582912, flops=1048576)
     """
-    counter = COUNTERS.get(spec.framework, {}).get(spec.op)
+    counter = counters(spec.framework).get(spec.op)
     if counter is None:
         return None
     try:
