@@ -5,9 +5,10 @@ from __future__ import annotations
 import difflib
 import inspect
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from opperf import harness
 from opperf.errors import OpperfError
 from opperf.frameworks import Backend, get_backend
 from opperf.op_info import ArgKind, OpInfo
@@ -141,7 +142,7 @@ def _benchmark_one(
             cache=options.cache,
             threads=options.threads,
         )
-        measurements.append(backend.measure(spec, options.plan, options.seed, function=function))
+        measurements.append(harness.measure(backend.session, spec, options.plan, options.seed, function))
     return measurements
 
 
@@ -249,9 +250,3 @@ def check_shape(op: str, argument: str, shape: object) -> tuple[int, ...]:
             "a shape is a tuple of non-negative integers such as (1024, 1024)"
         )
     return tuple(shape)
-
-
-def suggest(name: str, candidates: Iterable[str]) -> str:
-    """'; did you mean a, b?' for the names closest to ``name``, or ''."""
-    close = difflib.get_close_matches(name, list(candidates), n=5, cutoff=0.6)
-    return f"; did you mean {', '.join(close)}?" if close else ""

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field, replace
 
 from tabulate import tabulate
 
-from opperf.benchmark import RunOptions, benchmark, signature_of, suggest
-from opperf.errors import OpperfError
+from opperf.benchmark import RunOptions, benchmark, signature_of
+from opperf.errors import OpperfError, suggest
 from opperf.frameworks import get_backend
 from opperf.results import Measurement, TensorSpec
 from opperf.rules import inputs_for

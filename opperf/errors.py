@@ -1,8 +1,19 @@
 """The one exception type users see: a bad request, named with its fix."""
 
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
 
 class OpperfError(ValueError):
     """A request opperf cannot serve: unknown operator, malformed input, unavailable device, ...
 
     The message names the offending value and how to fix it; the CLI prints it as ``error: ...``.
     """
+
+
+def suggest(name: str, candidates: Iterable[str]) -> str:
+    """'; did you mean a, b?' for the names closest to ``name``, or ''."""
+    close = difflib.get_close_matches(name, list(candidates), n=5, cutoff=0.6)
+    return f"; did you mean {', '.join(close)}?" if close else ""

@@ -98,6 +98,7 @@ def worker_main(framework: str, threads: int | None = None, cpus: Sequence[int] 
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     requests = sys.stdin.buffer
+    from opperf import harness
     from opperf.frameworks import get_backend
 
     backend = get_backend(framework)
@@ -111,9 +112,9 @@ def worker_main(framework: str, threads: int | None = None, cpus: Sequence[int] 
         if job is None:
             return
         if isinstance(job, OverheadProbe):
-            send_frame(replies, backend.harness_overhead(job.profiler, job.device))
+            send_frame(replies, harness.harness_overhead(backend.session, job.profiler, job.device))
         else:
-            send_frame(replies, backend.measure(job.spec, job.plan, job.seed))
+            send_frame(replies, harness.measure(backend.session, job.spec, job.plan, job.seed))
 
 
 def describe_exit(exitcode: int | None) -> str:

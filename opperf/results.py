@@ -164,7 +164,9 @@ class Measurement:
     ``backward`` is None exactly when the backward pass was not measured; ``backward_reason`` says why
     (not requested, no gradient registered, no differentiable input). ``warmup_runs``, ``stop_reason``
     and ``met_target`` say how sampling went (``met_target`` is None for fixed run counts);
-    ``competing_load`` is the cores' worth of CPU other processes used meanwhile (None if unknown).
+    ``competing_load`` is the cores' worth of CPU other processes used meanwhile (None if unknown);
+    ``sampling_s`` the wall-clock seconds warm-up and measured passes took together (the part of a
+    sweep spent running the operator rather than preparing or reporting it).
     """
 
     spec: BenchmarkSpec
@@ -179,6 +181,7 @@ class Measurement:
     stop_reason: str | None = None
     met_target: bool | None = None
     competing_load: float | None = None
+    sampling_s: float | None = None
 
     @property
     def forward_summary(self) -> Summary | None:

@@ -9,9 +9,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from opperf.benchmark import RunOptions, suggest
+from opperf import harness
+from opperf.benchmark import RunOptions
 from opperf.checkpoint import JournalWriter, check_settings, load_journal
-from opperf.errors import OpperfError
+from opperf.errors import OpperfError, suggest
 from opperf.frameworks import Backend, get_backend
 from opperf.isolation import IsolatedRunner, Job
 from opperf.op_info import OpInfo
@@ -169,7 +170,7 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
             overhead = runner.harness_overhead(options.profiler, options.device)
             measure = _isolated_measure(runner, options)
         else:
-            overhead = backend.harness_overhead(options.profiler, options.device)
+            overhead = harness.harness_overhead(backend.session, options.profiler, options.device)
             measure = _in_process_measure(config, backend)
         try:
             for index, op in enumerate(operators, start=1):
@@ -232,7 +233,7 @@ def _isolated_measure(runner: IsolatedRunner, options: RunOptions) -> Measure:
 
 def _in_process_measure(config: SweepConfig, backend: Backend) -> Measure:
     options = config.options
-    return lambda specs: [backend.measure(s, options.plan, options.seed) for s in specs]
+    return lambda specs: [harness.measure(backend.session, s, options.plan, options.seed) for s in specs]
 
 
 def _resume(config: SweepConfig) -> dict[str, tuple[Measurement, ...]]:

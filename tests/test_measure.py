@@ -6,6 +6,7 @@ import mxnet as mx
 import pytest
 
 from opperf.benchmark import RunOptions, benchmark
+from opperf.harness import harness_overhead
 from opperf.results import Status
 
 ITEMS = 64 * 64
@@ -140,5 +141,5 @@ def test_fixed_counts_are_exact():
 def test_harness_overhead_is_small_positive_and_finite(profiler):
     from opperf.frameworks import get_backend
 
-    overhead = get_backend("mxnet").harness_overhead(profiler, "cpu(0)")
+    overhead = harness_overhead(get_backend("mxnet").session, profiler, "cpu(0)")
     assert 0 < overhead < 1e-3 and math.isfinite(overhead)

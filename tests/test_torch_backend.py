@@ -7,6 +7,7 @@ import pytest
 from opperf.benchmark import RunOptions, benchmark
 from opperf.errors import OpperfError
 from opperf.frameworks import get_backend
+from opperf.harness import harness_overhead, measure
 from opperf.op_info import ArgKind
 from opperf.results import Status
 from opperf.rules.profiles import SMALL
@@ -185,7 +186,7 @@ def test_inputs_autograd_refuses_take_no_gradient(backend, registry):
 
     config = SweepConfig(options=RunOptions(**QUICK), profile=SMALL)
     (spec,) = specs_for(registry.by_name["batch_norm"], config, backend)
-    m = backend.measure(spec, config.options.plan, seed=0)
+    m = measure(backend.session, spec, config.options.plan, seed=0)
     assert m.status is Status.OK, m.reason
     assert m.backward_reason is None and _positive_finite(m.backward)
 
@@ -219,7 +220,7 @@ def test_device_names(backend):
 def test_an_unknown_operator_is_refused_with_suggestions(backend):
     with pytest.raises(OpperfError, match="did you mean add"):
         select_operators(backend, ["addd"], [])
-    from opperf.frameworks.torch.backend import resolve
+    from opperf.frameworks.torch.namespaces import resolve
 
     with pytest.raises(OpperfError, match=r"torch\.addd; did you mean add"):
         resolve("torch", "addd")
@@ -242,7 +243,7 @@ def test_threads_are_set_and_recorded(backend):
 
 def test_harness_overhead_is_small_and_positive(backend):
     for profiler in ("native", "python"):
-        overhead = backend.harness_overhead(profiler, "cpu(0)")
+        overhead = harness_overhead(backend.session, profiler, "cpu(0)")
         assert 0 < overhead < 1e-3
 
 

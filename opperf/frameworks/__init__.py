@@ -18,9 +18,9 @@ from types import ModuleType
 from typing import Protocol
 
 from opperf.errors import OpperfError
+from opperf.harness import Session
 from opperf.op_info import OpInfo
-from opperf.results import BenchmarkSpec, InputValue, Measurement
-from opperf.sampling import SamplingPlan
+from opperf.results import InputValue
 
 FRAMEWORKS: Mapping[str, str] = {
     "mxnet": "opperf.frameworks.mxnet.backend:MXNetBackend",
@@ -30,7 +30,11 @@ FRAMEWORKS: Mapping[str, str] = {
 
 
 class Backend(Protocol):
+    """A framework's registry, devices, threads and environment, and the session the harness measures
+    its operators through."""
+
     framework: str
+    session: Session
 
     def operators(self) -> tuple[OpInfo, ...]:
         """Every distinct operator of the registry (aliases folded)."""
@@ -44,31 +48,14 @@ class Backend(Protocol):
     def check_dtype(self, dtype: str) -> str:
         """The dtype, validated; raises OpperfError naming the supported ones."""
 
-    def measure(
-        self,
-        spec: BenchmarkSpec,
-        plan: SamplingPlan,
-        seed: int,
-        function: Callable[..., object] | None = None,
-    ) -> Measurement:
-        """Run ``spec`` (through ``function`` when given) and measure it as ``plan`` says; failures
-        become results."""
-
     def set_threads(self, count: int | None) -> int:
         """Set the intra-op thread count when ``count`` is given; the count in effect."""
-
-    def harness_overhead(self, profiler: str, device: str) -> float:
-        """Median seconds the harness itself adds to one measured call with ``profiler`` on ``device``:
-        what a trivial call measures through the same synchronised path."""
 
     def default_device(self) -> str:
         """The device a sweep uses when none is named: the first GPU if there is one, else the CPU."""
 
     def require_large_tensors(self) -> None:
         """Raise OpperfError unless the framework build supports tensors beyond 2**31 elements."""
-
-    def available_memory(self, device: str) -> int | None:
-        """Bytes free on the device, or None if unknown."""
 
     def applicable_inputs(self, op: OpInfo, inputs: dict[str, InputValue]) -> dict[str, InputValue]:
         """``inputs`` less any tensor the operator does not take with the given attributes."""

@@ -74,6 +74,7 @@ def record(measurement: Measurement, calibration: Calibration | None = None) -> 
             "warmup_runs": measurement.warmup_runs,
             "stop_reason": measurement.stop_reason,
             "met_target": measurement.met_target,
+            "seconds": measurement.sampling_s,
         },
         "competing_load": measurement.competing_load,
         **derived,
@@ -127,6 +128,7 @@ def measurement_from_record(result: dict[str, object]) -> Measurement:
         stop_reason=sampling.get("stop_reason"),
         met_target=sampling.get("met_target"),
         competing_load=result.get("competing_load"),
+        sampling_s=sampling.get("seconds"),
     )
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from opperf.benchmark import RunOptions, benchmark, device_name, signature_of, suggest
+from opperf.benchmark import RunOptions, benchmark, device_name, signature_of
 from opperf.comparison import compare, framework_of_namespace
-from opperf.errors import OpperfError
+from opperf.errors import OpperfError, suggest
 from opperf.frameworks import get_backend
 from opperf.utils.legacy import legacy_results
 

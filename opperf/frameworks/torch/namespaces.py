@@ -12,6 +12,9 @@ import importlib
 import types
 from collections.abc import Callable
 
+from opperf.errors import OpperfError, suggest
+from opperf.op_info import OpInfo
+
 TENSOR_NAMESPACE = "torch.Tensor"
 
 # (namespace, aten name prefix the namespace drops), in the order entry points are searched.
@@ -85,3 +88,30 @@ def function_index() -> dict[int, tuple[str, str]]:
             if function is not None:
                 index.setdefault(id(function), (namespace, name))
     return index
+
+
+def resolve(namespace: str, name: str) -> Callable[..., object]:
+    """The public function ``name`` of ``namespace``; OpperfError with the closest names otherwise."""
+    function = public_function(namespace, name)
+    if function is not None:
+        return function
+    known = [n for space, _ in NAMESPACES if space == namespace for n in dir(namespace_object(space))]
+    if not known:
+        namespaces = ", ".join(space for space, _ in NAMESPACES)
+        raise OpperfError(f"unknown PyTorch namespace {namespace!r}; choose one of: {namespaces}")
+    raise OpperfError(f"unknown PyTorch operator {namespace}.{name}{suggest(name, known)}")
+
+
+def identify(function: Callable[..., object]) -> tuple[str, str, OpInfo | None]:
+    """(namespace, name, registry record or None) of a PyTorch function or Tensor method.
+
+    ``torch.add``, ``torch.Tensor.add`` and ``torch.nn.functional.relu`` are all found with their
+    operator; a function opperf does not know keeps its module and name and has no record.
+    """
+    from opperf.frameworks.torch.registry import load_registry  # the registry is built from this module
+
+    found = function_index().get(id(function))
+    if found is None:
+        module = getattr(function, "__module__", None) or "custom"
+        return module, getattr(function, "__name__", repr(function)), None
+    return (*found, load_registry().by_entry_point.get(found))

@@ -19,10 +19,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
 
-from opperf.sampling import Sampled, SamplingPlan, is_precise, sample
-from opperf.utils.timing import PythonTimer
+from opperf.harness import Passes, Samples, UnmeasurableError
+from opperf.sampling import SamplingPlan, is_precise, sample
 
 FORWARD_MARK = "opperf::forward"
 BACKWARD_MARK = "opperf::backward"
@@ -31,64 +30,9 @@ ENGINE_PREFIX = "autograd::engine::evaluate_function: "
 MEMORY_EVENT = "[memory]"
 
 
-class NoOperatorRecordedError(RuntimeError):
+class NoOperatorRecordedError(UnmeasurableError):
     """A call during which the profiler recorded no aten operator: PyTorch answered it from tensor
     metadata in Python (``Tensor.dim``, ``Tensor.size``) without dispatching a kernel."""
-
-
-Backward = Callable[[object], Callable[[], object]]
-"""Given a forward pass's outputs, the call that runs their backward pass."""
-
-
-@dataclass(frozen=True)
-class Samples:
-    """A benchmark's measured runs as ``opperf.sampling`` planned them, and the operators the times
-    cover (empty when the strategy cannot see them)."""
-
-    sampled: Sampled
-    operators: tuple[str, ...] = ()
-
-
-class Sampler(Protocol):
-    """A timing strategy over a benchmark's passes. ``name`` is what reports show.
-
-    ``warm_pass`` runs one unmeasured forward and backward pass and returns its seconds; ``forward``
-    runs the operator; ``backward`` (None without a backward pass) turns a forward pass's outputs into
-    the call of its backward pass.
-    """
-
-    name: str
-
-    def sample(
-        self,
-        warm_pass: Callable[[], float],
-        forward: Callable[[], object],
-        backward: Backward | None,
-        plan: SamplingPlan,
-    ) -> Samples: ...
-
-
-@dataclass(frozen=True)
-class PythonSampler:
-    """Each pass timed on its own by ``PythonTimer``, synchronising the device around it."""
-
-    timer: PythonTimer
-    name: str = "python"
-
-    def sample(
-        self,
-        warm_pass: Callable[[], float],
-        forward: Callable[[], object],
-        backward: Backward | None,
-        plan: SamplingPlan,
-    ) -> Samples:
-        def measured_pass() -> tuple[float, float | None]:
-            timed = self.timer.time(forward)
-            if backward is None:
-                return timed.seconds, None
-            return timed.seconds, self.timer.time(backward(timed.outputs)).seconds
-
-        return Samples(sample(warm_pass, measured_pass, plan))
 
 
 @dataclass(frozen=True)
@@ -105,13 +49,7 @@ class NativeSampler:
     on_gpu: bool = False
     name: str = "native"
 
-    def sample(
-        self,
-        warm_pass: Callable[[], float],
-        forward: Callable[[], object],
-        backward: Backward | None,
-        plan: SamplingPlan,
-    ) -> Samples:
+    def sample(self, passes: Passes, plan: SamplingPlan) -> Samples:
         from torch.profiler import record_function
 
         def marked(mark: str, call: Callable[[], object]) -> tuple[object, float]:
@@ -121,15 +59,17 @@ class NativeSampler:
             self.synchronize()
             return outputs, time.perf_counter() - start
 
+        backward = passes.backward
+
         def measured_pass() -> tuple[float, float | None]:
-            outputs, forward_s = marked(FORWARD_MARK, forward)
+            outputs, forward_s = marked(FORWARD_MARK, passes.forward)
             if backward is None:
                 return forward_s, None
             return forward_s, marked(BACKWARD_MARK, backward(outputs))[1]
 
         with _session(self.on_gpu, memory=False) as session:
-            warm_pass()  # the first call in a new session runs several times slower than the next
-            sampled = sample(warm_pass, measured_pass, plan)
+            passes.timed_full_pass()  # the first call in a new session runs several times slower
+            sampled = sample(passes.timed_full_pass, measured_pass, plan)
         events = session.events()
         forward_work = _marked_work(events, FORWARD_MARK)
         backward_work = _marked_work(events, BACKWARD_MARK) if backward else []

@@ -1,0 +1,277 @@
+"""How the shared harness runs an MXNet operator: inputs on the device, forward and backward passes.
+
+Passes run in training mode either way, so Dropout or BatchNorm do the same work with or without a
+backward pass; a backward pass is timed when the operator records for autograd and its gradient runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from opperf.frameworks.mxnet import devices, profiling
+from opperf.frameworks.mxnet.arrays import (
+    ND_FRONTEND,
+    NUMPY_FRONTEND,
+    flatten_outputs,
+    is_float_array,
+    materialize,
+)
+from opperf.frameworks.mxnet.invoke import DIRECT_INVOCATION, direct_call
+from opperf.frameworks.mxnet.namespaces import identify, is_generated, resolve
+from opperf.frameworks.mxnet.registry import NUMPY_NAMESPACES, load_registry
+from opperf.harness import Passes, PerCallSampler, Sampler
+from opperf.op_info import OpInfo
+from opperf.results import Alias, BenchmarkSpec, TensorSpec, is_given_array
+from opperf.utils.cache import input_sets, last_level_cache_bytes
+from opperf.utils.memory import available_host_bytes, input_bytes
+from opperf.utils.timing import PythonTimer
+
+# Operators MXNet cannot record for autograd, and why; they are measured without recording.
+NOT_RECORDABLE: dict[str, str] = {
+    "reset_arrays": "has no outputs (it zeroes its inputs in place); recording it crashes MXNet",
+}
+
+# Messages MXNet gives for an operator without a registered gradient.
+_NO_GRADIENT_MARKERS = ("FGradient", "non-differentiable", "is not differentiable")
+
+
+class MXNetSession:
+    """The harness's view of MXNet (see ``opperf.harness.Session``)."""
+
+    def __init__(self) -> None:
+        self._profiler_warm = False
+
+    def prepare(self, spec: BenchmarkSpec, seed: int, function: Callable[..., object] | None) -> Passes:
+        info = identify(function)[2] if function else load_registry().by_name.get(spec.op)
+        if function is None:
+            direct = spec.op in DIRECT_INVOCATION
+            function = direct_call(spec.op) if direct else resolve(spec.namespace, spec.op)
+        frontend = NUMPY_FRONTEND if spec.namespace in NUMPY_NAMESPACES else ND_FRONTEND
+        with _frontend_scope(frontend):
+            rng = np.random.default_rng(seed)
+            sets = input_sets(spec.cache, input_bytes(spec), last_level_cache_bytes())
+            calls = [_prepare(spec, function, info, frontend, rng) for _ in range(sets)]
+            return _passes(spec, calls, frontend)
+
+    def trivial(self, device: str) -> Passes:
+        import mxnet as mx
+
+        with devices.context(device):
+            source = mx.nd.ones((1,))
+        return Passes(forward=source.copy, backward=None, backward_reason=None, synchronize=mx.nd.waitall)
+
+    def sampler(self, profiler: str, device: str) -> Sampler:
+        import mxnet as mx
+
+        if profiler == "native":
+            if not self._profiler_warm:
+                profiling.warm_up_profiler()
+                self._profiler_warm = True
+            return PerCallSampler(profiling.NativeTimer())
+        return PerCallSampler(PythonTimer(synchronize=mx.nd.waitall))
+
+    def peak_memory(self, full_pass: Callable[[], object], device: str) -> int:
+        return profiling.peak_memory_bytes(full_pass, devices.profiler_device_key(device))
+
+    def available_memory(self, device: str) -> int | None:
+        """Bytes free on the device: MemAvailable for cpu, the GPU's free memory for gpu."""
+        kind, index = devices.parse_device(device)
+        if kind == "cpu":
+            return available_host_bytes()
+        import mxnet as mx
+
+        free, _ = mx.context.gpu_memory_info(index)
+        return free
+
+    def describe_error(self, error: BaseException) -> str:
+        return describe_error(error)
+
+    def settle(self) -> None:
+        """Wait for pending work; an error raised late by the engine belongs to the failed run, not
+        the next."""
+        import mxnet as mx
+
+        with contextlib.suppress(Exception):  # already reported by the run that caused it
+            mx.nd.waitall()
+
+
+def _passes(spec: BenchmarkSpec, calls: list[_Call], frontend: str) -> Passes:
+    """Find whether a backward pass runs (a first, recorded forward pass), then the passes that take
+    the ``calls`` (input sets) in turn: one when measuring hot, several when cold."""
+    import mxnet as mx
+    from mxnet import autograd
+
+    # Index tensors and out= arrays take no gradient (MXNet refuses one for an Embedding's indices).
+    indices = {name for name, value in spec.inputs if isinstance(value, TensorSpec) and value.integral}
+    differentiable = [array for call in calls for array in _differentiable(call, indices)]
+    writes_to_out = "out" in calls[0].kwargs
+    backward_reason = _backward_precondition(spec, differentiable, writes_to_out=writes_to_out)
+    for array in differentiable if backward_reason is None else ():
+        array.attach_grad()
+    rotation = itertools.cycle(calls)
+
+    def forward() -> object:
+        call = next(rotation)
+        if backward_reason is None:
+            with autograd.record(train_mode=True):
+                return call()
+        with autograd.train_mode():
+            return call()
+
+    try:
+        outputs = forward()
+        mx.nd.waitall()
+    except Exception as error:
+        _drain_engine()
+        if backward_reason is not None:
+            raise
+        backward_reason = f"recording for backward failed: {describe_error(error)}"
+        outputs = forward()
+        mx.nd.waitall()
+    heads = [o for o in flatten_outputs(outputs) if is_float_array(o)]
+    if backward_reason is None:
+        backward_reason = _probe_backward(heads)
+    head_grads = [_ones_like(h) for h in heads]
+    del outputs, heads
+
+    def backward_of(outputs: object) -> Callable[[], object]:
+        float_outputs = [o for o in flatten_outputs(outputs) if is_float_array(o)]
+        return lambda: autograd.backward(float_outputs, head_grads=head_grads)
+
+    return Passes(
+        forward=forward,
+        backward=backward_of if backward_reason is None else None,
+        backward_reason=backward_reason,
+        synchronize=mx.nd.waitall,
+        scope=lambda: _frontend_scope(frontend),
+    )
+
+
+@dataclass(frozen=True)
+class _Call:
+    """A ready-to-run operator call with materialised inputs."""
+
+    function: Callable[..., object]
+    args: tuple
+    kwargs: dict
+
+    def __call__(self) -> object:
+        return self.function(*self.args, **self.kwargs)
+
+
+def _prepare(
+    spec: BenchmarkSpec,
+    function: Callable[..., object],
+    info: OpInfo | None,
+    frontend: str,
+    rng: np.random.Generator,
+) -> _Call:
+    """Materialise the spec's inputs. Generated front ends take tensor lists positionally, with their
+    count in the operator's variable-length key; Python wrappers take the list as one argument. A
+    generated front end with a variable-length key takes every tensor positionally (DGL's graph
+    operators: the graph, then its vertex lists), so the key counts them all."""
+    ctx = devices.context(spec.device)
+    generated = is_generated(function)
+    var_args_key = info.var_args_key if info else ""
+    args: list = []
+    kwargs: dict = {}
+    arrays: dict[str, object] = {}
+    for name, value in spec.inputs:
+        if isinstance(value, Alias):
+            source = arrays[value.source]
+            kwargs[name] = value.select(source) if isinstance(source, list) else source
+            continue
+        array = materialize(value, spec.dtype, ctx, frontend, rng)
+        if is_given_array(value) and spec.run_backward and name != "out":
+            array = array.copy()  # attaching a gradient must not change the caller's array
+        arrays[name] = array
+        if isinstance(array, list) and generated:
+            args.extend(array)
+        elif generated and var_args_key and isinstance(value, TensorSpec):
+            args.append(array)
+        else:
+            kwargs[name] = array
+    if args and var_args_key and var_args_key not in kwargs:
+        kwargs[var_args_key] = len(args)
+    return _Call(function=function, args=tuple(args), kwargs=kwargs)
+
+
+def _differentiable(call: _Call, indices: set[str]) -> list:
+    """The call's floating-point input arrays; index tensors and out= arrays take no gradient."""
+    inputs = [value for name, value in call.kwargs.items() if name != "out" and name not in indices]
+    arrays = [a for a in (*call.args, *inputs) if is_float_array(a)]
+    return arrays + [a for v in inputs if isinstance(v, list) for a in v if is_float_array(a)]
+
+
+def _drain_engine() -> None:
+    """Wait for pending work; an error raised late by the engine belongs to the failed run, not the next."""
+    import mxnet as mx
+
+    with contextlib.suppress(Exception):  # already reported by the run that caused it
+        mx.nd.waitall()
+
+
+def _ones_like(array):
+    import mxnet as mx
+
+    return mx.np.ones_like(array) if isinstance(array, mx.np.ndarray) else mx.nd.ones_like(array)
+
+
+def _backward_precondition(spec: BenchmarkSpec, differentiable: list, writes_to_out: bool) -> str | None:
+    if not spec.run_backward:
+        return "backward not requested"
+    if writes_to_out:
+        return "an explicit out= array cannot be recorded for autograd"
+    if spec.op in NOT_RECORDABLE:
+        return NOT_RECORDABLE[spec.op]
+    if not differentiable:
+        return "no floating-point tensor input to differentiate"
+    return None
+
+
+def _probe_backward(heads: list) -> str | None:
+    """Run one backward pass; None if it works, else why the operator has no usable gradient."""
+    import mxnet as mx
+    from mxnet import autograd
+
+    if not heads:
+        return "no floating-point output to differentiate"
+    try:
+        autograd.backward(heads, head_grads=[_ones_like(h) for h in heads])
+        mx.nd.waitall()
+    except Exception as error:
+        mx.nd.waitall()
+        message = str(error)
+        if any(marker in message for marker in _NO_GRADIENT_MARKERS):
+            return "operator has no gradient (no FGradient registered)"
+        return f"backward failed: {describe_error(error)}"
+    return None
+
+
+@contextlib.contextmanager
+def _frontend_scope(frontend: str) -> Iterator[None]:
+    """Numpy-semantics shapes and arrays for mx.np/mx.npx operators, legacy semantics otherwise."""
+    if frontend != NUMPY_FRONTEND:
+        yield
+        return
+    import mxnet as mx
+
+    with mx.util.np_shape(True), mx.util.np_array(True):
+        yield
+
+
+def _first_line(message: str) -> str:
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    for line in lines:
+        if "Check failed" in line or "Error" in line or "error" in line:
+            return line[:400]
+    return lines[0][:400] if lines else message[:400]
+
+
+def describe_error(error: BaseException) -> str:
+    return f"{type(error).__name__}: {_first_line(str(error))}"

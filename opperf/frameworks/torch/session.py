@@ -1,0 +1,203 @@
+"""How the shared harness runs a PyTorch operator: inputs on the device, forward and backward passes.
+
+Whether a backward pass runs is found by running the operator: float inputs require grad, the first
+forward pass is recorded, and a backward pass is tried (``gradients``). Grad mode is set once around
+all passes, not inside each, so the timed region is the call alone.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from opperf.frameworks.torch import devices, gradients, profiling
+from opperf.frameworks.torch.calls import Call, arrange, takes_keywords
+from opperf.frameworks.torch.errors import describe_error
+from opperf.frameworks.torch.namespaces import identify, resolve
+from opperf.frameworks.torch.registry import load_registry
+from opperf.frameworks.torch.tensors import is_float_tensor, materialize, resolve_alias, torch_constant
+from opperf.harness import Passes, PerCallSampler, Sampler
+from opperf.op_info import OpInfo
+from opperf.results import Alias, BenchmarkSpec, InputValue, TensorSpec
+from opperf.utils.cache import input_sets, last_level_cache_bytes
+from opperf.utils.memory import available_host_bytes, input_bytes
+from opperf.utils.timing import PythonTimer
+
+# Argument types whose values rules give as text: ``"quint8"`` for a ScalarType.
+_CONSTANT_TYPES = ("ScalarType", "Layout", "MemoryFormat")
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """A call with its inputs materialised, and the leaf tensors a backward pass differentiates."""
+
+    call: Call
+    leaves: Mapping[str, tuple]
+    in_place: bool
+
+
+class TorchSession:
+    """The harness's view of PyTorch (see ``opperf.harness.Session``)."""
+
+    def __init__(self) -> None:
+        self._profiler_warm = False
+        # (namespace, operator) -> why it is not differentiable, learnt from its first measurement: its
+        # later input configurations then run without recording for autograd from the start.
+        self._no_backward: dict[tuple[str, str], str] = {}
+
+    def prepare(self, spec: BenchmarkSpec, seed: int, function: Callable[..., object] | None) -> Passes:
+        info = identify(function)[2] if function else load_registry().by_name.get(spec.op)
+        function = function or resolve(spec.namespace, spec.function or spec.op)
+        generator = _generator(seed)
+        sets = input_sets(spec.cache, input_bytes(spec), last_level_cache_bytes())
+        prepared = [_prepare(spec, function, info, generator) for _ in range(sets)]
+        return self._passes(spec, prepared)
+
+    def _passes(self, spec: BenchmarkSpec, prepared: list[_Prepared]) -> Passes:
+        """The passes over the ``prepared`` input sets, taken in turn: one when measuring hot, several
+        when cold; recorded for autograd when a backward pass runs."""
+        import torch
+
+        recording = self._recording(spec, prepared[0])
+        record = recording.differentiable
+        for other in prepared[1:] if record else ():
+            gradients.require_grad(recording.leaves(other.leaves))
+        rotation = itertools.cycle(prepared)
+
+        def forward() -> _Outputs:
+            inputs = next(rotation)
+            return _Outputs(inputs.call(), recording.leaves(inputs.leaves) if record else ())
+
+        def backward_of(outputs: _Outputs) -> Callable[[], object]:
+            return gradients.backward_pass(outputs.value, outputs.leaves, recording.seeds)
+
+        return Passes(
+            forward=forward,
+            backward=backward_of if record else None,
+            backward_reason=recording.reason,
+            synchronize=devices.synchronizer(spec.device),
+            scope=lambda: torch.set_grad_enabled(record),
+        )
+
+    def _recording(self, spec: BenchmarkSpec, prepared: _Prepared) -> gradients.Recording:
+        """Whether and how a backward pass runs: found by a first, recorded forward pass unless it is
+        ruled out already (not requested, no float input, or the operator was found not
+        differentiable before)."""
+        key = (spec.namespace, spec.op)
+        reason = self._no_backward.get(key) or _backward_precondition(spec, prepared)
+        if reason is not None:
+            return gradients.Recording(reason=reason)
+        recording = gradients.first_pass(prepared.call, prepared.leaves)
+        if recording.reason == gradients.NOT_DIFFERENTIABLE:
+            self._no_backward[key] = recording.reason
+        return recording
+
+    def trivial(self, device: str) -> Passes:
+        import torch
+
+        source = torch.ones(1, device=devices.torch_device(device))
+        return Passes(
+            forward=source.clone,
+            backward=None,
+            backward_reason=None,
+            synchronize=devices.synchronizer(device),
+        )
+
+    def sampler(self, profiler: str, device: str) -> Sampler:
+        """The timing strategy ``profiler`` (``native`` or ``python``) for ``device``."""
+        synchronize = devices.synchronizer(device)
+        if profiler == "native":
+            if not self._profiler_warm:
+                profiling.warm_up_profiler()
+                self._profiler_warm = True
+            return profiling.NativeSampler(synchronize=synchronize, on_gpu=_on_gpu(device))
+        return PerCallSampler(PythonTimer(synchronize=synchronize))
+
+    def peak_memory(self, full_pass: Callable[[], object], device: str) -> int:
+        return profiling.peak_memory_bytes(full_pass, _on_gpu(device))
+
+    def available_memory(self, device: str) -> int | None:
+        """Bytes free on the device: MemAvailable for cpu, the GPU's free memory for gpu."""
+        kind, index = devices.parse_device(device)
+        if kind == "cpu":
+            return available_host_bytes()
+        import torch
+
+        free, _ = torch.cuda.mem_get_info(index)
+        return free
+
+    def describe_error(self, error: BaseException) -> str:
+        return describe_error(error)
+
+    def settle(self) -> None:
+        """Nothing to wait for: PyTorch raises a kernel's error at the call (or its synchronisation)."""
+
+
+@dataclass(frozen=True)
+class _Outputs:
+    """A forward pass's outputs, and the tensors of its input set that a backward pass differentiates."""
+
+    value: object
+    leaves: tuple
+
+
+def _on_gpu(device: str) -> bool:
+    return devices.parse_device(device)[0] == "gpu"
+
+
+def _generator(seed: int):
+    import torch
+
+    return torch.Generator().manual_seed(seed)
+
+
+def _prepare(
+    spec: BenchmarkSpec, function: Callable[..., object], info: OpInfo | None, generator
+) -> _Prepared:
+    """Materialise one set of the spec's inputs, drawn from ``generator``, and arrange the call."""
+    device = devices.torch_device(spec.device)
+    values: dict[str, object] = {}
+    leaves: dict[str, tuple] = {}
+    for name, value in spec.inputs:
+        if isinstance(value, Alias):
+            values[name] = resolve_alias(value, values[value.source])
+            continue
+        values[name] = _typed(info, name, materialize(value, spec.dtype, device, generator))
+        tensors = _differentiable_tensors(value, values[name])
+        if tensors:
+            leaves[name] = tensors
+    if takes_keywords(function, list(values)):
+        args, kwargs = (), values
+    else:
+        args, kwargs = arrange(info.arguments if info is not None else (), values)
+    in_place = getattr(function, "__name__", "").endswith("_")
+    return _Prepared(call=Call.of(function, args, kwargs), leaves=leaves, in_place=in_place)
+
+
+def _typed(info: OpInfo | None, name: str, value: object) -> object:
+    """A torch constant given as text (``"quint8"``, ``"sparse_csr"``) as the object a ScalarType,
+    Layout or MemoryFormat argument takes."""
+    argument = info.argument(name) if info is not None else None
+    if argument is None or not isinstance(value, str):
+        return value
+    return torch_constant(value) if argument.type_string.startswith(_CONSTANT_TYPES) else value
+
+
+def _differentiable_tensors(value: InputValue, materialised: object) -> tuple:
+    """The floating-point tensors of an input, unless it holds indices (``integral`` specs)."""
+    specs = value if isinstance(value, tuple) else (value,)
+    if any(isinstance(v, TensorSpec) and v.integral for v in specs):
+        return ()
+    tensors = materialised if isinstance(materialised, list) else [materialised]
+    return tuple(t for t in tensors if is_float_tensor(t))
+
+
+def _backward_precondition(spec: BenchmarkSpec, prepared: _Prepared) -> str | None:
+    if not spec.run_backward:
+        return "backward not requested"
+    if prepared.in_place:
+        return "an in-place operator: autograd cannot differentiate a leaf tensor it overwrites"
+    if not prepared.leaves:
+        return "no floating-point tensor input to differentiate"
+    return None

@@ -1,0 +1,203 @@
+"""One measurement harness for every framework: a spec in, a ``Measurement`` out.
+
+A framework supplies a small ``Session``: it prepares a spec's inputs and hands back the ``Passes``
+(run the operator on the next input set, the backward pass of a forward pass's outputs, synchronise
+the device), its timing strategies, a peak-memory probe and the text of its errors. Everything else
+happens here, the same way for each framework: the check that the tensors fit, warm-up and sampling
+as the plan says, the competing CPU load meanwhile, the peak-memory probe, the time the sampling took
+(``sampling_s``, from which a sweep's ``harness_efficiency`` is computed), and failures as results.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from opperf.results import BenchmarkSpec, Measurement, Status
+from opperf.sampling import OVERHEAD_PLAN, Sampled, SamplingPlan, sample
+from opperf.utils import load
+from opperf.utils.memory import fit_problem
+from opperf.utils.timing import Timer
+
+Backward = Callable[[object], Callable[[], object]]
+"""Given a forward pass's outputs, the call that runs their backward pass."""
+
+
+class UnmeasurableError(RuntimeError):
+    """The operator runs but the chosen timer cannot see it (a call the native profiler records no
+    operator for): the benchmark is skipped with this reason rather than given a made-up figure."""
+
+
+@dataclass(frozen=True)
+class Passes:
+    """A prepared benchmark, as a framework's session hands it to the harness.
+
+    ``forward`` runs the operator on the next input set (several rotate when measuring cold) and
+    returns its outputs; ``backward`` (None when there is no backward pass, ``backward_reason`` says
+    why) turns those outputs into the call of their backward pass; ``synchronize`` waits for the
+    device's queued work; every pass runs inside ``scope`` (a framework's grad or array mode).
+    """
+
+    forward: Callable[[], object]
+    backward: Backward | None
+    backward_reason: str | None
+    synchronize: Callable[[], None]
+    scope: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext
+
+    def full_pass(self) -> object:
+        """A forward pass and, when there is one, its backward pass; the forward outputs."""
+        outputs = self.forward()
+        if self.backward is not None:
+            self.backward(outputs)()
+        return outputs
+
+    def timed_full_pass(self) -> float:
+        """Seconds of one synchronised full pass (warm-up uses these to see when times settle)."""
+        start = time.perf_counter()
+        self.full_pass()
+        self.synchronize()
+        return time.perf_counter() - start
+
+
+@dataclass(frozen=True)
+class Samples:
+    """A benchmark's measured passes as the plan sampled them, and the operators the times cover
+    (empty when the timing strategy cannot see them)."""
+
+    sampled: Sampled
+    operators: tuple[str, ...] = ()
+
+
+class Sampler(Protocol):
+    """A timing strategy over a benchmark's passes: warm up, then time forward (and backward) passes
+    as ``plan`` says. ``name`` is what reports show (``native`` or ``python``)."""
+
+    name: str
+
+    def sample(self, passes: Passes, plan: SamplingPlan) -> Samples: ...
+
+
+@dataclass(frozen=True)
+class PerCallSampler:
+    """Each measured call timed on its own by ``timer`` (the Python timer, or a native profiler that
+    opens one session per call, as MXNet's does)."""
+
+    timer: Timer
+    clock: Callable[[], float] = field(default=time.perf_counter)
+
+    @property
+    def name(self) -> str:
+        return self.timer.name
+
+    def sample(self, passes: Passes, plan: SamplingPlan) -> Samples:
+        operators: set[str] = set()
+
+        def measured_pass() -> tuple[float, float | None]:
+            timed = self.timer.time(passes.forward)
+            operators.update(timed.operators)
+            if passes.backward is None:
+                return timed.seconds, None
+            return timed.seconds, self.timer.time(passes.backward(timed.outputs)).seconds
+
+        sampled = sample(passes.timed_full_pass, measured_pass, plan, self.clock)
+        return Samples(sampled, tuple(sorted(operators)))
+
+
+class Session(Protocol):
+    """What a framework supplies to the harness (``opperf.frameworks.<name>.session``)."""
+
+    def prepare(self, spec: BenchmarkSpec, seed: int, function: Callable[..., object] | None) -> Passes:
+        """Materialise ``spec``'s inputs from ``seed`` (through ``function`` when given, else the
+        registry's) and find whether a backward pass runs; raises whatever the framework raises."""
+
+    def trivial(self, device: str) -> Passes:
+        """A one-element copy on ``device``: what the harness itself costs per call is what timing it
+        reads."""
+
+    def sampler(self, profiler: str, device: str) -> Sampler:
+        """The timing strategy named ``profiler`` for ``device``."""
+
+    def peak_memory(self, full_pass: Callable[[], object], device: str) -> int:
+        """Peak bytes the framework allocates on ``device`` while ``full_pass`` runs, its outputs
+        freed before the probe ends."""
+
+    def available_memory(self, device: str) -> int | None:
+        """Bytes free on ``device``, or None if unknown."""
+
+    def describe_error(self, error: BaseException) -> str:
+        """One line naming what went wrong."""
+
+    def settle(self) -> None:
+        """Wait for work still queued, so a late error belongs to the benchmark that caused it."""
+
+
+def measure(
+    session: Session,
+    spec: BenchmarkSpec,
+    plan: SamplingPlan,
+    seed: int,
+    function: Callable[..., object] | None = None,
+) -> Measurement:
+    """Measure ``spec`` as ``plan`` says; whatever goes wrong becomes a ``skipped`` or ``failed``
+    result with the reason."""
+    try:
+        problem = fit_problem(spec, session.available_memory(spec.device))
+        if problem is not None:
+            return Measurement(spec=spec, status=Status.SKIPPED, reason=problem)
+        passes = session.prepare(spec, seed, function)
+        with passes.scope():
+            return _measure_passes(session, spec, passes, plan)
+    except UnmeasurableError as error:
+        return Measurement(spec=spec, status=Status.SKIPPED, reason=str(error))
+    except Exception as error:
+        return Measurement(spec=spec, status=Status.FAILED, reason=session.describe_error(error))
+    finally:
+        session.settle()
+
+
+def _measure_passes(session: Session, spec: BenchmarkSpec, passes: Passes, plan: SamplingPlan) -> Measurement:
+    sampler = session.sampler(spec.profiler, spec.device)
+    before = load.snapshot()
+    started = time.perf_counter()
+    samples = sampler.sample(passes, plan)
+    sampling_s = time.perf_counter() - started
+    competing = load.competing_load(before, load.snapshot())
+    memory, memory_problem = _peak_memory(session, passes, spec.device)
+    sampled = samples.sampled
+    return Measurement(
+        spec=spec,
+        status=Status.OK,
+        reason=memory_problem,
+        forward=sampled.forward,
+        backward=sampled.backward,
+        backward_reason=passes.backward_reason,
+        memory_peak_bytes=memory,
+        profiled_ops=samples.operators,
+        warmup_runs=sampled.warmup_runs,
+        stop_reason=sampled.stop_reason.value,
+        met_target=sampled.met_target,
+        competing_load=competing,
+        sampling_s=sampling_s,
+    )
+
+
+def _peak_memory(session: Session, passes: Passes, device: str) -> tuple[int | None, str | None]:
+    """(peak bytes, None), or (None, why) when the memory probe itself failed."""
+    try:
+        return session.peak_memory(passes.full_pass, device), None
+    except Exception as error:
+        session.settle()
+        return None, f"memory probe failed: {session.describe_error(error)}"
+
+
+def harness_overhead(session: Session, profiler: str, device: str) -> float:
+    """Median seconds ``profiler`` reads for a one-element copy: the floor under any measurement
+    (dispatch, a threaded engine's hand-off and synchronisation for the Python timer)."""
+    passes = session.trivial(device)
+    with passes.scope():
+        samples = session.sampler(profiler, device).sample(passes, OVERHEAD_PLAN)
+    return statistics.median(samples.sampled.forward)
