@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from enum import Enum
 
-from opperf.verdicts.inference import Test
+from opperf.verdicts.inference import RowTest
 
 
 class Verdict(str, Enum):
@@ -77,14 +77,14 @@ def resolution(base_precision: float, new_precision: float) -> float:
     return math.log1p(math.hypot(base_precision, new_precision))
 
 
-def noise(test: Test | None, measured: float) -> float:
+def noise(test: RowTest | None, measured: float) -> float:
     """The pair's own noise in log units: the larger of the measurement's resolution and one
     standard error of the log ratio between runs (which only a test provides)."""
     return max(measured, test.se if test is not None else 0.0)
 
 
 def timing_verdict(
-    estimate: float, test: Test | None, q: float | None, row_noise: float, threshold: float, alpha: float
+    estimate: float, test: RowTest | None, q: float | None, row_noise: float, threshold: float, alpha: float
 ) -> tuple[Verdict, str | None]:
     """The verdict of a row measured on both sides, with the reason when inconclusive."""
     if test is None or q is None:

@@ -173,7 +173,7 @@ def _one_sided(key: Key, records: Sequence[RunRecord], base_side: bool, indicati
 
 
 def _incomparable(
-    base_key: Key, base: Sequence[RunRecord], new_key: Key, new: Sequence[RunRecord]
+    base_key: Key, base: Sequence[RunRecord], new_key: Key, new: Sequence[RunRecord], indicative: bool
 ) -> list[Row]:
     differing = ", ".join(
         f"{name} {getattr(base_key, name)!r} -> {getattr(new_key, name)!r}"
@@ -188,6 +188,7 @@ def _incomparable(
             new_status=worst_status([r.status for r in new]),
             base=side(base, phase),
             new=side(new, phase),
+            indicative=indicative,
             reason=f"settings differ: {differing}",
         )
         for phase in _phases([*base, *new])
@@ -217,7 +218,7 @@ def diff(base_runs: Sequence[Run], new_runs: Sequence[Run], threshold: float, al
             if candidates:
                 other = candidates.pop(0)
                 paired_new.add(other)
-                rows += _incomparable(key, records, other, new[other])
+                rows += _incomparable(key, records, other, new[other], indicative)
             else:
                 rows += _one_sided(key, records, True, indicative)
             continue

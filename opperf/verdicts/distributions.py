@@ -133,9 +133,9 @@ def t_ppf(p: float, df: float) -> float:
 
 
 def digamma(x: float) -> float:
-    """ψ(x) for x > 0: recurrence up to x >= 6, then the asymptotic series."""
+    """ψ(x) for x > 0: recurrence up to x >= 10, then the asymptotic series."""
     result = 0.0
-    while x < 6.0:
+    while x < 10.0:
         result -= 1.0 / x
         x += 1.0
     f = 1.0 / (x * x)
@@ -144,9 +144,9 @@ def digamma(x: float) -> float:
 
 
 def trigamma(x: float) -> float:
-    """ψ'(x) for x > 0: recurrence up to x >= 6, then the asymptotic series."""
+    """ψ'(x) for x > 0: recurrence up to x >= 10, then the asymptotic series."""
     result = 0.0
-    while x < 6.0:
+    while x < 10.0:
         result += 1.0 / (x * x)
         x += 1.0
     f = 1.0 / (x * x)
@@ -176,7 +176,7 @@ def trigamma_inverse(y: float) -> float:
 def _tetragamma(x: float) -> float:
     """ψ''(x) for x > 0 (the derivative Newton's method on trigamma needs)."""
     result = 0.0
-    while x < 6.0:
+    while x < 10.0:
         result -= 2.0 / (x * x * x)
         x += 1.0
     f = 1.0 / (x * x)

@@ -120,7 +120,7 @@ class NoiseModel:
 
 
 @dataclass(frozen=True)
-class Test:
+class RowTest:
     """A row's test: the centred log ratio's sign-carrying ``statistic`` (of the test giving the
     larger p), the standard error of the estimate (the larger of the two tests'), the two-sided
     ``p`` (the larger), and the 95% interval ``low``-``high`` of the raw log ratio (the hull of the
@@ -219,7 +219,7 @@ def moderated(contrast: Contrast, prior: Prior | None) -> tuple[float, float] | 
     return (se, df) if se > 0 else None
 
 
-def test(contrast: Contrast, model: NoiseModel) -> Test | None:
+def test(contrast: Contrast, model: NoiseModel) -> RowTest | None:
     """The row's test against the empirical null and its own moderated variance, each where
     available, combined as an intersection-union test; None when neither is available."""
     candidates = []
@@ -236,7 +236,7 @@ def test(contrast: Contrast, model: NoiseModel) -> Test | None:
     ]
     p, se, _ = max(tests)
     half = max(h for _, _, h in tests)
-    return Test(
+    return RowTest(
         statistic=centred / se,
         se=max(s for _, s, _ in tests),
         p=min(1.0, p),
@@ -245,7 +245,7 @@ def test(contrast: Contrast, model: NoiseModel) -> Test | None:
     )
 
 
-def assess(contrasts: Sequence[Contrast]) -> tuple[NoiseModel, tuple[Test | None, ...]]:
+def assess(contrasts: Sequence[Contrast]) -> tuple[NoiseModel, tuple[RowTest | None, ...]]:
     """Every row's test against the diff's noise; None for a row that cannot be tested."""
     model = noise_model(contrasts)
     return model, tuple(test(c, model) for c in contrasts)
