@@ -1,0 +1,103 @@
+"""``opperf diff BASE NEW``: verdicts per row between two sides, each one or more result files.
+
+Exit status: 0 when no row matches ``--fail-on``, 1 when one does; bad input raises OpperfError,
+which the main CLI prints as ``error: ...`` with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from opperf.errors import OpperfError
+from opperf.utils.files import write_atomically
+from opperf.verdicts.decide import FailOn
+from opperf.verdicts.diff import Diff, diff
+from opperf.verdicts.document import render_json
+from opperf.verdicts.load import read_side
+from opperf.verdicts.markdown import render_markdown
+from opperf.verdicts.table import render_csv
+
+RENDERERS = {"md": render_markdown, "json": render_json, "csv": render_csv}
+EXTENSIONS = {".md": "md", ".markdown": "md", ".json": "json", ".csv": "csv"}
+
+
+def fraction(text: str) -> float:
+    """An argparse type: a number strictly between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give e.g. 0.05") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"{text!r} must lie strictly between 0 and 1, e.g. 0.05")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "base", metavar="BASE", help="result file(s) of the base side: FILE or FILE1,FILE2,..."
+    )
+    parser.add_argument("new", metavar="NEW", help="result file(s) of the new side: FILE or FILE1,FILE2,...")
+    parser.add_argument(
+        "--threshold", type=fraction, default=0.05, help="smallest relative change worth a verdict (0.05)"
+    )
+    parser.add_argument("--alpha", type=fraction, default=0.05, help="false discovery rate level (0.05)")
+    parser.add_argument(
+        "--fail-on",
+        choices=[f.value for f in FailOn],
+        default=FailOn.REGRESSION.value,
+        help="exit 1 when a row is slower or newly failing (regression), any verdict but same and "
+        "inconclusive (any-change), or never",
+    )
+    parser.add_argument(
+        "--output-format",
+        choices=sorted(RENDERERS),
+        help="md, json or csv (default: from --output-file, else md)",
+    )
+    parser.add_argument("--output-file", help="where to write the report (default: standard output)")
+    parser.add_argument("--json-file", help="also write the JSON document here")
+
+
+def output_format(requested: str | None, output_file: str | None) -> str:
+    """The format asked for, else the one --output-file's extension names, else Markdown; a
+    contradiction between the two is refused."""
+    implied = EXTENSIONS.get(Path(output_file).suffix.lower()) if output_file else None
+    if requested and implied and requested != implied:
+        raise OpperfError(
+            f"--output-format {requested} contradicts --output-file {output_file} ({implied}); "
+            f"drop one of them or give the file a .{requested} extension"
+        )
+    return requested or implied or "md"
+
+
+def split_files(text: str, side: str) -> list[str]:
+    paths = [part.strip() for part in text.split(",")]
+    if not all(paths):
+        raise OpperfError(f"{side} {text!r} has an empty file name; pass FILE or FILE1,FILE2,...")
+    return paths
+
+
+def run(arguments: argparse.Namespace) -> int:
+    """Diff, write the report(s), and return the exit status the gate asks for (0 or 1)."""
+    chosen = output_format(arguments.output_format, arguments.output_file)
+    for target in (arguments.output_file, arguments.json_file):
+        if target and not Path(target).resolve().parent.is_dir():
+            raise OpperfError(f"{target}: its folder does not exist; create it or write elsewhere")
+    result = diff(
+        read_side(split_files(arguments.base, "BASE")),
+        read_side(split_files(arguments.new, "NEW")),
+        threshold=arguments.threshold,
+        alpha=arguments.alpha,
+    )
+    text = RENDERERS[chosen](result)
+    if arguments.output_file:
+        write_atomically(arguments.output_file, text)
+    else:
+        print(text, end="")  # the subcommand's output, not library chatter
+    if arguments.json_file:
+        write_atomically(arguments.json_file, render_json(result))
+    return gate(result, FailOn(arguments.fail_on))
+
+
+def gate(result: Diff, fail_on: FailOn) -> int:
+    return 1 if any(fail_on.matches(row.verdict) for row in result.rows) else 0

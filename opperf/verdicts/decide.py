@@ -1,0 +1,101 @@
+"""The decision rule: a row's verdict from its statistics, as pure functions.
+
+A timing row is ``slower`` or ``faster`` only when all three hold:
+
+(a) **the change is large**: |log ratio| exceeds both the threshold (log(1 + threshold)) and the
+    pair's own noise, the larger of what the measurement can resolve (the two sides' relative
+    median-interval half-widths, combined in quadrature) and one standard error of the log ratio
+    between runs (moderated and inflated, see ``inference``). (a) is about size; (b) and (c) about
+    evidence;
+(b) **it is significant with the run as the unit of replication**, in the direction of the raw
+    ratio (the centred statistic has the same sign);
+(c) **it survives Benjamini-Hochberg** at the FDR level ``alpha`` across the rows tested.
+
+A row is ``same`` when its ratio's 95% interval lies inside the threshold band
+[1 / (1 + threshold), 1 + threshold]: no change as large as the threshold is compatible with it.
+Anything else, and any row measured on a busy machine or short of its precision target, is
+``inconclusive``: say so rather than guess.
+"""
+
+from __future__ import annotations
+
+import math
+from enum import Enum
+
+from opperf.verdicts.inference import RowTest
+
+
+class Verdict(str, Enum):
+    """A row's verdict, in the order reports list them."""
+
+    SLOWER = "slower"
+    NEWLY_FAILING = "newly-failing"
+    INCONCLUSIVE = "inconclusive"
+    FASTER = "faster"
+    FIXED = "fixed"
+    NEW = "new"
+    GONE = "gone"
+    INCOMPARABLE = "incomparable"
+    SAME = "same"
+
+
+class FailOn(str, Enum):
+    """Which verdicts make ``opperf diff`` exit 1."""
+
+    REGRESSION = "regression"
+    ANY_CHANGE = "any-change"
+    NEVER = "never"
+
+    def matches(self, verdict: Verdict) -> bool:
+        if self is FailOn.REGRESSION:
+            return verdict in (Verdict.SLOWER, Verdict.NEWLY_FAILING)
+        if self is FailOn.ANY_CHANGE:
+            return verdict not in (Verdict.SAME, Verdict.INCONCLUSIVE)
+        return False
+
+
+def status_verdict(base: str | None, new: str | None) -> Verdict | None:
+    """The verdict of a status transition (ok, skipped, failed, crashed, timeout; None: absent),
+    or None when both sides ran and the timings decide. Skipped counts as not measured."""
+    failing = {"failed", "crashed", "timeout"}
+    if base == "ok" and new in failing:
+        return Verdict.NEWLY_FAILING
+    if base in failing and new == "ok":
+        return Verdict.FIXED
+    if base == "ok" and new == "ok":
+        return None
+    if new == "ok":
+        return Verdict.NEW
+    if base == "ok":
+        return Verdict.GONE
+    return None
+
+
+def resolution(base_precision: float, new_precision: float) -> float:
+    """What the two sides' measurements resolve, in log units: their median intervals' relative
+    half-widths combined in quadrature."""
+    return math.log1p(math.hypot(base_precision, new_precision))
+
+
+def noise(test: RowTest | None, measured: float) -> float:
+    """The pair's own noise in log units: the larger of the measurement's resolution and one
+    standard error of the log ratio between runs (which only a test provides)."""
+    return max(measured, test.se if test is not None else 0.0)
+
+
+def timing_verdict(
+    estimate: float, test: RowTest | None, q: float | None, row_noise: float, threshold: float, alpha: float
+) -> tuple[Verdict, str | None]:
+    """The verdict of a row measured on both sides, with the reason when inconclusive."""
+    if test is None or q is None:
+        return Verdict.INCONCLUSIVE, "no estimate of the run-to-run noise: repeat the runs"
+    band = math.log1p(threshold)
+    large = abs(estimate) > max(band, row_noise)
+    agrees = estimate * test.statistic > 0
+    if large and agrees and q <= alpha:
+        return (Verdict.SLOWER if estimate > 0 else Verdict.FASTER), None
+    if -band < test.low and test.high < band:
+        return Verdict.SAME, None
+    if q <= alpha and not large:
+        return Verdict.INCONCLUSIVE, "significant, but within the threshold or the pair's noise"
+    return Verdict.INCONCLUSIVE, "the ratio's interval reaches beyond the threshold band"

@@ -1,0 +1,367 @@
+"""Match two sides' runs row by row and give each row its verdict.
+
+A row is (key, phase). Rows of the same key on both sides are compared; a key on one side whose
+identity (framework, namespace, operator, inputs) appears on the other under other settings is
+``incomparable``, naming the settings that differ; any other key on one side only is ``new`` or
+``gone``. Status changes decide before timings (``newly-failing``, ``fixed``); timings of rows that
+ran on both sides go through ``inference`` and ``decide``.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from opperf.errors import OpperfError
+from opperf.verdicts.decide import Verdict, noise, resolution, status_verdict, timing_verdict
+from opperf.verdicts.distributions import t_ppf
+from opperf.verdicts.inference import Contrast, NoiseModel, assess, bh_qvalues
+from opperf.verdicts.load import PHASES, Key, Run, RunRecord, worst_status
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side's figures for a row: the median of its runs' medians (seconds), the envelope of the
+    runs' 95% median intervals, each run's median, and the doubt flags any of its runs carried."""
+
+    median: float
+    low: float
+    high: float
+    run_medians: tuple[float, ...]
+    precision: float
+    noisy: bool
+    imprecise: bool
+    busy: bool
+
+    @property
+    def runs(self) -> int:
+        return len(self.run_medians)
+
+
+@dataclass(frozen=True)
+class Row:
+    """A row's verdict and the figures behind it. ``ratio`` and its interval are new over base;
+    ``noise`` is the pair's own noise as a relative figure; ``p`` and ``q`` exist for rows tested."""
+
+    key: Key
+    phase: str
+    verdict: Verdict
+    base_status: str | None
+    new_status: str | None
+    base: Side | None = None
+    new: Side | None = None
+    ratio: float | None = None
+    ratio_low: float | None = None
+    ratio_high: float | None = None
+    noise: float | None = None
+    p: float | None = None
+    q: float | None = None
+    indicative: bool = False
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The diff at a glance: counts per verdict, runs per side, the geometric mean of the ratios
+    with its 95% interval, the machine factor (median ratio) and the noise model used."""
+
+    counts: tuple[tuple[Verdict, int], ...]
+    base_files: tuple[str, ...]
+    new_files: tuple[str, ...]
+    indicative: bool
+    compared: int
+    geomean: float | None
+    geomean_low: float | None
+    geomean_high: float | None
+    machine_factor: float | None
+    model: NoiseModel | None
+    threshold: float
+    alpha: float
+
+    @property
+    def machine_shift(self) -> bool:
+        """Whether the whole new side ran faster or slower than the base beyond the threshold."""
+        return self.machine_factor is not None and abs(math.log(self.machine_factor)) > math.log1p(
+            self.threshold
+        )
+
+
+@dataclass(frozen=True)
+class Diff:
+    summary: Summary
+    rows: tuple[Row, ...]
+
+
+@dataclass(frozen=True)
+class Compared:
+    """A row measured on both sides, waiting for the diff-wide test: its contrast, and why it
+    cannot be called (``doubt``) if it cannot."""
+
+    key: Key
+    phase: str
+    base: Side
+    new: Side
+    contrast: Contrast
+    doubt: str | None
+
+
+def side(records: Sequence[RunRecord], phase: str) -> Side | None:
+    """A side's figures for one phase from the runs that measured it; None when none did."""
+    measured = [(r, r.phases[phase]) for r in records if phase in r.phases]
+    if not measured:
+        return None
+    return Side(
+        median=statistics.median(m.median for _, m in measured),
+        low=min(m.low for _, m in measured),
+        high=max(m.high for _, m in measured),
+        run_medians=tuple(m.median for _, m in measured),
+        precision=statistics.median(m.relative_precision for _, m in measured),
+        noisy=any(m.noisy for _, m in measured),
+        imprecise=any(r.imprecise for r, _ in measured),
+        busy=any(r.busy for r, _ in measured),
+    )
+
+
+def doubt(base: Side, new: Side) -> str | None:
+    """Why a row measured on both sides cannot be called at all, or None."""
+    reasons = [
+        f"{flag} ({name})"
+        for name, figures in (("base", base), ("new", new))
+        for flag, raised in (
+            ("busy machine", figures.busy),
+            ("short of its precision target", figures.imprecise),
+        )
+        if raised
+    ]
+    return ", ".join(reasons) or None
+
+
+def _by_key(runs: Sequence[Run]) -> dict[Key, list[RunRecord]]:
+    grouped: dict[Key, list[RunRecord]] = defaultdict(list)
+    for run in runs:
+        for key, record in run.records.items():
+            grouped[key].append(record)
+    return grouped
+
+
+def _phases(records: Sequence[RunRecord]) -> tuple[str, ...]:
+    found = {phase for r in records for phase in r.phases}
+    return tuple(p for p in PHASES if p in found) or ("forward",)
+
+
+def _one_sided(key: Key, records: Sequence[RunRecord], base_side: bool, indicative: bool) -> list[Row]:
+    status = worst_status([r.status for r in records])
+    verdict = status_verdict(status, None) if base_side else status_verdict(None, status)
+    if verdict is None:  # neither side measured it (e.g. failed, then absent)
+        verdict = Verdict.GONE if base_side else Verdict.NEW
+    return [
+        Row(
+            key=key,
+            phase=phase,
+            verdict=verdict,
+            base_status=status if base_side else None,
+            new_status=None if base_side else status,
+            base=side(records, phase) if base_side else None,
+            new=None if base_side else side(records, phase),
+            indicative=indicative,
+        )
+        for phase in _phases(records)
+    ]
+
+
+def _incomparable(
+    base_key: Key, base: Sequence[RunRecord], new_key: Key, new: Sequence[RunRecord], indicative: bool
+) -> list[Row]:
+    differing = ", ".join(
+        f"{name} {getattr(base_key, name)!r} -> {getattr(new_key, name)!r}"
+        for name in base_key.differing(new_key)
+    )
+    return [
+        Row(
+            key=base_key,
+            phase=phase,
+            verdict=Verdict.INCOMPARABLE,
+            base_status=worst_status([r.status for r in base]),
+            new_status=worst_status([r.status for r in new]),
+            base=side(base, phase),
+            new=side(new, phase),
+            indicative=indicative,
+            reason=f"settings differ: {differing}",
+        )
+        for phase in _phases([*base, *new])
+    ]
+
+
+def diff(base_runs: Sequence[Run], new_runs: Sequence[Run], threshold: float, alpha: float) -> Diff:
+    """Every row of two sides (each a tuple of runs of one sweep) with its verdict, and a summary."""
+    base, new = _by_key(base_runs), _by_key(new_runs)
+    if not {k.identity for k in base} & {k.identity for k in new}:
+        raise OpperfError(
+            f"{', '.join(r.path for r in base_runs)} and {', '.join(r.path for r in new_runs)} share no "
+            "operator configuration; diff result files of the same operators (framework, namespace, "
+            "operator and inputs)"
+        )
+    indicative = min(len(base_runs), len(new_runs)) == 1
+    rows: list[Row] = []
+    compared: list[Compared] = []
+    unmatched_new: dict[tuple[str, str, str, str], list[Key]] = defaultdict(list)
+    for key in new:
+        if key not in base:
+            unmatched_new[key.identity].append(key)
+    paired_new: set[Key] = set()
+    for key, records in base.items():
+        if key not in new:
+            candidates = unmatched_new.get(key.identity)
+            if candidates:
+                other = candidates.pop(0)
+                paired_new.add(other)
+                rows += _incomparable(key, records, other, new[other], indicative)
+            else:
+                rows += _one_sided(key, records, True, indicative)
+            continue
+        paired_rows, paired_compared = _paired(key, records, new[key], indicative)
+        rows += paired_rows
+        compared += paired_compared
+    for key, records in new.items():
+        if key not in base and key not in paired_new:
+            rows += _one_sided(key, records, False, indicative)
+    timed, model = _timing_rows(compared, threshold, alpha)
+    rows += timed
+    return Diff(
+        summary=_summary(rows, base_runs, new_runs, model, threshold, alpha), rows=tuple(_ordered(rows))
+    )
+
+
+def _paired(
+    key: Key, base: Sequence[RunRecord], new: Sequence[RunRecord], indicative: bool
+) -> tuple[list[Row], list[Compared]]:
+    """The rows of a key both sides ran: a status verdict, or per phase new, gone or compared
+    (rows with neither side ok carry nothing to compare and give no row)."""
+    base_status = worst_status([r.status for r in base])
+    new_status = worst_status([r.status for r in new])
+    verdict = status_verdict(base_status, new_status)
+    if verdict is not None:
+        return [
+            Row(
+                key=key,
+                phase=phase,
+                verdict=verdict,
+                base_status=base_status,
+                new_status=new_status,
+                base=side(base, phase),
+                new=side(new, phase),
+                indicative=indicative,
+                reason=_status_reason(base, new),
+            )
+            for phase in _phases(new if verdict in (Verdict.FIXED, Verdict.NEW) else base)
+        ], []
+    if base_status != "ok" or new_status != "ok":
+        return [], []
+    rows, compared = [], []
+    for phase in PHASES:
+        b, n = side(base, phase), side(new, phase)
+        if b is not None and n is not None:
+            contrast = Contrast.two_sample(
+                [math.log(m) for m in b.run_medians], [math.log(m) for m in n.run_medians]
+            )
+            compared.append(Compared(key, phase, b, n, contrast, doubt(b, n)))
+        elif b is not None or n is not None:
+            rows.append(
+                Row(
+                    key=key,
+                    phase=phase,
+                    verdict=Verdict.NEW if b is None else Verdict.GONE,
+                    base_status=base_status,
+                    new_status=new_status,
+                    base=b,
+                    new=n,
+                    indicative=indicative,
+                )
+            )
+    return rows, compared
+
+
+def _status_reason(base: Sequence[RunRecord], new: Sequence[RunRecord]) -> str | None:
+    return next((r.reason for r in (*new, *base) if r.status != "ok" and r.reason), None)
+
+
+def _timing_rows(
+    compared: Sequence[Compared], threshold: float, alpha: float
+) -> tuple[list[Row], NoiseModel | None]:
+    """Test the rows that can be called (no doubt), correct for their number, decide every row."""
+    callable_rows = [c for c in compared if c.doubt is None]
+    model, tests = assess([c.contrast for c in callable_rows]) if callable_rows else (None, ())
+    test_of = {c: t for c, t in zip(callable_rows, tests, strict=True)}
+    tested = [c for c in callable_rows if test_of[c] is not None]
+    q_of = {c: q for c, q in zip(tested, bh_qvalues([test_of[c].p for c in tested]), strict=True)}
+    rows = []
+    for c in compared:
+        test, q = test_of.get(c), q_of.get(c)
+        row_noise = noise(test, resolution(c.base.precision, c.new.precision))
+        verdict, reason = Verdict.INCONCLUSIVE, c.doubt
+        if c.doubt is None:
+            verdict, reason = timing_verdict(c.contrast.estimate, test, q, row_noise, threshold, alpha)
+        rows.append(
+            Row(
+                key=c.key,
+                phase=c.phase,
+                verdict=verdict,
+                base_status="ok",
+                new_status="ok",
+                base=c.base,
+                new=c.new,
+                ratio=math.exp(c.contrast.estimate),
+                ratio_low=math.exp(test.low) if test else None,
+                ratio_high=math.exp(test.high) if test else None,
+                noise=math.expm1(row_noise),
+                p=test.p if test else None,
+                q=q,
+                indicative=min(c.base.runs, c.new.runs) == 1,
+                reason=reason,
+            )
+        )
+    return rows, model
+
+
+def _summary(
+    rows: Sequence[Row],
+    base_runs: Sequence[Run],
+    new_runs: Sequence[Run],
+    model: NoiseModel | None,
+    threshold: float,
+    alpha: float,
+) -> Summary:
+    counts = Counter(r.verdict for r in rows)
+    logs = [math.log(r.ratio) for r in rows if r.ratio is not None]
+    geomean = low = high = factor = None
+    if logs:
+        mean = statistics.fmean(logs)
+        geomean, factor = math.exp(mean), math.exp(statistics.median(logs))
+        if len(logs) > 1:
+            half = t_ppf(0.975, len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
+            low, high = math.exp(mean - half), math.exp(mean + half)
+    return Summary(
+        counts=tuple((v, counts.get(v, 0)) for v in Verdict),
+        base_files=tuple(r.path for r in base_runs),
+        new_files=tuple(r.path for r in new_runs),
+        indicative=min(len(base_runs), len(new_runs)) == 1,
+        compared=len(logs),
+        geomean=geomean,
+        geomean_low=low,
+        geomean_high=high,
+        machine_factor=factor,
+        model=model,
+        threshold=threshold,
+        alpha=alpha,
+    )
+
+
+def _ordered(rows: Sequence[Row]) -> list[Row]:
+    rank: Mapping[Verdict, int] = {v: i for i, v in enumerate(Verdict)}
+    return sorted(
+        rows,
+        key=lambda r: (rank[r.verdict], r.key.framework, r.key.namespace, r.key.op, r.key.inputs, r.phase),
+    )

@@ -1,0 +1,212 @@
+"""Result files in, typed runs out: what ``opperf diff`` compares, read and checked at the edge.
+
+A side of a diff is one or more result files, repeated sweeps of the same settings; each file is
+one run. A record becomes a ``RunRecord``: its ``Key`` (everything that changes a figure, see
+DESIGN.md "What a row is"), its status, and per phase the run's median with its 95% interval,
+computed from the raw samples. Every problem with a file is an OpperfError naming the file and
+the fix, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from opperf.errors import OpperfError
+from opperf.report.document import SchemaError, check_document
+from opperf.utils.load import BUSY_THRESHOLD
+from opperf.utils.stats import summarize
+
+PHASES = ("forward", "backward")
+FAILING = frozenset({"failed", "crashed", "timeout"})
+_SEVERITY = {"ok": 0, "skipped": 1, "timeout": 2, "failed": 3, "crashed": 4}
+_REQUIRED = ("framework", "namespace", "op", "inputs", "status")
+_FIX = "pass JSON result files written by `opperf --output-format json` or `--json-file`"
+
+
+@dataclass(frozen=True)
+class Key:
+    """What a row is: a record's identity (framework, namespace, operator, inputs in canonical JSON)
+    and the settings that change its figures. Rows are compared only when all of them agree."""
+
+    framework: str
+    namespace: str
+    op: str
+    inputs: str
+    dtype: str | None
+    device: str | None
+    profiler: str | None
+    mode: str | None
+    threads: int | None
+    cache: str | None
+    run_backward: bool | None
+    stage: str
+
+    @property
+    def identity(self) -> tuple[str, str, str, str]:
+        return (self.framework, self.namespace, self.op, self.inputs)
+
+    @property
+    def settings(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in SETTINGS)
+
+    def differing(self, other: Key) -> tuple[str, ...]:
+        """The names of the settings in which two keys of one identity differ."""
+        return tuple(name for name in SETTINGS if getattr(self, name) != getattr(other, name))
+
+
+SETTINGS = tuple(f.name for f in fields(Key))[4:]
+
+
+@dataclass(frozen=True)
+class PhaseRun:
+    """One phase of one record in one run: the median of its samples and their median's 95%
+    interval (seconds), and whether the samples were noisy (IQR over 10% of the median)."""
+
+    median: float
+    low: float
+    high: float
+    noisy: bool
+
+    @property
+    def relative_precision(self) -> float:
+        return (self.high - self.low) / (2 * self.median) if self.median > 0 else float("inf")
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One record of one run: status, reason, phases measured, and the run's doubt flags:
+    ``imprecise`` (sampling stopped short of its precision target) and ``busy`` (other processes
+    used more than a quarter of a core meanwhile)."""
+
+    key: Key
+    status: str
+    reason: str | None
+    phases: Mapping[str, PhaseRun]
+    imprecise: bool
+    busy: bool
+
+
+@dataclass(frozen=True)
+class Run:
+    """One result file: where it came from and its records by key."""
+
+    path: str
+    records: Mapping[Key, RunRecord]
+
+
+def canonical_inputs(inputs: object) -> str:
+    """Inputs as canonical JSON (sorted keys, no spaces), so equal configurations compare equal."""
+    return json.dumps(inputs, sort_keys=True, separators=(",", ":"))
+
+
+def record_key(record: Mapping[str, object]) -> Key:
+    return Key(
+        framework=str(record["framework"]),
+        namespace=str(record["namespace"]),
+        op=str(record["op"]),
+        inputs=canonical_inputs(record["inputs"]),
+        dtype=record.get("dtype"),
+        device=record.get("device"),
+        profiler=record.get("profiler"),
+        mode=record.get("mode"),
+        threads=record.get("threads"),
+        cache=record.get("cache"),
+        run_backward=record.get("run_backward"),
+        stage=str(record.get("stage", "eager")),
+    )
+
+
+def phase_run(block: object, where: str) -> PhaseRun | None:
+    if block is None:
+        return None
+    samples = block.get("samples_s") if isinstance(block, dict) else None
+    if not isinstance(samples, list) or not samples or not all(isinstance(s, (int, float)) for s in samples):
+        raise OpperfError(f"{where} has no list of samples_s; {_FIX}")
+    summary = summarize(samples)
+    return PhaseRun(
+        median=summary.median, low=summary.median_low, high=summary.median_high, noisy=summary.noisy
+    )
+
+
+def run_record(record: object, where: str) -> RunRecord:
+    if not isinstance(record, dict) or any(name not in record for name in _REQUIRED):
+        raise OpperfError(f"{where} lacks one of {', '.join(_REQUIRED)}; {_FIX}")
+    status = record["status"]
+    if status not in _SEVERITY:
+        raise OpperfError(f"{where} has status {status!r}, not one of {', '.join(_SEVERITY)}; {_FIX}")
+    phases = {}
+    if status == "ok":
+        for phase in PHASES:
+            measured = phase_run(record.get(phase), f"{where} {phase}")
+            if measured is not None:
+                phases[phase] = measured
+    load = record.get("competing_load")
+    return RunRecord(
+        key=record_key(record),
+        status=status,
+        reason=record.get("reason"),
+        phases=phases,
+        imprecise=(record.get("sampling") or {}).get("met_target") is False,
+        busy=load is not None and load > BUSY_THRESHOLD,
+    )
+
+
+def read_run(path: str) -> Run:
+    """One result file as a Run; OpperfError naming the file when it cannot be read as one."""
+    file = Path(path)
+    if not file.is_file():
+        raise OpperfError(f"{path}: no such result file; {_FIX}")
+    try:
+        document = check_document(json.loads(file.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError) as error:
+        raise OpperfError(f"{path}: cannot be read ({error}); {_FIX}") from error
+    except json.JSONDecodeError as error:
+        raise OpperfError(f"{path}: not valid JSON ({error}); {_FIX}") from error
+    except SchemaError as error:
+        raise OpperfError(f"{path}: {error}; rerun the sweep with this opperf") from error
+    results = document.get("results")
+    if not isinstance(results, list):
+        raise OpperfError(f"{path}: no `results` list; {_FIX}")
+    records: dict[Key, RunRecord] = {}
+    for index, record in enumerate(results):
+        parsed = run_record(record, f"{path}: results[{index}]")
+        if parsed.key in records:
+            raise OpperfError(
+                f"{path}: results[{index}] repeats {parsed.key.op} {parsed.key.inputs}; "
+                "a result file holds one record per configuration, so merge shards with `opperf merge`"
+            )
+        records[parsed.key] = parsed
+    return Run(path=path, records=records)
+
+
+def read_side(paths: Sequence[str]) -> tuple[Run, ...]:
+    """The runs of one side, checked to be repeats of one sweep: every file's records carry the
+    same settings (dtype, device, profiler, mode, threads, cache, run_backward, stage)."""
+    if not paths:
+        raise OpperfError("a side of the diff names no result file; pass FILE or FILE1,FILE2,...")
+    runs = tuple(read_run(path) for path in paths)
+    first = runs[0]
+    reference = _settings(first)
+    for run in runs[1:]:
+        found = _settings(run)
+        if found != reference:
+            names = sorted({name for name, _ in found ^ reference})
+            raise OpperfError(
+                f"{run.path}: {', '.join(names)} differ from {first.path}; the files of one side "
+                "must be repeats of one sweep, so pass the other settings as the other side"
+            )
+    return runs
+
+
+def _settings(run: Run) -> frozenset[tuple[str, object]]:
+    return frozenset(
+        (name, value) for key in run.records for name, value in zip(SETTINGS, key.settings, strict=True)
+    )
+
+
+def worst_status(statuses: Sequence[str]) -> str:
+    """A side's status for a record: the most severe of its runs' (one crash in three runs counts)."""
+    return max(statuses, key=_SEVERITY.__getitem__)

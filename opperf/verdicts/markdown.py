@@ -1,0 +1,111 @@
+"""A diff as Markdown: the summary, then a section per verdict worth reading; ``same`` rows are
+counted, not listed."""
+
+from __future__ import annotations
+
+import json
+
+from tabulate import tabulate
+
+from opperf.verdicts.decide import Verdict
+from opperf.verdicts.diff import Diff, Row, Summary
+from opperf.verdicts.document import significant
+
+SECTIONS = (
+    (Verdict.SLOWER, "Slower"),
+    (Verdict.NEWLY_FAILING, "Newly failing"),
+    (Verdict.INCONCLUSIVE, "Inconclusive"),
+    (Verdict.FASTER, "Faster"),
+    (Verdict.FIXED, "Fixed"),
+    (Verdict.NEW, "New"),
+    (Verdict.GONE, "Gone"),
+    (Verdict.INCOMPARABLE, "Incomparable"),
+)
+HEADERS = ("operator", "inputs", "phase", "base ms", "new ms", "ratio", "95% interval", "q", "note")
+
+
+def describe_inputs(inputs: str) -> str:
+    """Canonical inputs as ``data=1024x1024, axis=1``."""
+    return ", ".join(f"{name}={_value(value)}" for name, value in json.loads(inputs).items())
+
+
+def _value(value: object) -> str:
+    shape = value["shape"] if isinstance(value, dict) and "shape" in value else value
+    if isinstance(shape, list) and all(isinstance(v, int) for v in shape):
+        return "x".join(str(v) for v in shape) or "()"
+    return str(shape)
+
+
+def _number(value: float | None, digits: int = 4) -> str:
+    rounded = significant(value, digits)
+    return "" if rounded is None else f"{rounded:g}"
+
+
+def _ms(row: Row, name: str) -> str:
+    figures = getattr(row, name)
+    if figures is None:
+        return getattr(row, f"{name}_status") or ""
+    return _number(figures.median * 1e3)
+
+
+def table_row(row: Row) -> list[str]:
+    interval = f"{_number(row.ratio_low)}-{_number(row.ratio_high)}" if row.ratio_low is not None else ""
+    note = "; ".join(filter(None, ["indicative" if row.indicative else None, row.reason]))
+    return [
+        f"{row.key.namespace}.{row.key.op}",
+        describe_inputs(row.key.inputs),
+        row.phase,
+        _ms(row, "base"),
+        _ms(row, "new"),
+        _number(row.ratio),
+        interval,
+        _number(row.q, 3),
+        note,
+    ]
+
+
+def summary_lines(summary: Summary) -> list[str]:
+    counts = ", ".join(f"{count} {verdict.value}" for verdict, count in summary.counts if count)
+    lines = [
+        f"Base: {len(summary.base_files)} run(s) ({', '.join(summary.base_files)}); "
+        f"new: {len(summary.new_files)} run(s) ({', '.join(summary.new_files)}).",
+        "",
+        f"Rows: {counts or 'none'}. Threshold {summary.threshold:g}, FDR level {summary.alpha:g}.",
+    ]
+    if summary.geomean is not None:
+        interval = ""
+        if summary.geomean_low is not None:
+            interval = f" (95% interval {_number(summary.geomean_low)}-{_number(summary.geomean_high)})"
+        lines += [
+            "",
+            f"Geometric mean ratio new/base over {summary.compared} rows: "
+            f"{_number(summary.geomean)}{interval}; "
+            f"machine factor (median ratio): {_number(summary.machine_factor)}.",
+        ]
+    if summary.machine_shift:
+        lines += [
+            "",
+            "The machine factor is beyond the threshold: one side probably ran in a slower stretch of "
+            "the machine (or every operator changed alike); row verdicts are judged relative to it.",
+        ]
+    if summary.indicative:
+        lines += [
+            "",
+            "One run on a side: verdicts are indicative. Repeat the sweeps (FILE1,FILE2,...), or "
+            "interleave them, for verdicts that rest on more than one run.",
+        ]
+    return lines
+
+
+def render_markdown(diff: Diff) -> str:
+    lines = ["# opperf diff", "", *summary_lines(diff.summary)]
+    for verdict, title in SECTIONS:
+        rows = [row for row in diff.rows if row.verdict is verdict]
+        if rows:
+            table = tabulate(
+                [table_row(r) for r in rows], headers=HEADERS, tablefmt="github", disable_numparse=True
+            )
+            lines += ["", f"## {title} ({len(rows)})", "", table]
+    same = sum(1 for row in diff.rows if row.verdict is Verdict.SAME)
+    lines += ["", f"{same} rows are the same within the threshold (not listed)."]
+    return "\n".join(lines) + "\n"

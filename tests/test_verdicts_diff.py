@@ -1,0 +1,230 @@
+"""``opperf diff`` on small real result files (tests/data/verdicts: four repeated MXNet sweeps of a
+few operators, trimmed to 11 records), the other side derived by transforming copies.
+
+The stored sweeps ran on a busy machine, so most records carry ``busy_machine`` or ``imprecise``;
+``quiet`` clears those flags where a test is about the statistics rather than the doubt rules.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from opperf.errors import OpperfError
+from opperf.verdicts.cli import add_arguments, run
+from opperf.verdicts.decide import Verdict
+from opperf.verdicts.diff import diff
+from opperf.verdicts.load import read_side
+
+DATA = Path(__file__).parent / "data" / "verdicts"
+
+
+def sweep(number: int) -> dict:
+    return json.loads((DATA / f"mxnet_run{number}.json").read_text())
+
+
+def quiet(document: dict) -> dict:
+    document = copy.deepcopy(document)
+    for record in document["results"]:
+        record["competing_load"] = 0.0
+        record["sampling"]["met_target"] = True
+    return document
+
+
+def record(document: dict, op: str, index: int = 0) -> dict:
+    return [r for r in document["results"] if r["op"] == op][index]
+
+
+def write(folder: Path, name: str, document: dict) -> str:
+    path = folder / name
+    path.write_text(json.dumps(document))
+    return str(path)
+
+
+def arguments(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    return parser.parse_args(list(argv))
+
+
+def scale(entry: dict, factor: float) -> None:
+    for phase in ("forward", "backward"):
+        if entry[phase]:
+            entry[phase]["samples_s"] = [s * factor for s in entry[phase]["samples_s"]]
+
+
+def transformed(document: dict) -> dict:
+    """The new side: one row of each kind of change."""
+    document = copy.deepcopy(document)
+    scale(record(document, "exp"), 1.5)
+    scale(record(document, "sum", 1), 0.6)
+    failing = record(document, "softmax")
+    failing.update(status="failed", reason="boom", forward=None, backward=None)
+    record(document, "relu")["dtype"] = "float64"
+    record(document, "broadcast_add")["competing_load"] = 1.0
+    document["results"] = [r for r in document["results"] if r["op"] != "Pooling"]
+    return document
+
+
+def based(document: dict) -> dict:
+    """The base side: a record that failed there (fixed in new), one absent there (new in new)."""
+    document = copy.deepcopy(document)
+    failed = record(document, "sqrt", 1)
+    failed.update(status="crashed", reason="signal 11", forward=None, backward=None)
+    document["results"] = [
+        r for r in document["results"] if not (r["op"] == "dot" and "transpose_a" in r["inputs"])
+    ]
+    return document
+
+
+@pytest.fixture
+def sides(tmp_path: Path) -> tuple[str, str]:
+    runs = [quiet(sweep(1)), quiet(sweep(2))]
+    base = ",".join(write(tmp_path, f"base{i}.json", based(d)) for i, d in enumerate(runs))
+    new = ",".join(write(tmp_path, f"new{i}.json", transformed(d)) for i, d in enumerate(runs))
+    return base, new
+
+
+def verdicts_by_op(base: str, new: str) -> dict[tuple[str, str, str], str]:
+    result = diff(read_side(base.split(",")), read_side(new.split(",")), threshold=0.05, alpha=0.05)
+    return {(r.key.op, r.key.inputs, r.phase): r.verdict for r in result.rows}, result
+
+
+def test_every_verdict(sides):
+    found, result = verdicts_by_op(*sides)
+    by_op: dict[str, set[Verdict]] = {}
+    for (op, inputs, _), verdict in found.items():
+        by_op.setdefault(op if op not in ("sum", "sqrt", "dot") else f"{op}{inputs}", set()).add(verdict)
+    exp, sum_large = '{"data":{"shape":[10000,100]}}', 'sum{"data":{"shape":[10000,100]}}'
+    assert found["exp", exp, "backward"] is Verdict.SLOWER
+    assert found["sum", exp, "backward"] is Verdict.FASTER
+    # The forward phases moved as much, but their own runs cannot resolve it: criterion (a).
+    assert found["exp", exp, "forward"] is Verdict.INCONCLUSIVE
+    assert by_op[sum_large] == {Verdict.FASTER, Verdict.INCONCLUSIVE}
+    assert by_op["softmax"] == {Verdict.NEWLY_FAILING}
+    assert by_op['sqrt{"data":{"shape":[10000,100]}}'] == {Verdict.FIXED}
+    assert by_op["relu"] == {Verdict.INCOMPARABLE}
+    assert by_op["broadcast_add"] == {Verdict.INCONCLUSIVE}
+    assert by_op["Pooling"] == {Verdict.GONE}
+    assert by_op['dot{"lhs":{"shape":[256,1024]},"rhs":{"shape":[1024,256]},"transpose_a":false}'] == {
+        Verdict.NEW
+    }
+    assert by_op['sqrt{"data":{"shape":[1024,1024]}}'] == {Verdict.SAME}
+    assert not result.summary.indicative
+    relu = next(r for r in result.rows if r.key.op == "relu")
+    assert "dtype 'float32' -> 'float64'" in relu.reason
+    busy = next(r for r in result.rows if r.key.op == "broadcast_add")
+    assert "busy machine (new)" in busy.reason
+    slower = next(r for r in result.rows if r.verdict is Verdict.SLOWER)
+    assert slower.ratio == pytest.approx(1.5)
+    assert slower.q <= 0.05 and slower.ratio_low > 1.05
+
+
+def test_single_run_per_side_is_indicative(tmp_path):
+    base = write(tmp_path, "base.json", quiet(sweep(1)))
+    new = write(tmp_path, "new.json", transformed(quiet(sweep(1))))
+    result = diff(read_side([base]), read_side([new]), threshold=0.05, alpha=0.05)
+    assert result.summary.indicative
+    assert all(row.indicative for row in result.rows)
+    # Copies: no run-to-run noise to estimate, so no timing row can be called either way.
+    assert {r.verdict for r in result.rows if r.ratio is not None} == {Verdict.INCONCLUSIVE}
+
+
+@pytest.mark.parametrize(("base", "new"), [((1,), (2,)), ((1, 2), (3, 4)), ((1, 3), (2, 4))])
+def test_a_over_a_calls_nothing_changed(tmp_path, base, new):
+    """Real repeated sweeps of the same operators: no row slower or faster, as stored (most rows
+    busy) and with the doubt flags cleared (the statistics alone)."""
+    for prepare in (lambda d: d, quiet):
+        paths = [[write(tmp_path, f"s{n}.json", prepare(sweep(n))) for n in side] for side in (base, new)]
+        result = diff(read_side(paths[0]), read_side(paths[1]), threshold=0.05, alpha=0.05)
+        verdicts = {row.verdict for row in result.rows}
+        assert not verdicts & {Verdict.SLOWER, Verdict.FASTER}, result.summary
+        assert len(result.rows) >= 20
+
+
+def test_summary_machine_factor_and_geomean(tmp_path):
+    slow = copy.deepcopy(quiet(sweep(1)))
+    for entry in slow["results"]:
+        scale(entry, 1.3)
+    base = write(tmp_path, "base.json", quiet(sweep(1)))
+    new = write(tmp_path, "new.json", slow)
+    result = diff(read_side([base]), read_side([new]), threshold=0.05, alpha=0.05)
+    assert result.summary.machine_factor == pytest.approx(1.3)
+    assert result.summary.geomean == pytest.approx(1.3)
+    assert result.summary.machine_shift
+
+
+def test_exit_codes_and_formats(sides, tmp_path, capsys):
+    base, new = sides
+    assert run(arguments(base, new)) == 1  # a slower and a newly failing row
+    out = capsys.readouterr().out
+    assert "## Slower (1)" in out and "## Newly failing (2)" in out and "## Faster (1)" in out
+    assert "rows are the same within the threshold (not listed)" in out
+    assert run(arguments(base, new, "--fail-on", "never")) == 0
+    assert run(arguments(base, new, "--fail-on", "any-change")) == 1
+    unchanged = write(tmp_path, "same.json", quiet(sweep(1)))
+    assert run(arguments(unchanged, unchanged, "--output-format", "json")) == 0
+    capsys.readouterr()
+    report, document = tmp_path / "d.csv", tmp_path / "d.json"
+    assert run(arguments(base, new, "--output-file", str(report), "--json-file", str(document))) == 1
+    assert report.read_text().startswith("framework,namespace,op,inputs,")
+    data = json.loads(document.read_text())
+    row = next(r for r in data["rows"] if r["verdict"] == "slower")
+    assert {"op", "inputs", "dtype", "mode", "stage", "phase", "ratio", "p", "q", "indicative"} <= row.keys()
+    assert row["ratio"] == 1.5 and len(repr(row["base"]["median_s"])) < 12
+    assert data["summary"]["counts"]["slower"] == 1 and data["summary"]["runs"] == {"base": 2, "new": 2}
+    with pytest.raises(OpperfError, match="contradicts"):
+        run(arguments(base, new, "--output-format", "md", "--output-file", str(tmp_path / "x.json")))
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "not valid JSON"),
+        ('{"schema_version": 99, "results": []}', "schema_version 99"),
+        ('{"schema_version": 1}', "no `results` list"),
+        ('{"schema_version": 1, "results": [{"op": "exp"}]}', r"results\[0\] lacks"),
+    ],
+)
+def test_malformed_files_name_the_file(tmp_path, content, message):
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    good = write(tmp_path, "good.json", sweep(1))
+    with pytest.raises(OpperfError, match=message) as error:
+        run(arguments(good, str(bad)))
+    assert str(bad) in str(error.value)
+
+
+def test_missing_and_mismatched_files(tmp_path):
+    good = write(tmp_path, "good.json", sweep(1))
+    with pytest.raises(OpperfError, match="missing.json: no such result file"):
+        run(arguments(good, str(tmp_path / "missing.json")))
+    other = copy.deepcopy(sweep(2))
+    for entry in other["results"]:
+        entry["dtype"] = "float64"
+    odd = write(tmp_path, "odd.json", other)
+    with pytest.raises(OpperfError, match="odd.json: dtype differ"):
+        run(arguments(f"{good},{odd}", good))
+    renamed = copy.deepcopy(sweep(2))
+    for entry in renamed["results"]:
+        entry["op"] = "x" + entry["op"]
+    with pytest.raises(OpperfError, match="share no operator configuration"):
+        run(arguments(good, write(tmp_path, "renamed.json", renamed)))
+
+
+def test_no_framework_is_imported():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, opperf.verdicts.cli, opperf.verdicts.__main__;"
+        "print(sorted(m for m in ('mxnet', 'torch') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+    assert math.isfinite(1.0)
