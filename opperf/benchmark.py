@@ -10,8 +10,9 @@ from dataclasses import dataclass, replace
 
 from opperf import harness
 from opperf.errors import OpperfError
-from opperf.frameworks import Backend, get_backend
+from opperf.frameworks import get_backend
 from opperf.op_info import ArgKind, OpInfo
+from opperf.options import RunOptions
 from opperf.results import (
     BenchmarkSpec,
     InputValue,
@@ -20,58 +21,6 @@ from opperf.results import (
     freeze_inputs,
     is_given_array,
 )
-from opperf.sampling import DEFAULT_BUDGET_S, DEFAULT_TARGET, SamplingPlan
-from opperf.utils.cache import CACHE_MODES
-
-PROFILERS = ("native", "python")
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """How each benchmark runs. Defaults are stated here once.
-
-    ``warmup`` and ``runs`` of None (the default) mean adaptive: warm up until pass times settle, then
-    measure until the median is known within ``target`` (relative, at 95% confidence) or ``budget_s``
-    is spent. Numbers mean exactly that many passes, as in the original opperf.
-    """
-
-    run_backward: bool = True
-    dtype: str = "float32"
-    device: str = "cpu(0)"
-    warmup: int | None = None
-    runs: int | None = None
-    target: float = DEFAULT_TARGET
-    budget_s: float = DEFAULT_BUDGET_S
-    profiler: str = "native"
-    seed: int = 0
-    framework: str = "mxnet"
-    cache: str = "hot"
-    threads: int | None = None
-
-    @property
-    def plan(self) -> SamplingPlan:
-        return SamplingPlan(warmup=self.warmup, runs=self.runs, target=self.target, budget_s=self.budget_s)
-
-    def validated(self, backend: Backend) -> RunOptions:
-        """These options with the device normalised; raises OpperfError naming any bad value."""
-        if self.profiler not in PROFILERS:
-            raise OpperfError(f"unknown profiler {self.profiler!r}; choose one of: {', '.join(PROFILERS)}")
-        for name in ("warmup", "runs"):
-            value = getattr(self, name)
-            minimum = 1 if name == "runs" else 0
-            is_count = isinstance(value, int) and not isinstance(value, bool) and value >= minimum
-            if value is not None and not is_count:
-                raise OpperfError(f"{name} must be an integer >= {minimum} or None (adaptive), got {value!r}")
-        try:
-            self.plan.validated()
-        except ValueError as error:
-            raise OpperfError(str(error)) from error
-        if self.threads is not None and (not isinstance(self.threads, int) or self.threads < 1):
-            raise OpperfError(f"threads must be an integer >= 1 or None (default), got {self.threads!r}")
-        if self.cache not in CACHE_MODES:
-            raise OpperfError(f"unknown cache mode {self.cache!r}; choose one of: {', '.join(CACHE_MODES)}")
-        backend.check_dtype(self.dtype)
-        return RunOptions(**{**self.__dict__, "device": backend.normalize_device(self.device)})
 
 
 def device_name(ctx: object) -> str:
@@ -130,19 +79,13 @@ def _benchmark_one(
     measurements = []
     for configuration in inputs:
         spec = BenchmarkSpec(
-            framework=options.framework,
             namespace=namespace,
             op=name,
             inputs=freeze_inputs(describe_inputs(function, name, info, configuration)),
-            dtype=options.dtype,
-            device=options.device,
-            run_backward=options.run_backward,
-            profiler=options.profiler,
+            options=options,
             category=info.category if info else "custom",
-            cache=options.cache,
-            threads=options.threads,
         )
-        measurements.append(harness.measure(backend.session, spec, options.plan, options.seed, function))
+        measurements.append(harness.measure(backend.session, spec, function))
     return measurements
 
 

@@ -136,21 +136,17 @@ class Session(Protocol):
 
 
 def measure(
-    session: Session,
-    spec: BenchmarkSpec,
-    plan: SamplingPlan,
-    seed: int,
-    function: Callable[..., object] | None = None,
+    session: Session, spec: BenchmarkSpec, function: Callable[..., object] | None = None
 ) -> Measurement:
-    """Measure ``spec`` as ``plan`` says; whatever goes wrong becomes a ``skipped`` or ``failed``
-    result with the reason."""
+    """Measure ``spec`` as its options say (through ``function`` when given, else the registry's
+    operator); whatever goes wrong becomes a ``skipped`` or ``failed`` result with the reason."""
     try:
-        problem = fit_problem(spec, session.available_memory(spec.device))
+        problem = fit_problem(spec, session.available_memory(spec.options.device))
         if problem is not None:
             return Measurement(spec=spec, status=Status.SKIPPED, reason=problem)
-        passes = session.prepare(spec, seed, function)
+        passes = session.prepare(spec, spec.options.seed, function)
         with passes.scope():
-            return _measure_passes(session, spec, passes, plan)
+            return _measure_passes(session, spec, passes)
     except UnmeasurableError as error:
         return Measurement(spec=spec, status=Status.SKIPPED, reason=str(error))
     except Exception as error:
@@ -159,14 +155,14 @@ def measure(
         session.settle()
 
 
-def _measure_passes(session: Session, spec: BenchmarkSpec, passes: Passes, plan: SamplingPlan) -> Measurement:
-    sampler = session.sampler(spec.profiler, spec.device)
+def _measure_passes(session: Session, spec: BenchmarkSpec, passes: Passes) -> Measurement:
+    sampler = session.sampler(spec.options.profiler, spec.options.device)
     before = load.snapshot()
     started = time.perf_counter()
-    samples = sampler.sample(passes, plan)
+    samples = sampler.sample(passes, spec.options.plan)
     sampling_s = time.perf_counter() - started
     competing = load.competing_load(before, load.snapshot())
-    memory, memory_problem = _peak_memory(session, passes, spec.device)
+    memory, memory_problem = _peak_memory(session, passes, spec.options.device)
     sampled = samples.sampled
     return Measurement(
         spec=spec,

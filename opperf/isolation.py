@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from opperf.results import BenchmarkSpec, Measurement, Status
-from opperf.sampling import SamplingPlan
 from opperf.utils.affinity import pin_process
 
 OUTPUT_TAIL_CHARS = 2000
@@ -34,18 +33,9 @@ STARTUP_TIMEOUT_S = 120.0
 
 
 @dataclass(frozen=True)
-class Job:
-    """Measure ``spec`` with these settings."""
-
-    spec: BenchmarkSpec
-    plan: SamplingPlan
-    seed: int
-
-
-@dataclass(frozen=True)
 class OverheadProbe:
     """Measure what the harness itself costs per call with ``profiler`` on ``device``, in the worker,
-    where (pinned and threaded like the jobs) the operators run."""
+    where (pinned and threaded like the benchmarks) the operators run."""
 
     profiler: str
     device: str
@@ -85,7 +75,7 @@ def thread_environment(threads: int | None) -> dict[str, str]:
 
 
 def worker_main(framework: str, threads: int | None = None, cpus: Sequence[int] | None = None) -> None:
-    """The worker's loop: receive a Job, send back its Measurement (an OverheadProbe: its seconds);
+    """The worker's loop: receive a BenchmarkSpec, send back its Measurement (an OverheadProbe: its seconds);
     None ends the loop. With ``cpus`` the worker, and every thread the framework starts, runs on those.
 
     The protocol uses a private copy of stdout; file descriptors 1 and 2 then go to the log the parent
@@ -114,7 +104,7 @@ def worker_main(framework: str, threads: int | None = None, cpus: Sequence[int] 
         if isinstance(job, OverheadProbe):
             send_frame(replies, harness.harness_overhead(backend.session, job.profiler, job.device))
         else:
-            send_frame(replies, harness.measure(backend.session, job.spec, job.plan, job.seed))
+            send_frame(replies, harness.measure(backend.session, job))
 
 
 def describe_exit(exitcode: int | None) -> str:
@@ -151,8 +141,8 @@ class IsolatedRunner:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def run(self, jobs: Sequence[Job]) -> Iterator[Measurement]:
-        """One Measurement per job, in order; all jobs together get ``timeout_s`` seconds."""
+    def run(self, jobs: Sequence[BenchmarkSpec]) -> Iterator[Measurement]:
+        """One Measurement per spec, in order; all of them together get ``timeout_s`` seconds."""
         deadline = time.monotonic() + self._timeout_s
         for index, job in enumerate(jobs):
             remaining = deadline - time.monotonic()
@@ -161,7 +151,7 @@ class IsolatedRunner:
                 return
             yield self._run_one(job, remaining)
 
-    def _run_one(self, job: Job, remaining: float) -> Measurement:
+    def _run_one(self, job: BenchmarkSpec, remaining: float) -> Measurement:
         try:
             self._ensure_worker()
             self._job_output_start = os.path.getsize(self._output_path)
@@ -191,11 +181,11 @@ class IsolatedRunner:
         readable, _, _ = select.select([self._process.stdout], [], [], max(timeout, 0.0))
         return bool(readable)
 
-    def _timed_out(self, job: Job) -> Measurement:
+    def _timed_out(self, job: BenchmarkSpec) -> Measurement:
         reason = f"exceeded the time limit of {self._timeout_s:g} s per operator; the worker was killed"
-        return Measurement(spec=job.spec, status=Status.TIMEOUT, reason=reason)
+        return Measurement(spec=job, status=Status.TIMEOUT, reason=reason)
 
-    def _crashed(self, job: Job) -> Measurement:
+    def _crashed(self, job: BenchmarkSpec) -> Measurement:
         exitcode = None
         if self._process is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
@@ -204,7 +194,7 @@ class IsolatedRunner:
         tail = self._output_tail()
         self._kill()
         reason = f"worker {describe_exit(exitcode)}" + (f"; last output: {tail}" if tail else "")
-        return Measurement(spec=job.spec, status=Status.CRASHED, reason=reason)
+        return Measurement(spec=job, status=Status.CRASHED, reason=reason)
 
     def _ensure_worker(self) -> None:
         if self._process is not None and self._process.poll() is None:

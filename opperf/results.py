@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Literal
 
+from opperf.options import RunOptions
 from opperf.utils.stats import Summary, summarize
 
 
@@ -100,26 +101,22 @@ def _freeze(value: InputValue) -> InputValue:
 
 @dataclass(frozen=True)
 class BenchmarkSpec:
-    """One benchmark: an operator in a namespace, with one input configuration, on one device.
+    """One benchmark: an operator in a namespace, with one input configuration, run as ``options`` say.
 
     ``op`` is the registry's canonical name (the stable key); ``function`` the name in ``namespace``
-    when it differs. ``cache`` is ``hot`` (inputs reused, as they stay cached) or ``cold`` (passes
-    rotate through input sets larger than the last-level cache together). ``threads`` is the intra-op
-    thread count asked for (None: the framework's default).
+    when it differs.
     """
 
-    framework: str
     namespace: str
     op: str
     inputs: tuple[tuple[str, InputValue], ...]
-    dtype: str = "float32"
-    device: str = "cpu(0)"
-    run_backward: bool = True
-    profiler: str = "native"
+    options: RunOptions = field(default_factory=RunOptions)
     category: str = "misc"
     function: str = ""
-    cache: str = "hot"
-    threads: int | None = None
+
+    @property
+    def framework(self) -> str:
+        return self.options.framework
 
     @property
     def label(self) -> str:

@@ -6,7 +6,7 @@ import contextlib
 import datetime as _dt
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from opperf import harness
@@ -14,7 +14,7 @@ from opperf.benchmark import RunOptions
 from opperf.checkpoint import JournalWriter, check_settings, load_journal
 from opperf.errors import OpperfError, suggest
 from opperf.frameworks import Backend, get_backend
-from opperf.isolation import IsolatedRunner, Job
+from opperf.isolation import IsolatedRunner
 from opperf.op_info import OpInfo
 from opperf.results import BenchmarkSpec, InputValue, Measurement, Status, freeze_inputs
 from opperf.rules import NoRuleError, SizeProfile, inputs_for
@@ -47,23 +47,7 @@ class SweepConfig:
 
     def settings(self) -> dict[str, object]:
         """What must match for results to be comparable, and so for a journal to be resumed."""
-        options = self.options
-        return {
-            "framework": options.framework,
-            "device": options.device,
-            "dtype": options.dtype,
-            "profiler": options.profiler,
-            "warmup": options.warmup,
-            "runs": options.runs,
-            "target": options.target,
-            "budget_s": options.budget_s,
-            "seed": options.seed,
-            "cache": options.cache,
-            "threads": options.threads,
-            "affinity": self.affinity,
-            "run_backward": options.run_backward,
-            "profile": self.profile.name,
-        }
+        return {**self.options.settings(), "affinity": self.affinity, "profile": self.profile.name}
 
 
 @dataclass(frozen=True)
@@ -111,18 +95,12 @@ def select_operators(backend: Backend, ops: Sequence[str], categories: Sequence[
 
 def _spec(op: OpInfo, options: RunOptions, inputs: dict[str, InputValue]) -> BenchmarkSpec:
     return BenchmarkSpec(
-        framework=options.framework,
         namespace=op.namespaces[0],
         op=op.name,
         inputs=freeze_inputs(inputs),
-        dtype=options.dtype,
-        device=options.device,
-        run_backward=options.run_backward,
-        profiler=options.profiler,
+        options=options,
         category=op.category,
         function=op.function_name if op.function_name != op.name else "",
-        cache=options.cache,
-        threads=options.threads,
     )
 
 
@@ -158,25 +136,23 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
     started = _dt.datetime.now(_dt.timezone.utc)
     wall_start = time.perf_counter()
     measurements: list[Measurement] = []
+    measured_now: list[Measurement] = []
     interrupted = False
     with contextlib.ExitStack() as stack:
         writer = _journal_writer(config, append=bool(finished), stack=stack)
         if config.isolate:
-            runner = stack.enter_context(
-                IsolatedRunner(
-                    options.framework, config.timeout_s, threads if cpus else options.threads, cpus
-                )
-            )
-            overhead = runner.harness_overhead(options.profiler, options.device)
-            measure = _isolated_measure(runner, options)
+            threads_asked = threads if cpus else options.threads
+            runner = IsolatedRunner(options.framework, config.timeout_s, threads_asked, cpus)
         else:
-            overhead = harness.harness_overhead(backend.session, options.profiler, options.device)
-            measure = _in_process_measure(config, backend)
+            runner = InProcessRunner(backend)
+        stack.enter_context(runner)
+        overhead = runner.harness_overhead(options.profiler, options.device)
         try:
             for index, op in enumerate(operators, start=1):
                 op_results = finished.get(op.name)
                 if op_results is None:
-                    op_results = _measure_operator(op, config, backend, measure)
+                    op_results = _measure_operator(op, config, backend, runner)
+                    measured_now.extend(op_results)
                     if writer is not None:
                         writer.add(op.name, op_results)
                 measurements.extend(op_results)
@@ -184,13 +160,14 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
                     progress(index, len(operators), op, op_results)
         except KeyboardInterrupt:
             interrupted = True
+    wall_seconds = time.perf_counter() - wall_start
     environment = describe_environment(
         backend,
         options,
         profile=config.profile.name,
         started=started,
         finished=_dt.datetime.now(_dt.timezone.utc),
-        wall_seconds=time.perf_counter() - wall_start,
+        wall_seconds=wall_seconds,
         command_line=sys.argv,
     )
     environment.update(
@@ -200,6 +177,7 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
         threads=threads,
         worker_cpus=list(cpus) if cpus else None,
         harness_overhead_s=overhead,
+        harness_efficiency=harness_efficiency(measured_now, wall_seconds),
         machine_peaks=peaks.to_json() if peaks else None,
     )
     measured = {m.spec.op for m in measurements}
@@ -214,26 +192,41 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
     )
 
 
-Measure = Callable[[list[BenchmarkSpec]], list[Measurement]]
+def harness_efficiency(measurements: Sequence[Measurement], wall_seconds: float) -> float | None:
+    """The share of a sweep's wall time its operators ran (warm-up and measured passes, ``sampling_s``),
+    rather than opperf preparing, probing, messaging or starting workers; None before anything ran."""
+    sampled = sum(m.sampling_s or 0.0 for m in measurements)
+    return round(sampled / wall_seconds, 4) if sampled and wall_seconds > 0 else None
+
+
+class InProcessRunner:
+    """Measures specs in the sweep's own process (``--no-isolation``), as ``IsolatedRunner`` does in a
+    worker: faster to start, but a crash ends the sweep and a hang blocks it."""
+
+    def __init__(self, backend: Backend) -> None:
+        self._session = backend.session
+
+    def __enter__(self) -> InProcessRunner:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        """Nothing to stop."""
+
+    def run(self, specs: Sequence[BenchmarkSpec]) -> Iterator[Measurement]:
+        return (harness.measure(self._session, spec) for spec in specs)
+
+    def harness_overhead(self, profiler: str, device: str) -> float:
+        return harness.harness_overhead(self._session, profiler, device)
 
 
 def _measure_operator(
-    op: OpInfo, config: SweepConfig, backend: Backend, measure: Measure
+    op: OpInfo, config: SweepConfig, backend: Backend, runner: IsolatedRunner | InProcessRunner
 ) -> list[Measurement]:
     try:
         specs = specs_for(op, config, backend)
     except NoRuleError as reason:
         return [_skipped(op, config, str(reason))]
-    return measure(specs)
-
-
-def _isolated_measure(runner: IsolatedRunner, options: RunOptions) -> Measure:
-    return lambda specs: list(runner.run([Job(s, options.plan, options.seed) for s in specs]))
-
-
-def _in_process_measure(config: SweepConfig, backend: Backend) -> Measure:
-    options = config.options
-    return lambda specs: [harness.measure(backend.session, s, options.plan, options.seed) for s in specs]
+    return list(runner.run(specs))
 
 
 def _resume(config: SweepConfig) -> dict[str, tuple[Measurement, ...]]:

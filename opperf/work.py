@@ -224,7 +224,7 @@ class Operands:
         tensors, attributes = [], []
         for name, value in spec.inputs:
             if isinstance(value, TensorSpec):
-                itemsize = ITEMSIZE.get(value.dtype or spec.dtype)
+                itemsize = ITEMSIZE.get(value.dtype or spec.options.dtype)
                 if value.storage != "default" or itemsize is None:
                     raise UncountableError
                 tensors.append((name, Operand(value.shape, itemsize)))
@@ -611,7 +611,7 @@ def count_work(spec: BenchmarkSpec, output_shapes: tuple[Shape, ...] | None = No
     computes, and let it count operators whose output shape the arguments leave open.
 
     >>> from opperf.results import freeze_inputs
-    >>> add = BenchmarkSpec("mxnet", "mx.nd", "broadcast_add",
+    >>> add = BenchmarkSpec("mx.nd", "broadcast_add",
     ...                     freeze_inputs({"lhs": TensorSpec((1024, 1024)), "rhs": TensorSpec((1024, 1024))}))
     >>> count_work(add)
     Work(bytes_moved=12582912, flops=1048576)

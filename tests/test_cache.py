@@ -37,5 +37,5 @@ def test_this_machine_reports_a_cache_size():
 def test_cold_measurement_records_its_mode():
     options = RunOptions(cache="cold", warmup=1, runs=5)
     (m,) = benchmark(mx.nd.add, [{"lhs": (256, 256), "rhs": (256, 256)}], options)
-    assert m.status is Status.OK and m.spec.cache == "cold"
+    assert m.status is Status.OK and m.spec.options.cache == "cold"
     assert len(m.forward) == 5 and len(m.backward) == 5

@@ -8,9 +8,8 @@ from torch.nn import functional
 
 from opperf.benchmark import RunOptions, benchmark, framework_of
 from opperf.cli import main
-from opperf.isolation import IsolatedRunner, Job, thread_environment
+from opperf.isolation import IsolatedRunner, thread_environment
 from opperf.results import BenchmarkSpec, Status, TensorSpec, freeze_inputs
-from opperf.sampling import SamplingPlan
 
 QUICK = RunOptions(warmup=1, runs=2)
 
@@ -31,15 +30,16 @@ def test_each_function_runs_on_its_own_framework_whatever_the_default():
 
 def test_threads_are_set_and_recorded():
     (m,) = benchmark(torch.add, [{"input": (8, 8), "other": (8, 8)}], RunOptions(warmup=1, runs=2, threads=1))
-    assert m.spec.threads == 1 and torch.get_num_threads() == 1
+    assert m.spec.options.threads == 1 and torch.get_num_threads() == 1
 
 
 def test_workers_get_the_thread_count_before_the_framework_starts():
     assert thread_environment(None) == {}
     assert thread_environment(2)["OMP_NUM_THREADS"] == "2"
-    spec = BenchmarkSpec("torch", "torch", "exp", freeze_inputs({"input": TensorSpec((8, 8))}), threads=1)
+    options = RunOptions(framework="torch", threads=1, warmup=1, runs=2)
+    spec = BenchmarkSpec("torch", "exp", freeze_inputs({"input": TensorSpec((8, 8))}), options)
     with IsolatedRunner("torch", timeout_s=120, threads=1) as runner:
-        (m,) = runner.run([Job(spec, SamplingPlan(warmup=1, runs=2), seed=0)])
+        (m,) = runner.run([spec])
     assert m.status is Status.OK, m.reason
 
 

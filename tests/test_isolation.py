@@ -2,14 +2,14 @@
 
 import pytest
 
-from opperf.isolation import IsolatedRunner, Job, describe_exit
+from opperf.isolation import IsolatedRunner, describe_exit
+from opperf.options import RunOptions
 from opperf.results import BenchmarkSpec, Status, TensorSpec, freeze_inputs
-from opperf.sampling import SamplingPlan
 
 
 def _job(op, namespace="mx.nd", backward=False, **inputs):
-    spec = BenchmarkSpec("mxnet", namespace, op, freeze_inputs(inputs), run_backward=backward)
-    return Job(spec, SamplingPlan(warmup=0, runs=1), seed=0)
+    options = RunOptions(run_backward=backward, warmup=0, runs=1)
+    return BenchmarkSpec(namespace, op, freeze_inputs(inputs), options)
 
 
 # quantize_asym segfaults MXNet 1.9.1 on any input.

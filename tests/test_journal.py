@@ -72,7 +72,7 @@ def test_interrupt_writes_what_finished_and_keeps_the_journal(tmp_path):
 
 
 def _measurement(op):
-    spec = BenchmarkSpec("mxnet", "mx.nd", op, freeze_inputs({"data": TensorSpec((2, 2))}), category="unary")
+    spec = BenchmarkSpec("mx.nd", op, freeze_inputs({"data": TensorSpec((2, 2))}), category="unary")
     return Measurement(spec, Status.OK, forward=(1e-3, 2e-3), memory_peak_bytes=16)
 
 
@@ -125,8 +125,6 @@ def test_records_round_trip_for_every_input_kind():
         "mode": "max",
         "scale": 0.5,
     }
-    spec = BenchmarkSpec(
-        "mxnet", "mx.np", "_npi_add", freeze_inputs(inputs), function="add", category="numpy"
-    )
+    spec = BenchmarkSpec("mx.np", "_npi_add", freeze_inputs(inputs), function="add", category="numpy")
     measurement = Measurement(spec, Status.OK, forward=(1e-3,), backward=(2e-3,), memory_peak_bytes=8)
     assert record(measurement_from_record(record(measurement))) == record(measurement)

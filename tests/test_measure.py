@@ -113,7 +113,7 @@ def test_other_dtypes_run(dtype):
         mx.nd.broadcast_div, [{"lhs": (16, 16), "rhs": (16, 16)}], RunOptions(warmup=0, runs=1, dtype=dtype)
     )
     assert m.status is Status.OK, m.reason
-    assert m.spec.dtype == dtype
+    assert m.spec.options.dtype == dtype
 
 
 def test_given_arrays_are_not_modified():

@@ -31,7 +31,7 @@ ENVIRONMENT = {
 
 
 def _spec(op, category, **inputs):
-    return BenchmarkSpec("mxnet", "mx.nd", op, freeze_inputs(inputs), category=category)
+    return BenchmarkSpec("mx.nd", op, freeze_inputs(inputs), category=category)
 
 
 MEASUREMENTS = (
@@ -57,7 +57,7 @@ MEASUREMENTS = (
         memory_peak_bytes=16,
     ),
     Measurement(
-        BenchmarkSpec("mxnet", "mx.np", "_npi_add", freeze_inputs({"lhs": TensorSpec((2,))}), function="add"),
+        BenchmarkSpec("mx.np", "_npi_add", freeze_inputs({"lhs": TensorSpec((2,))}), function="add"),
         Status.OK,
         forward=(1e-6,),
         backward=(2e-6,),

@@ -186,7 +186,7 @@ def test_inputs_autograd_refuses_take_no_gradient(backend, registry):
 
     config = SweepConfig(options=RunOptions(**QUICK), profile=SMALL)
     (spec,) = specs_for(registry.by_name["batch_norm"], config, backend)
-    m = measure(backend.session, spec, config.options.plan, seed=0)
+    m = measure(backend.session, spec)
     assert m.status is Status.OK, m.reason
     assert m.backward_reason is None and _positive_finite(m.backward)
 

@@ -11,6 +11,7 @@ import pytest
 from opperf.frameworks.mxnet.arrays import flatten_outputs
 from opperf.frameworks.mxnet.invoke import direct_call
 from opperf.frameworks.mxnet.work import COUNTERS as MXNET_COUNTERS
+from opperf.options import RunOptions
 from opperf.results import BenchmarkSpec, TensorSpec, freeze_inputs
 from opperf.rules import inputs_for
 from opperf.rules.profiles import SMALL
@@ -30,7 +31,7 @@ MiB = 2**20
 
 
 def spec(op: str, framework: str = "mxnet", dtype: str = "float32", **inputs: object) -> BenchmarkSpec:
-    return BenchmarkSpec(framework, "mx.nd", op, freeze_inputs(inputs), dtype=dtype)
+    return BenchmarkSpec("mx.nd", op, freeze_inputs(inputs), RunOptions(framework=framework, dtype=dtype))
 
 
 def torch_spec(op: str, **inputs: object) -> BenchmarkSpec:
@@ -363,7 +364,7 @@ def test_counts_agree_with_the_output_shapes_mxnet_produces(backend, registry):
     for op in (registry[name] for name in sorted(MXNET_COUNTERS) if name in registry):
         for rule_inputs in inputs_for(op, SMALL):
             inputs = backend.applicable_inputs(op, rule_inputs)
-            benchmark = BenchmarkSpec("mxnet", op.namespaces[0], op.name, freeze_inputs(inputs))
+            benchmark = BenchmarkSpec(op.namespaces[0], op.name, freeze_inputs(inputs))
             if any(isinstance(v, TensorSpec) and v.storage != "default" for v in inputs.values()):
                 assert count_work(benchmark) is None
                 continue

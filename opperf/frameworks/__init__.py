@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Protocol
 
@@ -45,9 +46,6 @@ class Backend(Protocol):
     def normalize_device(self, device: str) -> str:
         """The canonical device name; raises OpperfError if it is malformed or absent."""
 
-    def check_dtype(self, dtype: str) -> str:
-        """The dtype, validated; raises OpperfError naming the supported ones."""
-
     def set_threads(self, count: int | None) -> int:
         """Set the intra-op thread count when ``count`` is given; the count in effect."""
 
@@ -71,6 +69,21 @@ class Backend(Protocol):
 
     def environment(self) -> dict[str, object]:
         """Framework versions, build features and threading, for the results file."""
+
+
+@dataclass(frozen=True)
+class FrameworkFlag:
+    """A command-line flag of one framework's own (``frameworks/<name>/flags.py`` lists them as
+    ``FLAGS``): ``apply`` acts on the value before the framework is imported."""
+
+    flag: str
+    help: str
+    choices: tuple[str, ...]
+    apply: Callable[[str], None]
+
+    @property
+    def dest(self) -> str:
+        return self.flag.lstrip("-").replace("-", "_")
 
 
 _instances: dict[str, Backend] = {}

@@ -68,6 +68,6 @@ def roofline(measurement: Measurement, calibration: Calibration) -> dict[str, ob
         "gb_per_s": rates.gb_per_s,
         "gflop_per_s": rates.gflop_per_s,
     }
-    if calibration.peaks is not None and measurement.spec.device.startswith("cpu"):
+    if calibration.peaks is not None and measurement.spec.options.device.startswith("cpu"):
         block["fraction_of_peak"] = fraction_of_peak(rates, calibration.peaks).describe()
     return block

@@ -6,6 +6,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
+from opperf.options import RunOptions
 from opperf.report.assessment import Calibration, flags, roofline
 from opperf.results import Alias, BenchmarkSpec, Measurement, Status, TensorSpec
 
@@ -51,18 +52,12 @@ def record(measurement: Measurement, calibration: Calibration | None = None) -> 
             "roofline": roofline(measurement, calibration),
         }
     return {
-        "framework": spec.framework,
+        **spec.options.keyed(),
         "namespace": spec.namespace,
         "op": spec.op,
         "function": spec.label,
         "category": spec.category,
         "inputs": spec.describe_inputs(),
-        "dtype": spec.dtype,
-        "device": spec.device,
-        "profiler": spec.profiler,
-        "cache": spec.cache,
-        "threads": spec.threads,
-        "run_backward": spec.run_backward,
         "status": measurement.status.value,
         "reason": measurement.reason,
         "forward": timing_block(measurement.forward),
@@ -97,18 +92,12 @@ def measurement_from_record(result: dict[str, object]) -> Measurement:
     """The Measurement a record was rendered from, as far as records keep it (value ranges are not kept;
     a record rendered from the result is identical)."""
     spec = BenchmarkSpec(
-        framework=result["framework"],
         namespace=result["namespace"],
         op=result["op"],
         inputs=tuple((name, _spec_input(value)) for name, value in result["inputs"].items()),
-        dtype=result["dtype"],
-        device=result["device"],
-        run_backward=result.get("run_backward", True),
-        profiler=result["profiler"],
+        options=RunOptions.from_record(result),
         category=result["category"],
         function=_function_name(result),
-        cache=result.get("cache", "hot"),
-        threads=result.get("threads"),
     )
     sampling = result.get("sampling") or {}
     samples = {

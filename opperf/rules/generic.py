@@ -50,3 +50,9 @@ def type_default(arg: Argument, context: RuleContext) -> InputValue:
     if arg.kind is ArgKind.FLOAT_TUPLE:
         return (0.1,) * LIST_LENGTH
     raise NoRuleError(f"no rule supplies required argument {arg.name!r} ({arg.type_string})")
+
+
+def rule_name(rule: Callable[..., object]) -> str:
+    """Where a rule is written: ``module.function``, a factory's name for the rules it makes."""
+    qualified = getattr(rule, "__qualname__", repr(rule)).split(".<locals>")[0]
+    return f"{getattr(rule, '__module__', '?')}.{qualified}"

@@ -30,7 +30,7 @@ def legacy_inputs(measurement: Measurement) -> dict[str, object]:
 
 def legacy_record(measurement: Measurement) -> dict[str, object]:
     op = measurement.spec.op
-    device = measurement.spec.device.replace("(", "/").rstrip(")")
+    device = measurement.spec.options.device.replace("(", "/").rstrip(")")
     record: dict[str, object] = {"inputs": legacy_inputs(measurement)}
     forward, backward = measurement.forward_summary, measurement.backward_summary
     if forward is not None:

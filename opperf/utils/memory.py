@@ -30,13 +30,13 @@ def input_bytes(spec: BenchmarkSpec) -> int:
         tensors = value if isinstance(value, tuple) else (value,)
         for tensor in tensors:
             if isinstance(tensor, TensorSpec):
-                total += tensor.size * ITEMSIZE.get(tensor.dtype or spec.dtype, 8)
+                total += tensor.size * ITEMSIZE.get(tensor.dtype or spec.options.dtype, 8)
     return total
 
 
 def estimated_bytes(spec: BenchmarkSpec) -> int:
     """A rough peak: inputs, outputs of input size and, with backward, gradients of both."""
-    return input_bytes(spec) * (COPIES_BACKWARD if spec.run_backward else COPIES_FORWARD)
+    return input_bytes(spec) * (COPIES_BACKWARD if spec.options.run_backward else COPIES_FORWARD)
 
 
 def available_host_bytes() -> int | None:
@@ -57,6 +57,6 @@ def fit_problem(spec: BenchmarkSpec, available: int | None) -> str | None:
     if available is None or needed <= available:
         return None
     return (
-        f"needs about {needed / 2**30:.1f} GiB for its tensors but {spec.device} has "
+        f"needs about {needed / 2**30:.1f} GiB for its tensors but {spec.options.device} has "
         f"{available / 2**30:.1f} GiB available; use smaller shapes or a larger machine"
     )

@@ -23,7 +23,6 @@ from opperf.results import (
     is_tensor_list,
 )
 from opperf.utils.affinity import available_cpus
-from opperf.utils.memory import DTYPES
 
 
 class MXNetBackend:
@@ -42,11 +41,6 @@ class MXNetBackend:
 
     def normalize_device(self, device: str) -> str:
         return devices.normalize_device(device)
-
-    def check_dtype(self, dtype: str) -> str:
-        if dtype not in DTYPES:
-            raise OpperfError(f"unknown dtype {dtype!r}; choose one of: {', '.join(DTYPES)}")
-        return dtype
 
     def set_threads(self, count: int | None) -> int:
         """MXNet's OpenMP thread count per operator: read from OMP_NUM_THREADS when its engine starts,

@@ -54,7 +54,7 @@ class MXNetSession:
         frontend = NUMPY_FRONTEND if spec.namespace in NUMPY_NAMESPACES else ND_FRONTEND
         with _frontend_scope(frontend):
             rng = np.random.default_rng(seed)
-            sets = input_sets(spec.cache, input_bytes(spec), last_level_cache_bytes())
+            sets = input_sets(spec.options.cache, input_bytes(spec), last_level_cache_bytes())
             calls = [_prepare(spec, function, info, frontend, rng) for _ in range(sets)]
             return _passes(spec, calls, frontend)
 
@@ -175,7 +175,7 @@ def _prepare(
     count in the operator's variable-length key; Python wrappers take the list as one argument. A
     generated front end with a variable-length key takes every tensor positionally (DGL's graph
     operators: the graph, then its vertex lists), so the key counts them all."""
-    ctx = devices.context(spec.device)
+    ctx = devices.context(spec.options.device)
     generated = is_generated(function)
     var_args_key = info.var_args_key if info else ""
     args: list = []
@@ -186,8 +186,8 @@ def _prepare(
             source = arrays[value.source]
             kwargs[name] = value.select(source) if isinstance(source, list) else source
             continue
-        array = materialize(value, spec.dtype, ctx, frontend, rng)
-        if is_given_array(value) and spec.run_backward and name != "out":
+        array = materialize(value, spec.options.dtype, ctx, frontend, rng)
+        if is_given_array(value) and spec.options.run_backward and name != "out":
             array = array.copy()  # attaching a gradient must not change the caller's array
         arrays[name] = array
         if isinstance(array, list) and generated:
@@ -223,7 +223,7 @@ def _ones_like(array):
 
 
 def _backward_precondition(spec: BenchmarkSpec, differentiable: list, writes_to_out: bool) -> str | None:
-    if not spec.run_backward:
+    if not spec.options.run_backward:
         return "backward not requested"
     if writes_to_out:
         return "an explicit out= array cannot be recorded for autograd"

@@ -18,7 +18,6 @@ from opperf.frameworks.torch.session import TorchSession
 from opperf.op_info import OpInfo
 from opperf.results import InputValue
 from opperf.utils.affinity import available_cpus
-from opperf.utils.memory import DTYPES
 
 
 class TorchBackend:
@@ -38,11 +37,6 @@ class TorchBackend:
 
     def normalize_device(self, device: str) -> str:
         return devices.normalize_device(device)
-
-    def check_dtype(self, dtype: str) -> str:
-        if dtype not in DTYPES:
-            raise OpperfError(f"unknown dtype {dtype!r}; choose one of: {', '.join(DTYPES)}")
-        return dtype
 
     def set_threads(self, count: int | None) -> int:
         """Set PyTorch's intra-op thread count when ``count`` is given; the count in effect.

@@ -50,7 +50,7 @@ class TorchSession:
         info = identify(function)[2] if function else load_registry().by_name.get(spec.op)
         function = function or resolve(spec.namespace, spec.function or spec.op)
         generator = _generator(seed)
-        sets = input_sets(spec.cache, input_bytes(spec), last_level_cache_bytes())
+        sets = input_sets(spec.options.cache, input_bytes(spec), last_level_cache_bytes())
         prepared = [_prepare(spec, function, info, generator) for _ in range(sets)]
         return self._passes(spec, prepared)
 
@@ -76,7 +76,7 @@ class TorchSession:
             forward=forward,
             backward=backward_of if record else None,
             backward_reason=recording.reason,
-            synchronize=devices.synchronizer(spec.device),
+            synchronize=devices.synchronizer(spec.options.device),
             scope=lambda: torch.set_grad_enabled(record),
         )
 
@@ -156,14 +156,14 @@ def _prepare(
     spec: BenchmarkSpec, function: Callable[..., object], info: OpInfo | None, generator
 ) -> _Prepared:
     """Materialise one set of the spec's inputs, drawn from ``generator``, and arrange the call."""
-    device = devices.torch_device(spec.device)
+    device = devices.torch_device(spec.options.device)
     values: dict[str, object] = {}
     leaves: dict[str, tuple] = {}
     for name, value in spec.inputs:
         if isinstance(value, Alias):
             values[name] = resolve_alias(value, values[value.source])
             continue
-        values[name] = _typed(info, name, materialize(value, spec.dtype, device, generator))
+        values[name] = _typed(info, name, materialize(value, spec.options.dtype, device, generator))
         tensors = _differentiable_tensors(value, values[name])
         if tensors:
             leaves[name] = tensors
@@ -194,7 +194,7 @@ def _differentiable_tensors(value: InputValue, materialised: object) -> tuple:
 
 
 def _backward_precondition(spec: BenchmarkSpec, prepared: _Prepared) -> str | None:
-    if not spec.run_backward:
+    if not spec.options.run_backward:
         return "backward not requested"
     if prepared.in_place:
         return "an in-place operator: autograd cannot differentiate a leaf tensor it overwrites"

@@ -18,7 +18,7 @@ from opperf.frameworks.mxnet.rules.skips import DEVICE_SKIP_REASONS, SKIP_REASON
 from opperf.frameworks.mxnet.rules.sparse_ops import SPARSE_RULES
 from opperf.op_info import OpInfo
 from opperf.results import InputValue
-from opperf.rules.generic import NoRuleError
+from opperf.rules.generic import NoRuleError, rule_name
 from opperf.rules.profiles import SizeProfile
 
 HAND_WRITTEN_RULES = {
@@ -44,3 +44,17 @@ def inputs_for(op: OpInfo, profile: SizeProfile, device_kind: str) -> list[dict[
             raise NoRuleError(f"the {profile.name!r} size profile has no configuration for {op.name}")
         return rule(profile.layers)
     return derive_inputs(op, profile)
+
+
+def rule_for(op: OpInfo, device_kind: str) -> str:
+    """Which rule gives ``op`` its inputs on a device of ``device_kind``, for ``opperf explain``."""
+    reason = SKIP_REASONS.get(op.name) or DEVICE_SKIP_REASONS.get(device_kind, {}).get(op.name)
+    if reason:
+        return f"none: skipped ({reason})"
+    rule = HAND_WRITTEN_RULES.get(op.name)
+    if rule is not None:
+        return f"hand-written: {rule_name(rule)}"
+    return (
+        "derived from the signature (opperf.frameworks.mxnet.rules.derived): tensors by argument name, "
+        "required scalars by name (SCALAR_RULES) or else by type"
+    )

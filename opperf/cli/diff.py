@@ -7,8 +7,8 @@ which the main CLI prints as ``error: ...`` with status 2.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
+from opperf.cli.common import check_writable, report_format, write_or_print
 from opperf.errors import OpperfError
 from opperf.utils.files import write_atomically
 from opperf.verdicts.decide import FailOn
@@ -18,8 +18,8 @@ from opperf.verdicts.load import read_side
 from opperf.verdicts.markdown import render_markdown
 from opperf.verdicts.table import render_csv
 
+HELP = "verdicts per row between two sets of result files: slower, faster, same, inconclusive, ..."
 RENDERERS = {"md": render_markdown, "json": render_json, "csv": render_csv}
-EXTENSIONS = {".md": "md", ".markdown": "md", ".json": "json", ".csv": "csv"}
 
 
 def fraction(text: str) -> float:
@@ -58,18 +58,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json-file", help="also write the JSON document here")
 
 
-def output_format(requested: str | None, output_file: str | None) -> str:
-    """The format asked for, else the one --output-file's extension names, else Markdown; a
-    contradiction between the two is refused."""
-    implied = EXTENSIONS.get(Path(output_file).suffix.lower()) if output_file else None
-    if requested and implied and requested != implied:
-        raise OpperfError(
-            f"--output-format {requested} contradicts --output-file {output_file} ({implied}); "
-            f"drop one of them or give the file a .{requested} extension"
-        )
-    return requested or implied or "md"
-
-
 def split_files(text: str, side: str) -> list[str]:
     paths = [part.strip() for part in text.split(",")]
     if not all(paths):
@@ -79,21 +67,16 @@ def split_files(text: str, side: str) -> list[str]:
 
 def run(arguments: argparse.Namespace) -> int:
     """Diff, write the report(s), and return the exit status the gate asks for (0 or 1)."""
-    chosen = output_format(arguments.output_format, arguments.output_file)
-    for target in (arguments.output_file, arguments.json_file):
-        if target and not Path(target).resolve().parent.is_dir():
-            raise OpperfError(f"{target}: its folder does not exist; create it or write elsewhere")
+    chosen = report_format(arguments.output_format, arguments.output_file, default="md")
+    for target in filter(None, (arguments.output_file, arguments.json_file)):
+        check_writable(target)
     result = diff(
         read_side(split_files(arguments.base, "BASE")),
         read_side(split_files(arguments.new, "NEW")),
         threshold=arguments.threshold,
         alpha=arguments.alpha,
     )
-    text = RENDERERS[chosen](result)
-    if arguments.output_file:
-        write_atomically(arguments.output_file, text)
-    else:
-        print(text, end="")  # the subcommand's output, not library chatter
+    write_or_print(RENDERERS[chosen](result), arguments.output_file)
     if arguments.json_file:
         write_atomically(arguments.json_file, render_json(result))
     return gate(result, FailOn(arguments.fail_on))

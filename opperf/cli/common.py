@@ -1,0 +1,64 @@
+"""What the subcommands share: value parsers, the selection flags, and writing a report."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from opperf.errors import OpperfError
+from opperf.utils.files import write_atomically
+
+
+def names(text: str) -> tuple[str, ...]:
+    """A comma-separated list; empty items are dropped."""
+    return tuple(name.strip() for name in text.split(",") if name.strip())
+
+
+def on_off(text: str) -> bool:
+    value = text.strip().lower()
+    if value not in ("on", "off"):
+        raise argparse.ArgumentTypeError(f"expected on or off, got {text!r}")
+    return value == "on"
+
+
+def add_selection(parser: argparse.ArgumentParser) -> None:
+    """``--ops`` and ``--categories``, as every subcommand that chooses operators takes them."""
+    parser.add_argument(
+        "--ops", default=(), type=names, help="comma-separated operators, e.g. add,Convolution"
+    )
+    parser.add_argument(
+        "--categories", default=(), type=names, help="comma-separated categories, e.g. unary,pooling"
+    )
+
+
+def check_writable(path: str) -> None:
+    """Refuse, before anything runs, an output file whose folder does not exist."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise OpperfError(
+            f"output folder {folder!r} does not exist; create it or choose another --output-file"
+        )
+
+
+def write_or_print(text: str, path: str | None) -> None:
+    """``text`` into ``path`` (atomically), or on standard output when there is none."""
+    if path:
+        write_atomically(path, text)
+    else:
+        print(text, end="" if text.endswith("\n") else "\n")
+
+
+EXTENSIONS = {".json": "json", ".md": "md", ".markdown": "md", ".csv": "csv"}
+"""Report formats by file extension."""
+
+
+def report_format(requested: str | None, output_file: str | None, default: str) -> str:
+    """The format asked for, else the one ``output_file``'s extension names, else ``default``; a
+    format that contradicts the extension is refused."""
+    implied = EXTENSIONS.get(os.path.splitext(output_file or "")[1].lower())
+    if requested and implied and requested != implied:
+        raise OpperfError(
+            f"--output-format {requested} contradicts --output-file {output_file!r} ({implied}); "
+            f"drop one of them or give the file a .{requested} extension"
+        )
+    return requested or implied or default

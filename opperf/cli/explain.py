@@ -1,0 +1,85 @@
+"""``opperf explain OP``: everything opperf knows about one operator, and why, without running it.
+
+The registry record (aliases, entry point, arguments), the category and the predicate that chose it,
+the rule that makes its inputs and the input configurations it makes, the work counter behind its
+roofline figures, or the reason it is skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from opperf.frameworks import FRAMEWORKS, framework_module, get_backend
+from opperf.op_info import OpInfo
+from opperf.options import RunOptions
+from opperf.results import BenchmarkSpec, describe_value, freeze_inputs
+from opperf.rules import NoRuleError, inputs_for
+from opperf.rules.generic import rule_name
+from opperf.rules.profiles import STANDARD
+from opperf.sweep import select_operators
+from opperf.work import count_work, counters
+
+HELP = "explain how opperf benchmarks one operator: category, rule, inputs, roofline counter"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("op", metavar="OP", help="an operator's registry name or alias, e.g. Convolution")
+    parser.add_argument("--framework", default="mxnet", choices=tuple(FRAMEWORKS), help="whose registry")
+    parser.add_argument("--ctx", default="cpu", help="the device kind whose skips apply (default: cpu)")
+
+
+def run(arguments: argparse.Namespace) -> int:
+    backend = get_backend(arguments.framework)
+    (op,) = select_operators(backend, (arguments.op,), ())
+    print(explain(op, arguments.ctx.split("(")[0].split(":")[0]))
+    return 0
+
+
+def explain(op: OpInfo, device_kind: str) -> str:
+    """The explanation of ``op`` as text."""
+    category = next(
+        c for c in framework_module(op.framework, "categories").CATEGORIES if c.name == op.category
+    )
+    rules = framework_module(op.framework, "rules")
+    lines = [
+        f"{op.name} ({op.framework})",
+        f"  called as:   {', '.join(f'{space}.{op.function_name}' for space in op.namespaces)}",
+        f"  aliases:     {', '.join(op.aliases) or 'none'}",
+        f"  category:    {category.name}: {category.description} (the first category in "
+        f"opperf/frameworks/{op.framework}/categories.py whose predicate accepts it)",
+        f"  backward:    {'registered' if op.has_backward else 'none registered'} (a sweep finds out by "
+        "running it)",
+        "  arguments:",
+        *(f"    {a.name}: {a.type_string}{'' if a.required else ' (optional)'}" for a in op.arguments),
+        f"  input rule:  {rules.rule_for(op, device_kind)}",
+    ]
+    counter = counters(op.framework).get(op.name)
+    lines.append(
+        f"  roofline:    {rule_name(counter) if counter else 'no work counter: no roofline figures'}"
+    )
+    try:
+        configurations = inputs_for(op, STANDARD, device_kind)
+    except NoRuleError as reason:
+        lines.append(f"  skipped:     {reason}")
+        return "\n".join(lines)
+    lines.append(f"  input configurations ({STANDARD.name} profile, {device_kind}):")
+    for index, inputs in enumerate(configurations, start=1):
+        described = ", ".join(f"{name}={_text(describe_value(value))}" for name, value in inputs.items())
+        spec = BenchmarkSpec(
+            op.namespaces[0], op.name, freeze_inputs(inputs), RunOptions(framework=op.framework)
+        )
+        work = count_work(spec)
+        counted = f"  [{work.bytes_moved:,} bytes, {work.flops:,} FLOPs]" if work else ""
+        lines.append(f"    {index}. {described}{counted}")
+    return "\n".join(lines)
+
+
+def _text(described: object) -> str:
+    """A described input as a person reads it: a tensor as ``32x16x32`` (with a dtype if it has one)."""
+    if isinstance(described, dict) and "shape" in described:
+        shape = "x".join(map(str, described["shape"])) or "scalar"
+        extra = [str(described[key]) for key in ("dtype", "storage") if key in described]
+        return f"{shape} {' '.join(extra)}".strip()
+    if isinstance(described, list):
+        return "[" + ", ".join(_text(item) for item in described) + "]"
+    return repr(described) if isinstance(described, str) else str(described)

@@ -1,0 +1,231 @@
+"""``opperf sweep``: benchmark a framework's registry (or a selection of it) and write a report.
+
+Bare flags mean this subcommand: ``python opperf.py --ctx cpu --output-format md`` is a sweep.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+
+from opperf.cli import compare
+from opperf.cli.common import add_selection, check_writable, names, on_off, report_format
+from opperf.errors import OpperfError
+from opperf.frameworks import FRAMEWORKS, FrameworkFlag, framework_module, get_backend
+from opperf.options import RunOptions
+from opperf.report.coverage import render_coverage
+from opperf.report.csv_report import render_csv
+from opperf.report.document import build_document
+from opperf.report.json_report import render_json
+from opperf.report.markdown import render_markdown
+from opperf.rules.profiles import INT64, STANDARD
+from opperf.sweep import DEFAULT_TIMEOUT_S, SweepConfig, run_sweep
+from opperf.utils.affinity import AUTO, check_setting
+from opperf.utils.files import write_atomically
+
+HELP = "benchmark a framework's operators and write a report (the default subcommand)"
+RENDERERS = {"json": render_json, "md": render_markdown, "csv": render_csv}
+INTERRUPTED = 130
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0 or not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a positive, finite number of seconds, got {text!r}")
+    return value
+
+
+def _affinity(text: str) -> str:
+    try:
+        return check_setting(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def framework_flags() -> dict[str, tuple[FrameworkFlag, ...]]:
+    """Each framework's own flags (``frameworks/<name>/flags.py``), by framework."""
+    return {name: framework_module(name, "flags").FLAGS for name in FRAMEWORKS}
+
+
+def categories_epilog() -> str:
+    """Each framework's categories, for ``--help``."""
+    lines = []
+    for name in FRAMEWORKS:
+        listed = ", ".join(c.name for c in framework_module(name, "categories").CATEGORIES)
+        lines.append(f"{name} categories: {listed}")
+    return "\n".join(lines)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    RunOptions.add_arguments(parser)
+    add_selection(parser)
+    parser.add_argument(
+        "--compare",
+        default=(),
+        type=names,
+        metavar="NAMESPACES",
+        help="compare namespaces instead of sweeping (as `opperf compare`), e.g. mx.nd,mx.np,torch",
+    )
+    parser.add_argument(
+        "--affinity",
+        default=AUTO,
+        type=_affinity,
+        metavar="{auto,none,CPUS}",
+        help="CPUs each worker runs on: auto pins it to one CPU per intra-op thread (the last ones), "
+        "which makes medians repeatable across processes; none leaves it to the scheduler; or a list "
+        "such as 1 or 0,2-3 (default: auto)",
+    )
+    parser.add_argument(
+        "--output-format",
+        default=None,
+        choices=sorted(RENDERERS),
+        help="report format (default: from --output-file's extension, else json)",
+    )
+    parser.add_argument(
+        "--output-file", default=None, help="report path (default: <framework>_operator_benchmarks.<format>)"
+    )
+    parser.add_argument("--json-file", default=None, help="also write the JSON results document here")
+    parser.add_argument(
+        "--int64-tensor",
+        default=False,
+        type=on_off,
+        metavar="{on,off}",
+        help="on: large-tensor profile, tensors of more than 2**32 elements "
+        "(needs an MXNet built with INT64_TENSOR_SIZE)",
+    )
+    parser.add_argument(
+        "--recalibrate-peaks",
+        action="store_true",
+        help="measure this machine's peak memory bandwidth and GEMM rate again instead of using the "
+        "cached figures (~/.cache/opperf/peaks.json) that roofline fractions are relative to",
+    )
+    parser.add_argument(
+        "--timeout",
+        default=DEFAULT_TIMEOUT_S,
+        type=_seconds,
+        help="seconds an operator may take, all its input configurations together, before its worker is "
+        f"killed and it is recorded as a timeout (default: {DEFAULT_TIMEOUT_S:g})",
+    )
+    parser.add_argument(
+        "--no-isolation",
+        action="store_true",
+        help="run operators in this process: faster to start, but a crash ends the sweep and a hang "
+        "blocks it",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue an interrupted sweep from its journal (OUTPUT_FILE.journal.jsonl), without "
+        "re-running finished operators",
+    )
+    parser.add_argument(
+        "--coverage",
+        action="store_true",
+        help="print, per category, how many operators were benchmarked, skipped (why) and failed (why); "
+        "exit 1 if any selected operator is unaccounted for",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bar (there is none off a terminal)")
+    for framework, flags in framework_flags().items():
+        for flag in flags:
+            parser.add_argument(
+                flag.flag,
+                dest=flag.dest,
+                default=None,
+                choices=flag.choices,
+                help=f"({framework}) {flag.help}",
+            )
+
+
+def apply_framework_flags(arguments: argparse.Namespace, frameworks: tuple[str, ...]) -> None:
+    """Act on each framework flag given; one of a framework the run does not use is refused."""
+    for framework, flags in framework_flags().items():
+        for flag in flags:
+            value = getattr(arguments, flag.dest, None)
+            if value is None:
+                continue
+            if framework not in frameworks:
+                raise OpperfError(f"{flag.flag} is a {framework} flag; this run uses {', '.join(frameworks)}")
+            flag.apply(value)
+
+
+class _ProgressBar:
+    """A progress bar on stderr: operators done, the current one, and the time left."""
+
+    def __init__(self) -> None:
+        from tqdm import tqdm
+
+        self._bar = tqdm(unit="op", dynamic_ncols=True, file=sys.stderr)
+
+    def __call__(self, index: int, total: int, op, results) -> None:
+        self._bar.total = total
+        self._bar.set_postfix_str(f"{op.name} ({', '.join(sorted({m.status.value for m in results}))})")
+        self._bar.update(index - self._bar.n)
+
+    def close(self) -> None:
+        self._bar.close()
+
+
+def run(arguments: argparse.Namespace) -> int:
+    if arguments.compare:
+        arguments.namespaces = arguments.compare
+        return compare.run(arguments)
+    apply_framework_flags(arguments, (arguments.framework,))
+    chosen = report_format(arguments.output_format, arguments.output_file, default="json")
+    output_file = arguments.output_file or f"{arguments.framework}_operator_benchmarks.{chosen}"
+    for path in filter(None, (output_file, arguments.json_file)):
+        check_writable(path)
+    journal = f"{output_file}.journal.jsonl"
+    device = arguments.device or get_backend(arguments.framework).default_device()
+    config = SweepConfig(
+        options=RunOptions.from_arguments(arguments, device=device),
+        profile=INT64 if arguments.int64_tensor else STANDARD,
+        ops=arguments.ops,
+        categories=arguments.categories,
+        isolate=not arguments.no_isolation,
+        timeout_s=arguments.timeout,
+        journal=journal,
+        resume=arguments.resume,
+        recalibrate_peaks=arguments.recalibrate_peaks,
+        affinity=arguments.affinity,
+    )
+    progress = _ProgressBar() if sys.stderr.isatty() and not arguments.quiet else None
+    try:
+        result = run_sweep(config, progress=progress)
+    finally:
+        if progress is not None:
+            progress.close()
+    document = build_document(result.measurements, result.environment, result.registered, result.aliases)
+    write_atomically(output_file, RENDERERS[chosen](document))
+    if arguments.json_file:
+        write_atomically(arguments.json_file, render_json(document))
+    if arguments.coverage:
+        print(render_coverage(document["coverage"]))
+    coverage = document["coverage"]
+    summary = (
+        f"{coverage['operators']} operators: {coverage['ok']} ok, {coverage['skipped']} skipped, "
+        f"{coverage['failed']} failed, {coverage['crashed']} crashed, {coverage['timeout']} timed out "
+        f"in {result.environment['wall_seconds']:.0f} s"
+        + (f" ({result.resumed} from the journal)" if result.resumed else "")
+        + f"; report: {output_file}"
+    )
+    if result.interrupted:
+        print(
+            f"interrupted after {result.measured} of {result.selected} operators; {summary}; "
+            "continue with the same command and --resume",
+            file=sys.stderr,
+        )
+        return INTERRUPTED
+    os.unlink(journal)
+    print(summary, file=sys.stderr)
+    if arguments.coverage and coverage["operators"] != result.selected:
+        print(
+            f"error: {result.selected - coverage['operators']} selected operators have no record",
+            file=sys.stderr,
+        )
+        return 1
+    return 0

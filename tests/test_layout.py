@@ -1,0 +1,72 @@
+"""The package's shape: every framework a package of the same sub-tree, and no framework imported
+outside its own package (reports, comparison, diff and the command line work without one)."""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from opperf.frameworks import FRAMEWORKS
+
+PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "opperf"
+FRAMEWORK_MODULES = {"mxnet", "torch"}
+SHARED_SHAPE = {
+    "__init__.py",
+    "backend.py",
+    "session.py",
+    "registry.py",
+    "namespaces.py",
+    "categories.py",
+    "rules",
+    "work.py",
+    "devices.py",
+    "profiling.py",
+    "flags.py",
+}
+"""What every framework package holds (framework-private helpers may sit beside them)."""
+FRAMEWORK_FREE = ("categories", "rules", "work", "flags")
+"""Parts of a framework package that must import without the framework (help, list, explain)."""
+
+
+@pytest.mark.parametrize("framework", sorted(FRAMEWORKS))
+def test_every_framework_package_has_the_same_shape(framework):
+    entries = {path.name for path in (PACKAGE / "frameworks" / framework).iterdir()}
+    assert SHARED_SHAPE <= entries, f"{framework} lacks {sorted(SHARED_SHAPE - entries)}"
+
+
+def _imported_modules(path: pathlib.Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_no_module_outside_a_framework_package_imports_a_framework():
+    offenders = {
+        str(path.relative_to(PACKAGE)): sorted(_imported_modules(path) & FRAMEWORK_MODULES)
+        for path in PACKAGE.rglob("*.py")
+        if "frameworks" not in path.relative_to(PACKAGE).parts
+    }
+    assert {path: found for path, found in offenders.items() if found} == {}
+
+
+def test_reports_diff_help_and_framework_free_parts_run_without_any_framework():
+    parts = [f"opperf.frameworks.{name}.{part}" for name in FRAMEWORKS for part in FRAMEWORK_FREE]
+    code = (
+        "import importlib, sys\n"
+        "import opperf.cli, opperf.cli.sweep, opperf.cli.diff, opperf.report.markdown, opperf.report.csv_report\n"
+        "import opperf.verdicts.diff, opperf.work, opperf.comparison\n"
+        f"for name in {parts!r}: importlib.import_module(name)\n"
+        "opperf.cli.build_parser().format_help()\n"
+        "print(sorted(m for m in ('mxnet', 'torch') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
