@@ -94,10 +94,10 @@ def _finite_positive(below_one: bool = False) -> Callable[[object], None]:
     return check
 
 
-def _one_of(values: Callable[[], Sequence[str]]) -> Callable[[object], None]:
+def _one_of(values: Callable[[], Sequence[str]], what: str) -> Callable[[object], None]:
     def check(value: object) -> None:
         if value not in values():
-            raise ValueError(f"unknown value {value!r}; choose one of: {', '.join(values())}")
+            raise ValueError(f"unknown {what} {value!r}; choose one of: {', '.join(values())}")
 
     return check
 
@@ -124,7 +124,7 @@ class RunOptions:
         "mxnet",
         flag="--framework",
         help="whose operators to benchmark",
-        check=_one_of(_frameworks),
+        check=_one_of(_frameworks, "framework"),
         choices=_frameworks,
         keyed=True,
     )
@@ -139,7 +139,7 @@ class RunOptions:
         "float32",
         flag="--dtype",
         help="tensor dtype",
-        check=_one_of(lambda: DTYPES),
+        check=_one_of(lambda: DTYPES, "dtype"),
         choices=lambda: DTYPES,
         keyed=True,
     )
@@ -156,7 +156,7 @@ class RunOptions:
         flag="--profiler",
         help="native: the framework's profiler (operator time); python: perf_counter around each "
         "synchronised call",
-        check=_one_of(lambda: PROFILERS),
+        check=_one_of(lambda: PROFILERS, "profiler"),
         choices=lambda: PROFILERS,
         keyed=True,
     )
@@ -166,7 +166,7 @@ class RunOptions:
         help="hot: passes reuse one input set, cached as in a training loop; cold: passes rotate through "
         "input sets together twice the last-level cache, so memory-bound operators are timed at memory "
         "bandwidth",
-        check=_one_of(lambda: CACHE_MODES),
+        check=_one_of(lambda: CACHE_MODES, "cache mode"),
         choices=lambda: CACHE_MODES,
         keyed=True,
     )
@@ -228,7 +228,7 @@ class RunOptions:
                 try:
                     check(getattr(self, item.name))
                 except ValueError as error:
-                    raise OpperfError(f"{item.name} {error}") from None
+                    raise OpperfError(f"{item.name}: {error}") from None
         if backend is None:
             return self
         return replace(self, device=backend.normalize_device(self.device))

@@ -150,12 +150,14 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
         try:
             for index, op in enumerate(operators, start=1):
                 op_results = finished.get(op.name)
-                if op_results is None:
+                fresh = op_results is None
+                if fresh:
                     op_results = _measure_operator(op, config, backend, runner)
                     measured_now.extend(op_results)
-                    if writer is not None:
-                        writer.add(op.name, op_results)
+                # Kept before it is journaled: an interrupt during the journal's sync loses nothing.
                 measurements.extend(op_results)
+                if fresh and writer is not None:
+                    writer.add(op.name, op_results)
                 if progress is not None:
                     progress(index, len(operators), op, op_results)
         except KeyboardInterrupt:

@@ -4,7 +4,7 @@ import mxnet as mx
 import pytest
 from mxnet import nd
 
-from opperf import run_benchmark_operator, run_performance_test
+from opperf import OpperfError, run_benchmark_operator, run_performance_test
 from opperf.nd_operations.nn_conv_operators import run_pooling_operators_benchmarks
 from opperf.rules.profiles import SMALL
 from opperf.utils import benchmark_utils
@@ -99,3 +99,18 @@ def test_usecase2_category_runner_keeps_every_configuration():
     assert len(pooling) == 12
     assert all(r["avg_time_forward_Pooling"] > 0 for r in pooling)
     assert len({str(r["inputs"]) for r in pooling}) == 12
+
+
+@pytest.mark.parametrize("spelling", ["gpu(1)", "gpu1", "gpu:1", "cuda:1", "cuda(1)", " GPU( 1 ) "])
+def test_device_spellings_users_type_are_read_alike(spelling):
+    from opperf.utils.devices import parse_device
+
+    assert parse_device(spelling) == ("gpu", 1)
+
+
+@pytest.mark.parametrize("framework", ["mxnet", "torch"])
+def test_a_cpu_index_beyond_zero_is_refused_before_the_framework_sees_it(framework):
+    from opperf.frameworks import get_backend
+
+    with pytest.raises(OpperfError, match="the CPU is one device"):
+        get_backend(framework).normalize_device("cpu(5)")

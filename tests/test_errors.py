@@ -42,13 +42,13 @@ def test_gpu_without_cuda_build():
 
 
 def test_malformed_device():
-    with pytest.raises(OpperfError, match="malformed device 'gpu0'"):
-        run_performance_test(mx.nd.exp, inputs=[{"data": (4,)}], ctx="gpu0")
+    with pytest.raises(OpperfError, match="malformed device 'gpu-zero'"):
+        run_performance_test(mx.nd.exp, inputs=[{"data": (4,)}], ctx="gpu-zero")
 
 
 @pytest.mark.parametrize(("field", "value"), [("runs", 0), ("warmup", -1)])
 def test_run_counts(field, value):
-    with pytest.raises(OpperfError, match=f"{field} must be an integer"):
+    with pytest.raises(OpperfError, match=f"{field}: must be at least"):
         run_performance_test(mx.nd.exp, inputs=[{"data": (4,)}], **{field: value})
 
 

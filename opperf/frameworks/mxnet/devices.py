@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-import re
-
 from opperf.errors import OpperfError
-
-_DEVICE = re.compile(r"^(cpu|gpu)(?:\((\d+)\))?$")
-
-
-def parse_device(device: str) -> tuple[str, int]:
-    """``"gpu(1)"`` -> ``("gpu", 1)``; ``"cpu"`` -> ``("cpu", 0)``."""
-    match = _DEVICE.match(device.strip().lower().replace(" ", ""))
-    if not match:
-        raise OpperfError(f"malformed device {device!r}; use cpu, cpu(0), gpu or gpu(N)")
-    return match.group(1), int(match.group(2) or 0)
+from opperf.utils.devices import parse_device, requested_device
 
 
 def normalize_device(device: str) -> str:
     """The canonical ``kind(index)`` name, after checking this MXNet build and machine have it."""
-    kind, index = parse_device(device)
+    kind, index = requested_device(device)
     if kind == "gpu":
         import mxnet as mx
 

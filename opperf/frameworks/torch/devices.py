@@ -3,26 +3,15 @@
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable
 
 from opperf.errors import OpperfError
-
-_DEVICE = re.compile(r"^(cpu|gpu|cuda)(?:\((\d+)\)|:(\d+))?$")
-
-
-def parse_device(device: str) -> tuple[str, int]:
-    """``"gpu(1)"`` and ``"cuda:1"`` -> ``("gpu", 1)``; ``"cpu"`` -> ``("cpu", 0)``."""
-    match = _DEVICE.match(device.strip().lower().replace(" ", ""))
-    if not match:
-        raise OpperfError(f"malformed device {device!r}; use cpu, cpu(0), gpu(N) or cuda:N")
-    kind = "gpu" if match.group(1) == "cuda" else match.group(1)
-    return kind, int(match.group(2) or match.group(3) or 0)
+from opperf.utils.devices import parse_device, requested_device
 
 
 def normalize_device(device: str) -> str:
     """The canonical ``kind(index)`` name, after checking this PyTorch build and machine have it."""
-    kind, index = parse_device(device)
+    kind, index = requested_device(device)
     if kind == "gpu":
         import torch
 
