@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import importlib
 import inspect
 import re
 from collections.abc import Callable, Sequence
@@ -10,7 +11,7 @@ from dataclasses import dataclass, replace
 
 from opperf import harness
 from opperf.errors import OpperfError
-from opperf.frameworks import get_backend
+from opperf.frameworks import framework_of, get_backend
 from opperf.op_info import ArgKind, OpInfo
 from opperf.options import RunOptions
 from opperf.results import (
@@ -51,22 +52,10 @@ def benchmark(
         raise OpperfError("inputs is empty; pass at least one input configuration, e.g. [{'data': (32, 32)}]")
     measurements = []
     for function in functions:
-        run_options = replace(options or RunOptions(), framework=framework_of(function, options))
+        default = options.framework if options is not None else RunOptions().framework
+        run_options = replace(options or RunOptions(), framework=framework_of(function, default))
         measurements += _benchmark_one(function, inputs, run_options)
     return measurements
-
-
-def framework_of(function: Callable[..., object], options: RunOptions | None = None) -> str:
-    """The framework a function belongs to, by its module; ``options.framework`` when it says nothing."""
-    module = getattr(function, "__module__", None) or getattr(type(function), "__module__", "")
-    qualified = getattr(function, "__qualname__", "")
-    if module.split(".")[0] == "torch" or qualified.startswith(
-        "TensorBase."
-    ):  # Tensor methods have no module
-        return "torch"
-    if module.split(".")[0] == "mxnet":
-        return "mxnet"
-    return options.framework if options is not None else "mxnet"
 
 
 def _benchmark_one(
@@ -100,13 +89,13 @@ class Signature:
 
 
 _DOCUMENTED_PARAMETER = re.compile(r"^\s*([\w, ]+?)\s*:\s*(.+)$")
-_TENSOR_TYPE = re.compile(r"ndarray|NDArray|array_like|mxnet\.ndarray\.array")
 _LIST_TYPE = re.compile(r"^(sequence|list|tuple) of")
 
 
 def signature_of(function: Callable[..., object], info: OpInfo | None) -> Signature:
     """A registered operator's signature from the registry; a Python wrapper's from ``inspect`` and
-    its numpydoc ``Parameters`` section (``a : ndarray``), which is where wrappers say what is a tensor.
+    its numpydoc ``Parameters`` section (``a : ndarray``), which is where wrappers say what is a tensor
+    (in the words of the function's framework, ``DOCUMENTED_TENSOR``).
     """
     if info is not None:
         return Signature(
@@ -122,7 +111,8 @@ def signature_of(function: Callable[..., object], info: OpInfo | None) -> Signat
     named = [p for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
     required = frozenset(p.name for p in named if p.default is p.empty)
     documented = _documented_types(inspect.getdoc(function) or "")
-    tensors = {name for name, kind in documented.items() if _TENSOR_TYPE.search(kind)} & {
+    tensor_type = importlib.import_module(f"opperf.frameworks.{framework_of(function)}").DOCUMENTED_TENSOR
+    tensors = {name for name, kind in documented.items() if tensor_type.search(kind)} & {
         p.name for p in named
     }
     return Signature(

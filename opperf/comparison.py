@@ -19,7 +19,7 @@ from tabulate import tabulate
 
 from opperf.benchmark import RunOptions, benchmark, signature_of
 from opperf.errors import OpperfError, suggest
-from opperf.frameworks import get_backend
+from opperf.frameworks import framework_of_namespace, get_backend
 from opperf.results import Measurement, TensorSpec
 from opperf.rules import inputs_for
 from opperf.rules.profiles import STANDARD, SizeProfile
@@ -131,10 +131,6 @@ COUNTERPARTS: Mapping[str, Mapping[str, Counterpart]] = {
     },
 }
 """Operators by their ``mx.nd`` name, then the namespace group (``mx.np`` covers ``mx.npx``)."""
-
-
-def framework_of_namespace(namespace: str) -> str:
-    return "torch" if namespace.split(".")[0] == "torch" else "mxnet"
 
 
 def counterpart(name: str, namespace: str) -> Counterpart:

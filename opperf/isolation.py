@@ -10,9 +10,9 @@ spec gets a fresh worker.
 from __future__ import annotations
 
 import contextlib
-import gc
 import ctypes
 import ctypes.util
+import gc
 import os
 import pickle
 import select

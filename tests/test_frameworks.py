@@ -6,8 +6,9 @@ import mxnet as mx
 import torch
 from torch.nn import functional
 
-from opperf.benchmark import RunOptions, benchmark, framework_of
+from opperf.benchmark import RunOptions, benchmark
 from opperf.cli import main
+from opperf.frameworks import framework_of
 from opperf.isolation import IsolatedRunner, thread_environment
 from opperf.results import BenchmarkSpec, Status, TensorSpec, freeze_inputs
 

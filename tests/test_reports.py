@@ -21,7 +21,7 @@ PEAKS = {
     "blas_threads": 2,
 }
 ENVIRONMENT = {
-    "mxnet_version": "1.9.1",
+    "framework_version": "1.9.1",
     "device": "cpu(0)",
     "dtype": "float32",
     "profiler": "native",

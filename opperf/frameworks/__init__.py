@@ -68,7 +68,9 @@ class Backend(Protocol):
         """The public names of a user-facing namespace, for suggestions."""
 
     def environment(self) -> dict[str, object]:
-        """Framework versions, build features and threading, for the results file."""
+        """Framework versions, build features and threading, for the results file: ``framework``,
+        ``framework_version`` and ``framework_settings`` (what reports show of it) in every framework's,
+        the rest its own."""
 
 
 @dataclass(frozen=True)
@@ -116,3 +118,21 @@ def framework_module(framework: str, part: str) -> ModuleType:
     """A framework-free part of a framework's package (``categories``, ``rules``, ``work``, ``flags``):
     importing it never imports the framework itself."""
     return importlib.import_module(f"opperf.frameworks.{check_framework(framework)}.{part}")
+
+
+def framework_of(function: Callable[..., object], default: str = "mxnet") -> str:
+    """The framework ``function`` belongs to (each package's ``owns``); ``default`` when none claims it."""
+    return next(
+        (name for name in FRAMEWORKS if importlib.import_module(f"opperf.frameworks.{name}").owns(function)),
+        default,
+    )
+
+
+def framework_of_namespace(namespace: str) -> str:
+    """The framework of a user-facing namespace name (``mx.np``, ``torch.nn.functional``)."""
+    for name in FRAMEWORKS:
+        if importlib.import_module(f"opperf.frameworks.{name}").owns_namespace(namespace):
+            return name
+    raise OpperfError(
+        f"unknown namespace {namespace!r}; opperf knows MXNet's (mx.nd, mx.np, ...) and torch's"
+    )

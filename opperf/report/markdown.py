@@ -26,8 +26,8 @@ HEADERS = (
 )
 ENVIRONMENT_KEYS = (
     "framework",
-    "mxnet_version",
-    "torch_version",
+    "framework_version",
+    "framework_settings",
     "threads",
     "worker_cpus",
     "device",
@@ -42,7 +42,8 @@ ENVIRONMENT_KEYS = (
     "size_profile",
     "cpu_model",
     "cpu_count",
-    "engine",
+    "harness_efficiency",
+    "worker_peak_rss_bytes",
     "python",
     "started",
     "wall_seconds",

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from opperf.benchmark import RunOptions, benchmark, device_name, signature_of
-from opperf.comparison import compare, framework_of_namespace
+from opperf.comparison import compare
 from opperf.errors import OpperfError, suggest
-from opperf.frameworks import get_backend
+from opperf.frameworks import framework_of_namespace, get_backend
 from opperf.utils.legacy import legacy_results
 
 DEFAULT_NAMESPACES = ("mx.nd", "mx.np", "mx.npx")

@@ -1,0 +1,24 @@
+"""MXNet: its registry, namespaces (``mx.nd``, ``mx.np``, ``mx.npx``, ...), inputs, profiler and session.
+
+What this module itself says needs no MXNet: which functions and namespaces are MXNet's, and how its
+Python wrappers document a tensor argument (numpydoc ``a : ndarray``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+DOCUMENTED_TENSOR = re.compile(r"ndarray|NDArray|array_like|mxnet\.ndarray\.array")
+"""A documented parameter type that means a tensor."""
+
+
+def owns(function: Callable[..., object]) -> bool:
+    """Whether ``function`` is MXNet's, by its module."""
+    module = getattr(function, "__module__", None) or getattr(type(function), "__module__", "") or ""
+    return module.split(".")[0] == "mxnet"
+
+
+def owns_namespace(namespace: str) -> bool:
+    """Whether a user-facing namespace name (``mx.nd``, ``mx.np.random``) is MXNet's."""
+    return namespace.split(".")[0] in ("mx", "mxnet")

@@ -122,6 +122,8 @@ class MXNetBackend:
         features = mx.runtime.Features()
         return {
             "framework": "mxnet",
+            "framework_version": mx.__version__,
+            "framework_settings": {"engine": os.environ.get("MXNET_ENGINE_TYPE", "ThreadedEnginePerDevice")},
             "mxnet_version": mx.__version__,
             "runtime_features": sorted(name for name in features if features.is_enabled(name)),
             "engine": os.environ.get("MXNET_ENGINE_TYPE", "ThreadedEnginePerDevice"),

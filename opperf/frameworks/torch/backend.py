@@ -82,6 +82,8 @@ class TorchBackend:
         cuda = torch.cuda.is_available()
         return {
             "framework": "torch",
+            "framework_version": torch.__version__,
+            "framework_settings": {"interop_threads": torch.get_num_interop_threads()},
             "torch_version": torch.__version__,
             "torch_git_version": torch.version.git_version,
             "torch_debug": torch.version.debug,
