@@ -148,7 +148,7 @@ def counterpart(name: str, namespace: str) -> Counterpart:
 
 def tensor_order(function: Callable[..., object], framework: str) -> list[str]:
     """The tensor arguments of ``function`` in the order it takes them."""
-    info = get_backend(framework).identify(function)[2]
+    info = get_backend(framework).identify(function).info
     if info is not None:
         return [a.name for a in info.arguments if a.is_tensor]
     tensors = signature_of(function, None).tensors
@@ -295,7 +295,9 @@ def configurations(name: str, namespace: str, profile: SizeProfile = STANDARD) -
         raise OpperfError(
             f"no operator {name!r} in {namespace}{suggest(name, backend.namespace_names(namespace))}"
         )
-    info = backend.identify(function)[2] or next((op for op in backend.operators() if op.name == name), None)
+    info = backend.identify(function).info or next(
+        (op for op in backend.operators() if op.name == name), None
+    )
     if info is not None:
         return [backend.applicable_inputs(info, inputs) for inputs in inputs_for(info, profile)]
     signature = signature_of(function, None)

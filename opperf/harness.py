@@ -174,7 +174,7 @@ def _measure_passes(session: Session, spec: BenchmarkSpec, passes: Passes) -> Me
         memory_peak_bytes=memory,
         profiled_ops=samples.operators,
         warmup_runs=sampled.warmup_runs,
-        stop_reason=sampled.stop_reason.value,
+        stop_reason=sampled.stop_reason,
         met_target=sampled.met_target,
         competing_load=competing,
         sampling_s=sampling_s,

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
+from typing import NamedTuple
 
 
 class ArgKind(str, Enum):
@@ -156,3 +157,12 @@ class Category:
     name: str
     description: str
     matches: Callable[[OpInfo], bool]
+
+
+class Identity(NamedTuple):
+    """Which operator a user's function is: its namespace, its name there, and the registry's record
+    when it is a registered operator's front end (None for a Python wrapper or an unknown function)."""
+
+    namespace: str
+    name: str
+    info: OpInfo | None

@@ -11,6 +11,7 @@ from enum import Enum
 from typing import Literal
 
 from opperf.options import RunOptions
+from opperf.sampling import StopReason
 from opperf.utils.stats import Summary, summarize
 
 
@@ -175,7 +176,7 @@ class Measurement:
     memory_peak_bytes: int | None = None
     profiled_ops: tuple[str, ...] = field(default=())
     warmup_runs: int | None = None
-    stop_reason: str | None = None
+    stop_reason: StopReason | None = None
     met_target: bool | None = None
     competing_load: float | None = None
     sampling_s: float | None = None

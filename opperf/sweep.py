@@ -20,7 +20,7 @@ from opperf.results import BenchmarkSpec, InputValue, Measurement, Status, freez
 from opperf.rules import NoRuleError, SizeProfile, inputs_for
 from opperf.rules.profiles import STANDARD
 from opperf.utils.affinity import AUTO, available_cpus, worker_cpus
-from opperf.utils.environment import describe_environment
+from opperf.utils.environment import Environment, Machine
 from opperf.utils.peaks import load_peaks
 
 Progress = Callable[[int, int, OpInfo, Sequence[Measurement]], None]
@@ -58,7 +58,7 @@ class SweepResult:
     ``interrupted`` says the sweep stopped early (Ctrl-C) and covers ``measured`` of ``selected``.
     """
 
-    environment: dict[str, object]
+    environment: Environment
     measurements: tuple[Measurement, ...]
     registered: int = 0
     aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
@@ -163,24 +163,23 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
         except KeyboardInterrupt:
             interrupted = True
     wall_seconds = time.perf_counter() - wall_start
-    environment = describe_environment(
-        backend,
-        options,
-        profile=config.profile.name,
+    environment = Environment(
+        machine=Machine.this_one(),
+        framework=backend.environment(),
+        options=options,
+        size_profile=config.profile.name,
+        command_line=tuple(sys.argv),
         started=started,
         finished=_dt.datetime.now(_dt.timezone.utc),
         wall_seconds=wall_seconds,
-        command_line=sys.argv,
-    )
-    environment.update(
         isolated=config.isolate,
         timeout_s=config.timeout_s,
         interrupted=interrupted,
         threads=threads,
-        worker_cpus=list(cpus) if cpus else None,
+        worker_cpus=tuple(cpus) if cpus else None,
         harness_overhead_s=overhead,
         harness_efficiency=harness_efficiency(measured_now, wall_seconds),
-        machine_peaks=peaks.to_json() if peaks else None,
+        machine_peaks=peaks,
     )
     measured = {m.spec.op for m in measurements}
     return SweepResult(

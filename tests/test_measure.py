@@ -8,6 +8,7 @@ import pytest
 from opperf.benchmark import RunOptions, benchmark
 from opperf.harness import harness_overhead
 from opperf.results import Status
+from opperf.sampling import StopReason
 
 ITEMS = 64 * 64
 FLOAT32 = 4
@@ -126,7 +127,7 @@ def test_adaptive_sampling_is_the_default_and_recorded():
     (m,) = benchmark(mx.nd.exp, [{"data": (64, 64)}], RunOptions(budget_s=0.2))
     assert m.status is Status.OK
     assert m.warmup_runs >= 1
-    assert m.stop_reason in ("target precision met", "time budget spent", "sample cap reached")
+    assert m.stop_reason in (StopReason.PRECISE, StopReason.BUDGET, StopReason.CAP)
     assert m.met_target is not None
     assert len(m.forward) >= 5 and len(m.backward) == len(m.forward)
     assert m.competing_load is None or m.competing_load >= 0
@@ -134,7 +135,7 @@ def test_adaptive_sampling_is_the_default_and_recorded():
 
 def test_fixed_counts_are_exact():
     (m,) = benchmark(mx.nd.exp, [{"data": (64, 64)}], RunOptions(warmup=2, runs=7))
-    assert (m.warmup_runs, len(m.forward), m.stop_reason, m.met_target) == (2, 7, "fixed run count", None)
+    assert (m.warmup_runs, len(m.forward), m.stop_reason, m.met_target) == (2, 7, StopReason.FIXED, None)
 
 
 @pytest.mark.parametrize("profiler", ["native", "python"])

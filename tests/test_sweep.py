@@ -26,4 +26,4 @@ def test_fully_covered_categories_benchmark_every_operator():
     assert not problems
     assert {m.spec.category for m in result.measurements} == set(FULLY_COVERED)
     assert all(m.forward and all(t > 0 for t in m.forward) for m in result.measurements)
-    assert result.environment["size_profile"] == "small"
+    assert result.environment.size_profile == "small"

@@ -142,8 +142,8 @@ def test_functions_and_methods_are_identified(backend, registry):
     assert backend.identify(torch.Tensor.add) == ("torch.Tensor", "add", registry.by_name["add"])
     namespace, name, info = backend.identify(torch.nn.functional.relu)
     assert (namespace, name, info.name) == ("torch.nn.functional", "relu", "relu")
-    assert backend.identify(torch.linalg.inv)[2] is registry.by_name["linalg_inv"]
-    assert backend.identify(_positive_finite)[2] is None
+    assert backend.identify(torch.linalg.inv).info is registry.by_name["linalg_inv"]
+    assert backend.identify(_positive_finite).info is None
 
 
 @pytest.mark.parametrize("profiler", ["native", "python"])

@@ -15,7 +15,7 @@ from opperf.cli.common import add_selection, check_writable, names, on_off, repo
 from opperf.errors import OpperfError
 from opperf.frameworks import FRAMEWORKS, FrameworkFlag, framework_module, get_backend
 from opperf.options import RunOptions
-from opperf.report.coverage import render_coverage
+from opperf.report.coverage import Coverage, render_coverage
 from opperf.report.csv_report import render_csv
 from opperf.report.document import build_document
 from opperf.report.json_report import render_json
@@ -199,17 +199,16 @@ def run(arguments: argparse.Namespace) -> int:
     finally:
         if progress is not None:
             progress.close()
-    document = build_document(result.measurements, result.environment, result.registered, result.aliases)
+    coverage = Coverage.of(result.measurements, result.registered, result.aliases)
+    environment = result.environment.to_json()
+    document = build_document(result.measurements, environment, result.registered, result.aliases)
     write_atomically(output_file, RENDERERS[chosen](document))
     if arguments.json_file:
         write_atomically(arguments.json_file, render_json(document))
     if arguments.coverage:
-        print(render_coverage(document["coverage"]))
-    coverage = document["coverage"]
+        print(render_coverage(coverage))
     summary = (
-        f"{coverage['operators']} operators: {coverage['ok']} ok, {coverage['skipped']} skipped, "
-        f"{coverage['failed']} failed, {coverage['crashed']} crashed, {coverage['timeout']} timed out "
-        f"in {result.environment['wall_seconds']:.0f} s"
+        f"{coverage.summary()} in {result.environment.wall_seconds:.0f} s"
         + (f" ({result.resumed} from the journal)" if result.resumed else "")
         + f"; report: {output_file}"
     )
@@ -222,9 +221,9 @@ def run(arguments: argparse.Namespace) -> int:
         return INTERRUPTED
     os.unlink(journal)
     print(summary, file=sys.stderr)
-    if arguments.coverage and coverage["operators"] != result.selected:
+    if arguments.coverage and len(coverage.operators) != result.selected:
         print(
-            f"error: {result.selected - coverage['operators']} selected operators have no record",
+            f"error: {result.selected - len(coverage.operators)} selected operators have no record",
             file=sys.stderr,
         )
         return 1

@@ -20,7 +20,7 @@ from typing import Protocol
 
 from opperf.errors import OpperfError
 from opperf.harness import Session
-from opperf.op_info import OpInfo
+from opperf.op_info import Identity, OpInfo
 from opperf.results import InputValue
 
 FRAMEWORKS: Mapping[str, str] = {
@@ -58,7 +58,7 @@ class Backend(Protocol):
     def applicable_inputs(self, op: OpInfo, inputs: dict[str, InputValue]) -> dict[str, InputValue]:
         """``inputs`` less any tensor the operator does not take with the given attributes."""
 
-    def identify(self, function: Callable[..., object]) -> tuple[str, str, OpInfo | None]:
+    def identify(self, function: Callable[..., object]) -> Identity:
         """(namespace, name, registry record if it is a registered operator's front end)."""
 
     def lookup(self, namespace: str, name: str) -> Callable[..., object] | None:

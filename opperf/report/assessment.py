@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from opperf.results import Measurement, Status
 from opperf.utils.load import BUSY_THRESHOLD
 from opperf.utils.peaks import MachinePeaks
-from opperf.work import achieved, count_work, fraction_of_peak
+from opperf.work import PeakFractions, Rates, Work, achieved, count_work, fraction_of_peak
 
 OVERHEAD_FACTOR = 5
 """A median within this factor of the harness's own per-call cost mostly measures the harness."""
@@ -52,9 +52,29 @@ def flags(measurement: Measurement, calibration: Calibration) -> list[str]:
     return found
 
 
-def roofline(measurement: Measurement, calibration: Calibration) -> dict[str, object] | None:
-    """Bytes, FLOPs and achieved rates of the forward median, and fractions of this machine's peaks
-    (CPU measurements only: the peaks are the host's); None when the work cannot be counted."""
+@dataclass(frozen=True)
+class Roofline:
+    """A measurement's roofline context: the work its operator does, the rates its forward median
+    achieves, and the fractions of this machine's peaks (None off the CPU, whose peaks they are)."""
+
+    work: Work
+    rates: Rates
+    fractions: PeakFractions | None
+
+    def to_json(self) -> dict[str, object]:
+        block: dict[str, object] = {
+            "bytes": self.work.bytes_moved,
+            "flops": self.work.flops,
+            "gb_per_s": self.rates.gb_per_s,
+            "gflop_per_s": self.rates.gflop_per_s,
+        }
+        if self.fractions is not None:
+            block["fraction_of_peak"] = self.fractions.describe()
+        return block
+
+
+def roofline(measurement: Measurement, calibration: Calibration) -> Roofline | None:
+    """The roofline context of the forward median; None when the work cannot be counted."""
     if measurement.status is not Status.OK or not measurement.forward:
         return None
     work = count_work(measurement.spec)
@@ -62,12 +82,8 @@ def roofline(measurement: Measurement, calibration: Calibration) -> dict[str, ob
     if work is None or median <= 0:
         return None
     rates = achieved(work, median)
-    block: dict[str, object] = {
-        "bytes": work.bytes_moved,
-        "flops": work.flops,
-        "gb_per_s": rates.gb_per_s,
-        "gflop_per_s": rates.gflop_per_s,
-    }
-    if calibration.peaks is not None and measurement.spec.options.device.startswith("cpu"):
-        block["fraction_of_peak"] = fraction_of_peak(rates, calibration.peaks).describe()
-    return block
+    on_cpu = measurement.spec.options.device.startswith("cpu")
+    fractions = (
+        fraction_of_peak(rates, calibration.peaks) if calibration.peaks is not None and on_cpu else None
+    )
+    return Roofline(work, rates, fractions)

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
 from opperf.options import RunOptions
-from opperf.report.assessment import Calibration, flags, roofline
+from opperf.report.assessment import Calibration, Roofline, flags, roofline
+from opperf.report.coverage import Coverage
 from opperf.results import Alias, BenchmarkSpec, Measurement, Status, TensorSpec
+from opperf.sampling import StopReason
 
 SCHEMA_VERSION = 1
-STATUS_KEYS = tuple(s.value for s in Status)
 
 
 class SchemaError(ValueError):
@@ -49,7 +49,7 @@ def record(measurement: Measurement, calibration: Calibration | None = None) -> 
     if calibration is not None:
         derived = {
             "flags": flags(measurement, calibration),
-            "roofline": roofline(measurement, calibration),
+            "roofline": _json_or_none(roofline(measurement, calibration)),
         }
     return {
         **spec.options.keyed(),
@@ -67,7 +67,7 @@ def record(measurement: Measurement, calibration: Calibration | None = None) -> 
         "profiled_ops": list(measurement.profiled_ops),
         "sampling": {
             "warmup_runs": measurement.warmup_runs,
-            "stop_reason": measurement.stop_reason,
+            "stop_reason": measurement.stop_reason.value if measurement.stop_reason else None,
             "met_target": measurement.met_target,
             "seconds": measurement.sampling_s,
         },
@@ -114,7 +114,7 @@ def measurement_from_record(result: dict[str, object]) -> Measurement:
         memory_peak_bytes=result["memory_peak_bytes"],
         profiled_ops=tuple(result.get("profiled_ops", ())),
         warmup_runs=sampling.get("warmup_runs"),
-        stop_reason=sampling.get("stop_reason"),
+        stop_reason=StopReason(sampling["stop_reason"]) if sampling.get("stop_reason") else None,
         met_target=sampling.get("met_target"),
         competing_load=result.get("competing_load"),
         sampling_s=sampling.get("seconds"),
@@ -128,53 +128,6 @@ def _function_name(result: dict[str, object]) -> str:
     return "" if name == result["op"] else name
 
 
-def operator_status(measurements: Iterable[Measurement]) -> dict[tuple[str, str], str]:
-    """One status per distinct operator: ok if every configuration ran, else the worst one."""
-    severity = {Status.OK: 0, Status.SKIPPED: 1, Status.TIMEOUT: 2, Status.FAILED: 3, Status.CRASHED: 4}
-    worst: dict[tuple[str, str], Status] = {}
-    for m in measurements:
-        key = (m.spec.category, m.spec.op)
-        if key not in worst or severity[m.status] > severity[worst[key]]:
-            worst[key] = m.status
-    return {key: status.value for key, status in worst.items()}
-
-
-def coverage(
-    measurements: Iterable[Measurement], registered: int, aliases: Mapping[str, Sequence[str]] | None = None
-) -> dict[str, object]:
-    """Counts of distinct operators by status, in total and per category, and each operator's state:
-    its status, the reason when not ok, and the aliases benchmarked with it."""
-    measurements = list(measurements)
-    statuses = operator_status(measurements)
-    reasons: dict[str, str] = {}
-    for m in measurements:
-        if m.status is not Status.OK and m.reason:
-            reasons.setdefault(m.spec.op, m.reason)
-    total = Counter(statuses.values())
-    by_category: dict[str, Counter] = {}
-    for (category, _), status in statuses.items():
-        by_category.setdefault(category, Counter())[status] += 1
-    return {
-        "registered": registered,
-        "operators": len(statuses),
-        **{key: total.get(key, 0) for key in STATUS_KEYS},
-        "by_category": {
-            category: {"operators": sum(c.values()), **{key: c.get(key, 0) for key in STATUS_KEYS}}
-            for category, c in sorted(by_category.items())
-        },
-        "by_operator": [
-            {
-                "op": op,
-                "category": category,
-                "status": status,
-                "reason": reasons.get(op) if status != "ok" else None,
-                "aliases": list((aliases or {}).get(op, ())),
-            }
-            for (category, op), status in sorted(statuses.items(), key=lambda item: item[0][1])
-        ],
-    }
-
-
 def build_document(
     measurements: Iterable[Measurement],
     environment: dict[str, object],
@@ -186,7 +139,7 @@ def build_document(
     return {
         "schema_version": SCHEMA_VERSION,
         "environment": environment,
-        "coverage": coverage(measurements, registered, aliases),
+        "coverage": Coverage.of(measurements, registered, aliases).to_json(),
         "results": [record(m, calibration) for m in measurements],
     }
 
@@ -199,3 +152,7 @@ def check_document(document: dict[str, object]) -> dict[str, object]:
             f"results file has schema_version {version!r}; this opperf reads version {SCHEMA_VERSION}"
         )
     return document
+
+
+def _json_or_none(block: Roofline | None) -> dict[str, object] | None:
+    return block.to_json() if block is not None else None

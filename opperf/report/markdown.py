@@ -6,7 +6,7 @@ from collections import defaultdict
 
 from tabulate import tabulate
 
-from opperf.report.document import STATUS_KEYS
+from opperf.report.coverage import STATUS_KEYS
 
 MS = 1e3
 HEADERS = (

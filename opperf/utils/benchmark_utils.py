@@ -78,7 +78,7 @@ def run_benchmark_operator(
     first = found[0]
     backend = get_backend(framework_of_namespace(first))
     function = backend.lookup(first, name)
-    signature = signature_of(function, backend.identify(function)[2])
+    signature = signature_of(function, backend.identify(function).info)
     configuration: dict[str, object] = {
         argument: [size, size] if argument in signature.tensor_lists else size
         for argument in sorted(signature.tensors & signature.required)

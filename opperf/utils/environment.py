@@ -7,12 +7,13 @@ import os
 import platform
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from opperf.benchmark import RunOptions
-    from opperf.frameworks import Backend
+    from opperf.options import RunOptions
+    from opperf.utils.peaks import MachinePeaks
 
 
 def cpu_model() -> str:
@@ -44,28 +45,71 @@ def gpu_names() -> list[str]:
     return [line.strip() for line in listing.splitlines() if line.strip()]
 
 
-def describe_environment(
-    backend: Backend,
-    options: RunOptions,
-    *,
-    profile: str,
-    started: _dt.datetime,
-    finished: _dt.datetime,
-    wall_seconds: float,
-    command_line: Sequence[str],
-) -> dict[str, object]:
-    return {
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "cpu_model": cpu_model(),
-        "cpu_count": os.cpu_count(),
-        "gpus": gpu_names(),
-        **backend.environment(),
-        **options.settings(),
-        "sampling": "fixed" if options.plan.runs is not None else "adaptive",
-        "size_profile": profile,
-        "command_line": list(command_line),
-        "started": started.isoformat(),
-        "finished": finished.isoformat(),
-        "wall_seconds": round(wall_seconds, 3),
-    }
+@dataclass(frozen=True)
+class Machine:
+    """The machine a sweep ran on."""
+
+    python: str
+    platform: str
+    cpu_model: str
+    cpu_count: int | None
+    gpus: tuple[str, ...]
+
+    @classmethod
+    def this_one(cls) -> Machine:
+        return cls(
+            platform.python_version(), platform.platform(), cpu_model(), os.cpu_count(), tuple(gpu_names())
+        )
+
+
+@dataclass(frozen=True)
+class Environment:
+    """What a results file records of how its figures came about: the machine, the framework build
+    (``framework``: the backend's own description), the run options, and how the sweep went.
+
+    It is flat in the JSON file (other tools read its keys there); ``to_json`` flattens it.
+    """
+
+    machine: Machine
+    framework: Mapping[str, object]
+    options: RunOptions
+    size_profile: str
+    command_line: tuple[str, ...]
+    started: _dt.datetime
+    finished: _dt.datetime
+    wall_seconds: float
+    isolated: bool
+    timeout_s: float
+    interrupted: bool
+    threads: int | None
+    worker_cpus: tuple[int, ...] | None
+    harness_overhead_s: float | None
+    harness_efficiency: float | None
+    machine_peaks: MachinePeaks | None
+    worker_peak_rss_bytes: int | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "python": self.machine.python,
+            "platform": self.machine.platform,
+            "cpu_model": self.machine.cpu_model,
+            "cpu_count": self.machine.cpu_count,
+            "gpus": list(self.machine.gpus),
+            **self.framework,
+            **self.options.settings(),
+            "sampling": "fixed" if self.options.runs is not None else "adaptive",
+            "size_profile": self.size_profile,
+            "command_line": list(self.command_line),
+            "started": self.started.isoformat(),
+            "finished": self.finished.isoformat(),
+            "wall_seconds": round(self.wall_seconds, 3),
+            "isolated": self.isolated,
+            "timeout_s": self.timeout_s,
+            "interrupted": self.interrupted,
+            "threads": self.threads,
+            "worker_cpus": list(self.worker_cpus) if self.worker_cpus else None,
+            "harness_overhead_s": self.harness_overhead_s,
+            "harness_efficiency": self.harness_efficiency,
+            "worker_peak_rss_bytes": self.worker_peak_rss_bytes,
+            "machine_peaks": self.machine_peaks.to_json() if self.machine_peaks else None,
+        }

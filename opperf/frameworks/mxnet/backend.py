@@ -16,7 +16,7 @@ from opperf.frameworks.mxnet.registry import (
     load_registry,
 )
 from opperf.frameworks.mxnet.session import MXNetSession
-from opperf.op_info import OpInfo
+from opperf.op_info import Identity, OpInfo
 from opperf.results import (
     InputValue,
     TensorSpec,
@@ -102,7 +102,7 @@ class MXNetBackend:
             if not isinstance(value, TensorSpec) or name in accepted or name == "out"
         }
 
-    def identify(self, function: Callable[..., object]) -> tuple[str, str, OpInfo | None]:
+    def identify(self, function: Callable[..., object]) -> Identity:
         return identify(function)
 
     def lookup(self, namespace: str, name: str) -> Callable[..., object] | None:

@@ -12,7 +12,7 @@ import importlib
 from collections.abc import Callable
 
 from opperf.frameworks.mxnet.registry import GENERATED_MODULE_PREFIXES, exposure, load_registry
-from opperf.op_info import OpInfo
+from opperf.op_info import Identity
 
 # Namespace -> module whose attributes are that namespace's functions.
 NAMESPACE_MODULES = {
@@ -69,7 +69,7 @@ def resolve(namespace: str, op: str) -> Callable[..., object]:
     raise LookupError(f"no operator {op!r} in namespace {namespace!r}")
 
 
-def identify(function: Callable[..., object]) -> tuple[str, str, OpInfo | None]:
+def identify(function: Callable[..., object]) -> Identity:
     """(namespace, name, registry record or None) of a user-supplied MXNet function.
 
     The registry record is found when the function is the generated front end of a registered
@@ -79,11 +79,11 @@ def identify(function: Callable[..., object]) -> tuple[str, str, OpInfo | None]:
     namespace = namespace_of(function)
     name = getattr(function, "__name__", repr(function))
     if not is_generated(function):
-        return namespace, name, None
+        return Identity(namespace, name, None)
     by_name = load_registry().by_name
     prefixes = GENERATED_MODULE_PREFIXES.get(getattr(function, "__module__", ""), ("",))
     registered = next((p + name for p in prefixes if p + name in by_name), name)
-    return namespace, name, by_name.get(registered)
+    return Identity(namespace, name, by_name.get(registered))
 
 
 def is_generated(function: Callable[..., object]) -> bool:

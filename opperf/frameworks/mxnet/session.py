@@ -47,7 +47,7 @@ class MXNetSession:
         self._profiler_warm = False
 
     def prepare(self, spec: BenchmarkSpec, seed: int, function: Callable[..., object] | None) -> Passes:
-        info = identify(function)[2] if function else load_registry().by_name.get(spec.op)
+        info = identify(function).info if function else load_registry().by_name.get(spec.op)
         if function is None:
             direct = spec.op in DIRECT_INVOCATION
             function = direct_call(spec.op) if direct else resolve(spec.namespace, spec.op)

@@ -15,7 +15,7 @@ from opperf.frameworks.torch.namespaces import (
 )
 from opperf.frameworks.torch.registry import load_registry
 from opperf.frameworks.torch.session import TorchSession
-from opperf.op_info import OpInfo
+from opperf.op_info import Identity, OpInfo
 from opperf.results import InputValue
 from opperf.utils.affinity import available_cpus
 
@@ -65,7 +65,7 @@ class TorchBackend:
         """``inputs`` unchanged: a schema names exactly the tensors an operator takes."""
         return inputs
 
-    def identify(self, function: Callable[..., object]) -> tuple[str, str, OpInfo | None]:
+    def identify(self, function: Callable[..., object]) -> Identity:
         return identify(function)
 
     def lookup(self, namespace: str, name: str) -> Callable[..., object] | None:

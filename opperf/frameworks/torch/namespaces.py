@@ -13,7 +13,7 @@ import types
 from collections.abc import Callable
 
 from opperf.errors import OpperfError, suggest
-from opperf.op_info import OpInfo
+from opperf.op_info import Identity
 
 TENSOR_NAMESPACE = "torch.Tensor"
 
@@ -102,7 +102,7 @@ def resolve(namespace: str, name: str) -> Callable[..., object]:
     raise OpperfError(f"unknown PyTorch operator {namespace}.{name}{suggest(name, known)}")
 
 
-def identify(function: Callable[..., object]) -> tuple[str, str, OpInfo | None]:
+def identify(function: Callable[..., object]) -> Identity:
     """(namespace, name, registry record or None) of a PyTorch function or Tensor method.
 
     ``torch.add``, ``torch.Tensor.add`` and ``torch.nn.functional.relu`` are all found with their
@@ -113,5 +113,5 @@ def identify(function: Callable[..., object]) -> tuple[str, str, OpInfo | None]:
     found = function_index().get(id(function))
     if found is None:
         module = getattr(function, "__module__", None) or "custom"
-        return module, getattr(function, "__name__", repr(function)), None
-    return (*found, load_registry().by_entry_point.get(found))
+        return Identity(module, getattr(function, "__name__", repr(function)), None)
+    return Identity(*found, load_registry().by_entry_point.get(found))

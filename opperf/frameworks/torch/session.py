@@ -47,7 +47,7 @@ class TorchSession:
         self._no_backward: dict[tuple[str, str], str] = {}
 
     def prepare(self, spec: BenchmarkSpec, seed: int, function: Callable[..., object] | None) -> Passes:
-        info = identify(function)[2] if function else load_registry().by_name.get(spec.op)
+        info = identify(function).info if function else load_registry().by_name.get(spec.op)
         function = function or resolve(spec.namespace, spec.function or spec.op)
         generator = _generator(seed)
         sets = input_sets(spec.options.cache, input_bytes(spec), last_level_cache_bytes())

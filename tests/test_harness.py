@@ -1,0 +1,91 @@
+"""The one harness over both frameworks' sessions: real operators, an injected clock, and the
+failure paths every framework shares."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from opperf.frameworks import get_backend
+from opperf.harness import PerCallSampler, harness_overhead, measure
+from opperf.options import RunOptions
+from opperf.results import BenchmarkSpec, Status, TensorSpec, freeze_inputs
+from opperf.sampling import SamplingPlan, StopReason
+from opperf.utils.timing import PythonTimer
+
+SPECS = {
+    "mxnet": BenchmarkSpec("mx.nd", "exp", freeze_inputs({"data": TensorSpec((8, 8))})),
+    "torch": BenchmarkSpec(
+        "torch", "exp", freeze_inputs({"input": TensorSpec((8, 8))}), RunOptions(framework="torch")
+    ),
+}
+TICK_NS = 1000
+
+
+def _ticking_clock():
+    """A nanosecond clock that advances one tick per reading, whatever the machine does."""
+    ticks = itertools.count(step=TICK_NS)
+    return lambda: next(ticks)
+
+
+@pytest.mark.parametrize("framework", sorted(SPECS))
+def test_samples_are_exactly_what_an_injected_clock_reads(framework):
+    session = get_backend(framework).session
+    spec = SPECS[framework]
+    passes = session.prepare(spec, seed=0, function=None)
+    sampler = PerCallSampler(PythonTimer(synchronize=passes.synchronize, clock=_ticking_clock()))
+    with passes.scope():
+        samples = sampler.sample(passes, SamplingPlan(warmup=2, runs=5))
+    # Each timed call reads the clock twice, so every sample is exactly one tick.
+    assert samples.sampled.forward == (TICK_NS * 1e-9,) * 5
+    assert samples.sampled.backward == (TICK_NS * 1e-9,) * 5
+    assert (samples.sampled.warmup_runs, samples.sampled.stop_reason) == (2, StopReason.FIXED)
+
+
+@pytest.mark.parametrize("framework", sorted(SPECS))
+def test_a_real_measurement_through_each_session(framework):
+    spec = SPECS[framework]
+    options = RunOptions(framework=framework, warmup=1, runs=4, profiler="python")
+    m = measure(get_backend(framework).session, BenchmarkSpec(spec.namespace, spec.op, spec.inputs, options))
+    assert m.status is Status.OK, m.reason
+    assert len(m.forward) == len(m.backward) == 4 and all(s > 0 for s in m.forward)
+    assert m.memory_peak_bytes is not None and m.memory_peak_bytes >= 8 * 8 * 4
+    assert m.sampling_s is not None and m.sampling_s >= sum(m.forward)
+
+
+@pytest.mark.parametrize("framework", sorted(SPECS))
+def test_a_tensor_that_does_not_fit_is_skipped_before_anything_is_allocated(framework):
+    spec = SPECS[framework]
+    huge = dict(spec.inputs) | {next(iter(dict(spec.inputs))): TensorSpec((2**40,))}
+    m = measure(
+        get_backend(framework).session,
+        BenchmarkSpec(spec.namespace, spec.op, freeze_inputs(huge), spec.options),
+    )
+    assert m.status is Status.SKIPPED and "GiB" in m.reason
+
+
+MISMATCHED = {
+    "mxnet": BenchmarkSpec(
+        "mx.nd", "broadcast_add", freeze_inputs({"lhs": TensorSpec((8, 8)), "rhs": TensorSpec((3, 5))})
+    ),
+    "torch": BenchmarkSpec(
+        "torch",
+        "add",
+        freeze_inputs({"input": TensorSpec((8, 8)), "other": TensorSpec((3, 5))}),
+        RunOptions(framework="torch"),
+    ),
+}
+
+
+@pytest.mark.parametrize("framework", sorted(MISMATCHED))
+def test_an_operator_that_raises_becomes_a_failed_result(framework):
+    m = measure(get_backend(framework).session, MISMATCHED[framework])
+    assert m.status is Status.FAILED and m.forward is None
+    assert "shape" in m.reason.lower() or "size" in m.reason.lower(), m.reason
+
+
+@pytest.mark.parametrize("framework", sorted(SPECS))
+def test_the_harness_overhead_is_a_small_positive_time(framework):
+    overhead = harness_overhead(get_backend(framework).session, "python", "cpu(0)")
+    assert 0 < overhead < 1e-3

@@ -1,0 +1,75 @@
+"""The subcommands that run nothing: list, explain, --version and --help, for both frameworks."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from opperf.cli import main
+
+
+def _run(*arguments: str, capsys) -> tuple[int, str, str]:
+    code = main(list(arguments))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert re.fullmatch(r"opperf \S+\n", capsys.readouterr().out)
+
+
+def test_help_shows_every_subcommand_and_each_frameworks_categories(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    for subcommand in ("sweep", "list", "explain", "compare", "diff"):
+        assert re.search(rf"^\s+{subcommand}\s", out, re.M), subcommand
+    assert re.search(r"^mxnet categories: .*\bpooling\b", out, re.M)
+    assert re.search(r"^torch categories: .*\bfft\b", out, re.M)
+    assert "--ctx" in out and "--engine" in out
+
+
+@pytest.mark.parametrize(
+    ("framework", "category", "member", "alias"),
+    [("mxnet", "pooling", "Pooling", "_npx_pooling"), ("torch", "pooling", "max_pool2d", None)],
+)
+def test_list_names_operators_categories_and_aliases(framework, category, member, alias, capsys):
+    code, out, _ = _run("list", "--framework", framework, "--categories", category, capsys=capsys)
+    assert code == 0
+    row = next(line for line in out.splitlines() if line.split()[:1] == [member])
+    assert category in row and (alias is None or alias in row)
+    assert re.search(rf"^\d+ {framework} operators in 1 categories: {category} \d+$", out, re.M)
+
+
+@pytest.mark.parametrize(
+    ("framework", "op", "rule", "counter", "configuration"),
+    [
+        ("mxnet", "Convolution", "hand-written: opperf.frameworks.mxnet.rules.layers", "MXConvolution",
+         "data=32x16x32x32, weight=32x16x3x3"),
+        ("mxnet", "broadcast_add", "derived from the signature", "Elementwise",
+         "lhs=1024x1024, rhs=1024x1024"),
+        ("torch", "conv2d", "hand-written: opperf.frameworks.torch.rules", "TorchConvolution(dims=2",
+         "input=32x16x32x32, weight=32x16x3x3"),
+    ],
+)  # fmt: skip
+def test_explain_shows_category_rule_inputs_and_counter(framework, op, rule, counter, configuration, capsys):
+    code, out, _ = _run("explain", op, "--framework", framework, capsys=capsys)
+    assert code == 0
+    assert out.startswith(f"{op} ({framework})")
+    assert re.search(r"^  category: +\w+: ", out, re.M)
+    assert rule in out and counter in out and configuration in out
+    assert re.search(r"^    1\. .*\[[\d,]+ bytes, [\d,]+ FLOPs\]$", out, re.M)
+
+
+def test_explain_states_a_skip_reason(capsys):
+    code, out, _ = _run("explain", "_foreach", capsys=capsys)
+    assert code == 0 and "input rule:  none: skipped (" in out and "skipped:" in out
+
+
+def test_explain_an_unknown_operator_is_a_usage_error(capsys):
+    code, _, err = _run("explain", "Convolutoin", capsys=capsys)
+    assert code == 2 and err.startswith("error: unknown operator 'Convolutoin'") and "Convolution" in err
