@@ -11,10 +11,11 @@ as the plan says, the competing CPU load meanwhile, the peak-memory probe, the t
 from __future__ import annotations
 
 import contextlib
+import os
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from opperf.results import BenchmarkSpec, Measurement, Status
@@ -161,9 +162,9 @@ def _measure_passes(session: Session, spec: BenchmarkSpec, passes: Passes) -> Me
     started = time.perf_counter()
     samples = sampler.sample(passes, spec.options.plan)
     sampling_s = time.perf_counter() - started
+    sampled = _with_injected_slowdown(spec.op, samples.sampled)
     competing = load.competing_load(before, load.snapshot())
     memory, memory_problem = _peak_memory(session, passes, spec.options.device)
-    sampled = samples.sampled
     return Measurement(
         spec=spec,
         status=Status.OK,
@@ -179,6 +180,24 @@ def _measure_passes(session: Session, spec: BenchmarkSpec, passes: Passes) -> Me
         competing_load=competing,
         sampling_s=sampling_s,
     )
+
+
+SLOWDOWN_VARIABLE = "OPPERF_TEST_SLOWDOWN"
+"""Test-only: ``OP[,OP...]:FACTOR`` multiplies those operators' samples by FACTOR after timing, a
+known slowdown for the detection benchmarks (``benchmarks/regression_detection.py``) to find. Unset,
+nothing changes; never set it for real measurements."""
+
+
+def _with_injected_slowdown(op: str, sampled: Sampled) -> Sampled:
+    setting = os.environ.get(SLOWDOWN_VARIABLE)
+    if not setting:
+        return sampled
+    names, _, factor = setting.rpartition(":")
+    if op not in names.split(","):
+        return sampled
+    scale = float(factor)
+    backward = tuple(s * scale for s in sampled.backward) if sampled.backward else sampled.backward
+    return replace(sampled, forward=tuple(s * scale for s in sampled.forward), backward=backward)
 
 
 def _peak_memory(session: Session, passes: Passes, device: str) -> tuple[int | None, str | None]:

@@ -22,12 +22,15 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from opperf.results import BenchmarkSpec, Measurement, Status
 from opperf.utils.affinity import pin_process
+
+if TYPE_CHECKING:
+    from opperf.frameworks import Backend
 
 OUTPUT_TAIL_CHARS = 2000
 STARTUP_TIMEOUT_S = 120.0
@@ -40,6 +43,25 @@ class OverheadProbe:
 
     profiler: str
     device: str
+
+
+@dataclass(frozen=True)
+class DescribeProbe:
+    """Ask the worker which framework build it runs."""
+
+
+@dataclass(frozen=True)
+class BuildDescription:
+    """A worker's framework build: its interpreter, the framework's version and registered names."""
+
+    python: str
+    framework_version: str
+    registered: tuple[str, ...]
+
+    @classmethod
+    def of(cls, backend: Backend) -> BuildDescription:
+        version = str(backend.environment().get("framework_version"))
+        return cls(sys.executable, version, tuple(sorted(backend.registered_names())))
 
 
 _FRAME = struct.Struct("!Q")
@@ -108,6 +130,8 @@ def worker_main(framework: str, threads: int | None = None, cpus: Sequence[int] 
             return
         if isinstance(job, OverheadProbe):
             send_frame(replies, harness.harness_overhead(backend.session, job.profiler, job.device))
+        elif isinstance(job, DescribeProbe):
+            send_frame(replies, BuildDescription.of(backend))
         else:
             send_frame(replies, harness.measure(backend.session, job))
 
@@ -131,8 +155,14 @@ class IsolatedRunner:
         timeout_s: float = 120.0,
         threads: int | None = None,
         cpus: Sequence[int] | None = None,
+        python: str = sys.executable,
+        environment: Mapping[str, str] | None = None,
     ) -> None:
+        """``python`` is the interpreter workers run in (another build of the framework, for an A/B
+        job; opperf must be importable there), ``environment`` what their environment adds."""
         self._framework = framework
+        self._python = python
+        self._environment = dict(environment or {})
         self._threads = threads
         self._cpus = tuple(cpus) if cpus else ()
         self._timeout_s = timeout_s
@@ -172,9 +202,16 @@ class IsolatedRunner:
 
     def harness_overhead(self, profiler: str, device: str) -> float | None:
         """The harness's cost per call as the worker measures it; None if the worker could not."""
+        return self._ask(OverheadProbe(profiler, device))
+
+    def describe(self) -> BuildDescription | None:
+        """The framework build the worker runs (its version and operators); None if it could not say."""
+        return self._ask(DescribeProbe())
+
+    def _ask(self, probe: object) -> object | None:
         try:
             self._ensure_worker()
-            send_frame(self._process.stdin, OverheadProbe(profiler, device))
+            send_frame(self._process.stdin, probe)
             if self._wait_readable(self._timeout_s):
                 return receive_frame(self._process.stdout)
         except (EOFError, OSError, pickle.UnpicklingError):
@@ -209,11 +246,11 @@ class IsolatedRunner:
         threads = [] if self._threads is None else ["--threads", str(self._threads)]
         cpus = ["--cpus", ",".join(map(str, self._cpus))] if self._cpus else []
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "opperf.worker", self._framework, *threads, *cpus],
+            [self._python, "-m", "opperf.worker", self._framework, *threads, *cpus],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=handle,
-            env={**os.environ, **thread_environment(self._threads)},
+            env={**os.environ, **thread_environment(self._threads), **self._environment},
         )
         os.close(handle)
         if not self._wait_readable(STARTUP_TIMEOUT_S) or receive_frame(self._process.stdout) != "ready":

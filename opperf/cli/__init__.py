@@ -20,6 +20,7 @@ SUBCOMMANDS = {
     "explain": "explain",
     "compare": "compare",
     "diff": "diff",
+    "ab": "ab",
 }
 """Subcommand -> its module in ``opperf.cli``."""
 DEFAULT_SUBCOMMAND = "sweep"

@@ -1,4 +1,5 @@
-"""``opperf diff BASE NEW``: verdicts per row between two sides, each one or more result files.
+"""``opperf diff BASE NEW``: verdicts per row between two sides, each one or more result files, or
+between the sides of one A/B file (``opperf diff AB.json``, from ``opperf ab``).
 
 Exit status: 0 when no row matches ``--fail-on``, 1 when one does; bad input raises OpperfError,
 which the main CLI prints as ``error: ...`` with status 2.
@@ -14,7 +15,7 @@ from opperf.utils.files import write_atomically
 from opperf.verdicts.decide import FailOn
 from opperf.verdicts.diff import Diff, diff
 from opperf.verdicts.document import render_json
-from opperf.verdicts.load import read_side
+from opperf.verdicts.load import read_ab, read_side
 from opperf.verdicts.markdown import render_markdown
 from opperf.verdicts.table import render_csv
 
@@ -37,7 +38,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "base", metavar="BASE", help="result file(s) of the base side: FILE or FILE1,FILE2,..."
     )
-    parser.add_argument("new", metavar="NEW", help="result file(s) of the new side: FILE or FILE1,FILE2,...")
+    parser.add_argument(
+        "new",
+        metavar="NEW",
+        nargs="?",
+        help="result file(s) of the new side: FILE or FILE1,FILE2,...; none when BASE is an A/B file",
+    )
     parser.add_argument(
         "--threshold", type=fraction, default=0.05, help="smallest relative change worth a verdict (0.05)"
     )
@@ -70,11 +76,15 @@ def run(arguments: argparse.Namespace) -> int:
     chosen = report_format(arguments.output_format, arguments.output_file, default="md")
     for target in filter(None, (arguments.output_file, arguments.json_file)):
         check_writable(target)
+    if arguments.new is None:
+        base, new = read_ab(arguments.base)
+    else:
+        base, new = (
+            read_side(split_files(arguments.base, "BASE")),
+            read_side(split_files(arguments.new, "NEW")),
+        )
     result = diff(
-        read_side(split_files(arguments.base, "BASE")),
-        read_side(split_files(arguments.new, "NEW")),
-        threshold=arguments.threshold,
-        alpha=arguments.alpha,
+        base, new, threshold=arguments.threshold, alpha=arguments.alpha, paired=arguments.new is None
     )
     write_or_print(RENDERERS[chosen](result), arguments.output_file)
     if arguments.json_file:

@@ -35,6 +35,7 @@ class Side:
     noisy: bool
     imprecise: bool
     busy: bool
+    busy_runs: int = 0
 
     @property
     def runs(self) -> int:
@@ -122,17 +123,23 @@ def side(records: Sequence[RunRecord], phase: str) -> Side | None:
         noisy=any(m.noisy for _, m in measured),
         imprecise=any(r.imprecise for r, _ in measured),
         busy=any(r.busy for r, _ in measured),
+        busy_runs=sum(r.busy for r, _ in measured),
     )
 
 
-def doubt(base: Side, new: Side) -> str | None:
-    """Why a row measured on both sides cannot be called at all, or None."""
+def doubt(base: Side, new: Side, rounds: bool = False) -> str | None:
+    """Why a row measured on both sides cannot be called at all, or None.
+
+    Separate sweeps: any run on a busy machine or short of its precision target. Paired rounds of an
+    A/B job, whose sides share the machine's state turn by turn: a busy machine in most rounds (in
+    fewer, the rounds' disagreement shows it), and never a round's precision (each had a share of
+    the budget; the rounds' agreement is the row's precision)."""
     reasons = [
         f"{flag} ({name})"
         for name, figures in (("base", base), ("new", new))
         for flag, raised in (
-            ("busy machine", figures.busy),
-            ("short of its precision target", figures.imprecise),
+            ("busy machine", 2 * figures.busy_runs > figures.runs if rounds else figures.busy),
+            ("short of its precision target", figures.imprecise and not rounds),
         )
         if raised
     ]
@@ -195,8 +202,15 @@ def _incomparable(
     ]
 
 
-def diff(base_runs: Sequence[Run], new_runs: Sequence[Run], threshold: float, alpha: float) -> Diff:
-    """Every row of two sides (each a tuple of runs of one sweep) with its verdict, and a summary."""
+def diff(
+    base_runs: Sequence[Run], new_runs: Sequence[Run], threshold: float, alpha: float, paired: bool = False
+) -> Diff:
+    """Every row of two sides (each a tuple of runs of one sweep) with its verdict, and a summary.
+
+    ``paired``: run i of base and run i of new are one round of an interleaved A/B job; each row is
+    then tested on its per-round log ratios, and a round short of its precision target (each had a
+    share of the budget) does not make the row inconclusive: the rounds' agreement is its precision.
+    """
     base, new = _by_key(base_runs), _by_key(new_runs)
     if not {k.identity for k in base} & {k.identity for k in new}:
         raise OpperfError(
@@ -222,7 +236,7 @@ def diff(base_runs: Sequence[Run], new_runs: Sequence[Run], threshold: float, al
             else:
                 rows += _one_sided(key, records, True, indicative)
             continue
-        paired_rows, paired_compared = _paired(key, records, new[key], indicative)
+        paired_rows, paired_compared = _paired(key, records, new[key], indicative, paired)
         rows += paired_rows
         compared += paired_compared
     for key, records in new.items():
@@ -236,7 +250,7 @@ def diff(base_runs: Sequence[Run], new_runs: Sequence[Run], threshold: float, al
 
 
 def _paired(
-    key: Key, base: Sequence[RunRecord], new: Sequence[RunRecord], indicative: bool
+    key: Key, base: Sequence[RunRecord], new: Sequence[RunRecord], indicative: bool, rounds: bool
 ) -> tuple[list[Row], list[Compared]]:
     """The rows of a key both sides ran: a status verdict, or per phase new, gone or compared
     (rows with neither side ok carry nothing to compare and give no row)."""
@@ -264,10 +278,14 @@ def _paired(
     for phase in PHASES:
         b, n = side(base, phase), side(new, phase)
         if b is not None and n is not None:
-            contrast = Contrast.two_sample(
-                [math.log(m) for m in b.run_medians], [math.log(m) for m in n.run_medians]
-            )
-            compared.append(Compared(key, phase, b, n, contrast, doubt(b, n)))
+            if rounds and b.runs == n.runs:
+                ratios = [math.log(y / x) for x, y in zip(b.run_medians, n.run_medians, strict=True)]
+                contrast = Contrast.paired(ratios)
+            else:
+                contrast = Contrast.two_sample(
+                    [math.log(m) for m in b.run_medians], [math.log(m) for m in n.run_medians]
+                )
+            compared.append(Compared(key, phase, b, n, contrast, doubt(b, n, rounds)))
         elif b is not None or n is not None:
             rows.append(
                 Row(
@@ -293,7 +311,8 @@ def _timing_rows(
 ) -> tuple[list[Row], NoiseModel | None]:
     """Test the rows that can be called (no doubt), correct for their number, decide every row."""
     callable_rows = [c for c in compared if c.doubt is None]
-    model, tests = assess([c.contrast for c in callable_rows]) if callable_rows else (None, ())
+    paired = any(c.contrast.from_rounds for c in callable_rows)
+    model, tests = assess([c.contrast for c in callable_rows], paired) if callable_rows else (None, ())
     test_of = {c: t for c, t in zip(callable_rows, tests, strict=True)}
     tested = [c for c in callable_rows if test_of[c] is not None]
     q_of = {c: q for c, q in zip(tested, bh_qvalues([test_of[c].p for c in tested]), strict=True)}

@@ -17,11 +17,12 @@ test, Berger 1982, so the pair keeps the level of each):
   median absolute deviation. The null is a scaled Student t, not a normal, because the measured
   noise is heavy-tailed: the p90 of |log ratio| is 7-10 times its median here, against 2.4 for a
   normal and 6.3 for a Cauchy; a normal scaled by the MAD would call about a tenth of unchanged
-  rows changed. Its degrees of freedom come from the ratio of the 90% to the 50% quantile of
-  |log ratio - centre| (``fit_ratio_null``). This test is what protects against the machine's
-  stretches: runs of one side, taken back to back, share a stretch and agree closely while both
-  differing from the other side (two sweeps each side: sqrt (1024, 1024) read 15.8 ms twice, then
-  3.7 ms twice), which no variance within a side can see.
+  rows changed. Its degrees of freedom come from the ratio of the 75% to the 50% quantile of
+  |log ratio - centre| (``fit_ratio_null``), the central part, where changed rows are rare. This
+  test is what protects against the machine's stretches: runs of one side, taken back to back,
+  share a stretch and agree closely while both differing from the other side (two sweeps each
+  side: sqrt (1024, 1024) read 15.8 ms twice, then 3.7 ms twice), which no variance within a side
+  can see.
 - **Against the row's own run-to-run variance**, when a side has two runs or more: limma's moderated
   t (Smyth 2004). Each row's variance is shrunk towards a scaled inverse-χ² prior fitted to all
   rows' variances (``fit_variance_prior``), so a row with two lucky runs does not look precise, and
@@ -50,6 +51,8 @@ MIN_ROWS = 20
 """Rows a sweep-wide estimate (centre, prior, inflation) needs; fewer give none."""
 
 CONFIDENCE = 0.95
+TAIL_QUANTILE = 0.75
+"""The quantile of |residual| the null's tail weight is read from, against the median."""
 _DF_RANGE = (0.5, 1000.0)
 """Degrees of freedom a ratio prior is fitted within; heavier than 0.5 is taken as 0.5, lighter
 than 1000 as the normal."""
@@ -60,13 +63,15 @@ class Contrast:
     """One row's evidence of change, on the log scale (new over base).
 
     ``variance`` is a replicate's residual variance with ``df`` degrees of freedom (None and 0
-    without replicates); the estimate's standard error is sqrt(variance) · ``unscaled``.
+    without replicates); the estimate's standard error is sqrt(variance) · ``unscaled``. ``from_rounds``
+    says the replicates are rounds of an interleaved A/B job.
     """
 
     estimate: float
     variance: float | None
     df: int
     unscaled: float
+    from_rounds: bool = False
 
     @classmethod
     def two_sample(cls, base: Sequence[float], new: Sequence[float]) -> Contrast:
@@ -94,6 +99,7 @@ class Contrast:
             variance=statistics.variance(log_ratios) if df else None,
             df=df,
             unscaled=math.sqrt(1 / len(log_ratios)),
+            from_rounds=True,
         )
 
 
@@ -156,26 +162,34 @@ def fit_variance_prior(variances: Sequence[float], dfs: Sequence[int]) -> Prior 
     return Prior(s2=s2, df=d0, source="run-to-run variances")
 
 
-def fit_ratio_null(residuals: Sequence[float]) -> Prior | None:
+def fit_ratio_null(residuals: Sequence[float], normal: bool = False) -> Prior | None:
     """The scaled t that centred log ratios follow when nothing changed: df from the ratio of the
-    90% to the 50% quantile of |residual| (6.3 for a Cauchy, 2.4 for a normal), the scale from the
-    50% quantile. Residuals of exactly zero (medians quantised by the timer's resolution, or files
-    copied) are left out, which widens the null; None with fewer than ``MIN_ROWS`` left."""
+    75% to the 50% quantile of |residual| (2.41 for a Cauchy, 1.71 for a normal), the scale from the
+    50% quantile. Both come from the central three quarters, as Efron's central matching does: the
+    rows that did change sit in the tails, and a tail quantile would count them as noise (a diff
+    with a tenth of its rows slowed would otherwise widen its own null until nothing is called).
+    Residuals of exactly zero (medians quantised by the timer's resolution, or files copied) are
+    left out, which widens the null; None with fewer than ``MIN_ROWS`` left.
+
+    ``normal``: the residuals are paired rounds' log ratios, whose sides shared the machine's
+    stretches turn by turn, so what remains is the rows' own noise; a tail weight read from a few
+    dozen rows is then mostly the changed rows, so the null is the normal of the same scale."""
     sizes = [abs(r) for r in residuals if r != 0]
     if len(sizes) < MIN_ROWS:
         return None
-    half, tail = quantile(sizes, 0.5), quantile(sizes, 0.9)
-    df = _df_for_tail_ratio(tail / half)
+    half, tail = quantile(sizes, 0.5), quantile(sizes, TAIL_QUANTILE)
+    df = math.inf if normal else _df_for_tail_ratio(tail / half)
     scale = half / t_ppf(0.75, df)
     return Prior(s2=scale * scale, df=df, source="log ratios across the diff")
 
 
 def _tail_ratio(df: float) -> float:
-    return t_ppf(0.95, df) / t_ppf(0.75, df)
+    """The ratio of the ``TAIL_QUANTILE`` to the median of |T| for a t with ``df``."""
+    return t_ppf(0.5 + TAIL_QUANTILE / 2, df) / t_ppf(0.75, df)
 
 
 def _df_for_tail_ratio(ratio: float) -> float:
-    """The degrees of freedom whose t has this 90%/50% ratio of |T| quantiles (bisection in log df;
+    """The degrees of freedom whose t has this ratio of |T| quantiles (bisection in log df;
     the ratio falls monotonically with df)."""
     low, high = _DF_RANGE
     if ratio >= _tail_ratio(low):
@@ -191,13 +205,14 @@ def _df_for_tail_ratio(ratio: float) -> float:
     return math.sqrt(low * high)
 
 
-def noise_model(contrasts: Sequence[Contrast]) -> NoiseModel:
-    """The diff's centre, empirical null and variance prior (None where too few rows)."""
+def noise_model(contrasts: Sequence[Contrast], paired: bool = False) -> NoiseModel:
+    """The diff's centre, empirical null and variance prior (None where too few rows); ``paired``:
+    the contrasts are paired rounds of an interleaved A/B job."""
     rows = len(contrasts)
     centre = statistics.median(c.estimate for c in contrasts) if rows >= MIN_ROWS else 0.0
     return NoiseModel(
         centre=centre,
-        null=fit_ratio_null([c.estimate - centre for c in contrasts]),
+        null=fit_ratio_null([c.estimate - centre for c in contrasts], normal=paired),
         prior=fit_variance_prior([c.variance or 0.0 for c in contrasts], [c.df for c in contrasts]),
         rows=rows,
     )
@@ -245,9 +260,11 @@ def test(contrast: Contrast, model: NoiseModel) -> RowTest | None:
     )
 
 
-def assess(contrasts: Sequence[Contrast]) -> tuple[NoiseModel, tuple[RowTest | None, ...]]:
+def assess(
+    contrasts: Sequence[Contrast], paired: bool = False
+) -> tuple[NoiseModel, tuple[RowTest | None, ...]]:
     """Every row's test against the diff's noise; None for a row that cannot be tested."""
-    model = noise_model(contrasts)
+    model = noise_model(contrasts, paired)
     return model, tuple(test(c, model) for c in contrasts)
 
 

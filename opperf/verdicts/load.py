@@ -156,6 +156,36 @@ def run_record(record: object, where: str) -> RunRecord:
 
 def read_run(path: str) -> Run:
     """One result file as a Run; OpperfError naming the file when it cannot be read as one."""
+    return _run(path, path, _results(path))
+
+
+def read_ab(path: str) -> tuple[tuple[Run, ...], tuple[Run, ...]]:
+    """An A/B file (``opperf ab``) as each side's runs, one per round, in round order: round r of
+    base pairs with round r of new."""
+    document = _document(path)
+    if document.get("kind") != "ab":
+        raise OpperfError(f"{path}: not an A/B file (opperf ab); pass BASE and NEW result files instead")
+    results = _results(path, document)
+    rounds = sorted({r.get("round") for r in results if isinstance(r, dict)}, key=lambda r: (r is None, r))
+    if not rounds or None in rounds or any(r.get("side") not in SIDES for r in results):
+        raise OpperfError(f"{path}: every record of an A/B file needs a side (base or new) and a round")
+    return tuple(
+        tuple(
+            _run(
+                f"{path} [{side} round {index}]",
+                path,
+                [r for r in results if (r["side"], r["round"]) == (side, index)],
+            )
+            for index in rounds
+        )
+        for side in SIDES
+    )
+
+
+SIDES = ("base", "new")
+
+
+def _document(path: str) -> dict[str, object]:
     file = Path(path)
     if not file.is_file():
         raise OpperfError(f"{path}: no such result file; {_FIX}")
@@ -167,9 +197,17 @@ def read_run(path: str) -> Run:
         raise OpperfError(f"{path}: not valid JSON ({error}); {_FIX}") from error
     except SchemaError as error:
         raise OpperfError(f"{path}: {error}; rerun the sweep with this opperf") from error
-    results = document.get("results")
+    return document
+
+
+def _results(path: str, document: dict[str, object] | None = None) -> list:
+    results = (document if document is not None else _document(path)).get("results")
     if not isinstance(results, list):
         raise OpperfError(f"{path}: no `results` list; {_FIX}")
+    return results
+
+
+def _run(name: str, path: str, results: Sequence[object]) -> Run:
     records: dict[Key, RunRecord] = {}
     for index, record in enumerate(results):
         parsed = run_record(record, f"{path}: results[{index}]")
@@ -179,7 +217,7 @@ def read_run(path: str) -> Run:
                 "a result file holds one record per configuration, so merge shards with `opperf merge`"
             )
         records[parsed.key] = parsed
-    return Run(path=path, records=records)
+    return Run(path=name, records=records)
 
 
 def read_side(paths: Sequence[str]) -> tuple[Run, ...]:

@@ -1,0 +1,225 @@
+"""An interleaved A/B job: two builds or settings measured in one job, taking turns.
+
+Two sweeps run one after the other see different stretches of the machine (here, identical code
+read as a 1.9x regression of ``exp`` during a slow stretch); two workers pinned to the same CPUs
+that take turns per configuration see the same ones. Each configuration is measured in ``rounds``
+rounds, base then new in even rounds and new then base in odd ones (A B, B A, A B, ...), so neither
+side always goes first; each side's workers run its own interpreter (``--base-python``,
+``--new-python``: another build of the framework) with its own environment (``--base-env``,
+``--new-env``: a setting such as ``MXNET_MKLDNN_ENABLED=0``). Each round of each side is a full
+adaptive measurement with ``1/rounds`` of the sweep's time budget, so the job costs about two sweeps.
+
+The pairs of a round are the unit of replication: ``opperf diff AB.json`` tests the per-round log
+ratios of each configuration (``opperf.verdicts``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from opperf.errors import OpperfError
+from opperf.frameworks import get_backend
+from opperf.isolation import BuildDescription, IsolatedRunner
+from opperf.op_info import OpInfo
+from opperf.report.document import SCHEMA_VERSION, record
+from opperf.results import BenchmarkSpec, Measurement, Status
+from opperf.rules import NoRuleError
+from opperf.sweep import SweepConfig, select_operators, specs_for
+from opperf.utils.affinity import available_cpus, worker_cpus
+from opperf.utils.environment import Machine
+
+SIDES = ("base", "new")
+DEFAULT_ROUNDS = 3
+
+
+@dataclass(frozen=True)
+class Build:
+    """One side of an A/B job: the interpreter its workers run, and what their environment adds."""
+
+    python: str = sys.executable
+    environment: Mapping[str, str] = field(default_factory=dict)
+
+    def describe(self) -> dict[str, object]:
+        return {"python": self.python, "environment": dict(self.environment)}
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One configuration in one round: each side's measurement."""
+
+    round: int
+    base: Measurement
+    new: Measurement
+
+
+@dataclass(frozen=True)
+class AbResult:
+    """Everything an A/B job measured, and what each side's workers said their build is."""
+
+    config: SweepConfig
+    builds: Mapping[str, Build]
+    descriptions: Mapping[str, BuildDescription | None]
+    rounds: int
+    pairs: tuple[Pair, ...]
+    skipped: tuple[Measurement, ...]
+    started: _dt.datetime
+    wall_seconds: float
+    interrupted: bool
+
+
+Progress = Callable[[int, int, OpInfo], None]
+
+
+def order(round_index: int) -> tuple[str, str]:
+    """Which side goes first in a round: base in even rounds, new in odd ones."""
+    return SIDES if round_index % 2 == 0 else SIDES[::-1]
+
+
+def run_ab(
+    config: SweepConfig,
+    builds: Mapping[str, Build],
+    rounds: int = DEFAULT_ROUNDS,
+    progress: Progress | None = None,
+) -> AbResult:
+    """Measure every selected configuration on both sides, interleaved in ``rounds`` rounds."""
+    if rounds < 1:
+        raise OpperfError(f"rounds must be at least 1, got {rounds}")
+    backend = get_backend(config.options.framework)
+    options = config.options.validated(backend)
+    per_round = replace(options, budget_s=options.budget_s / rounds)
+    config = replace(config, options=per_round)
+    operators = select_operators(backend, config.ops, config.categories)
+    threads = backend.set_threads(options.threads)
+    cpus = worker_cpus(config.affinity, threads, available_cpus())
+    started = _dt.datetime.now(_dt.timezone.utc)
+    wall_start = time.perf_counter()
+    pairs: list[Pair] = []
+    skipped: list[Measurement] = []
+    interrupted = False
+    with contextlib.ExitStack() as stack:
+        runners = {
+            side: stack.enter_context(
+                IsolatedRunner(
+                    options.framework,
+                    config.timeout_s,
+                    threads if cpus else options.threads,
+                    cpus,
+                    python=builds[side].python,
+                    environment=builds[side].environment,
+                )
+            )
+            for side in SIDES
+        }
+        descriptions = {side: runners[side].describe() for side in SIDES}
+        try:
+            for index, op in enumerate(operators, start=1):
+                try:
+                    specs = specs_for(op, config, backend)
+                except NoRuleError as reason:
+                    skipped.append(_skipped(op, config, str(reason)))
+                    continue
+                pairs += _interleaved(specs, runners, rounds)
+                if progress is not None:
+                    progress(index, len(operators), op)
+        except KeyboardInterrupt:
+            interrupted = True
+    return AbResult(
+        config=config,
+        builds=builds,
+        descriptions=descriptions,
+        rounds=rounds,
+        pairs=tuple(pairs),
+        skipped=tuple(skipped),
+        started=started,
+        wall_seconds=time.perf_counter() - wall_start,
+        interrupted=interrupted,
+    )
+
+
+def _interleaved(
+    specs: Sequence[BenchmarkSpec], runners: Mapping[str, IsolatedRunner], rounds: int
+) -> list[Pair]:
+    """Each configuration's rounds, the sides taking turns; every measurement is one worker call."""
+    pairs = []
+    for spec in specs:
+        for round_index in range(rounds):
+            measured = {side: next(iter(runners[side].run([spec]))) for side in order(round_index)}
+            pairs.append(Pair(round_index, measured["base"], measured["new"]))
+    return pairs
+
+
+def _skipped(op: OpInfo, config: SweepConfig, reason: str) -> Measurement:
+    spec = BenchmarkSpec(op.namespaces[0], op.name, (), config.options, category=op.category)
+    return Measurement(spec=spec, status=Status.SKIPPED, reason=reason)
+
+
+def mismatches(descriptions: Mapping[str, BuildDescription | None]) -> list[str]:
+    """What differs between the two sides' builds, in words (a different framework version is
+    often the point of the job; operators one side lacks fail there, and are named here)."""
+    base, new = descriptions.get("base"), descriptions.get("new")
+    if base is None or new is None:
+        silent = [side for side in SIDES if descriptions.get(side) is None]
+        return [f"the {side} workers did not describe their build" for side in silent]
+    found = []
+    if base.framework_version != new.framework_version:
+        found.append(f"framework version: base {base.framework_version}, new {new.framework_version}")
+    only_base = sorted(set(base.registered) - set(new.registered))
+    only_new = sorted(set(new.registered) - set(base.registered))
+    if only_base:
+        found.append(f"{len(only_base)} operators only in base: {', '.join(only_base[:20])}")
+    if only_new:
+        found.append(f"{len(only_new)} operators only in new: {', '.join(only_new[:20])}")
+    return found
+
+
+def ab_document(result: AbResult, environment: Mapping[str, object]) -> dict[str, object]:
+    """The A/B file: each round's records per side (``side`` and ``round`` in each record), the
+    builds, and what differs between them. ``opperf diff`` reads it."""
+    records = []
+    for pair in result.pairs:
+        for side in SIDES:
+            records.append({**record(getattr(pair, side)), "side": side, "round": pair.round})
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "ab",
+        "environment": dict(environment),
+        "ab": {
+            "rounds": result.rounds,
+            "order": "base first in even rounds, new first in odd rounds",
+            "builds": {
+                side: {
+                    **result.builds[side].describe(),
+                    "framework_version": getattr(result.descriptions.get(side), "framework_version", None),
+                    "registered": len(getattr(result.descriptions.get(side), "registered", ())),
+                }
+                for side in SIDES
+            },
+            "mismatches": mismatches(result.descriptions),
+            "wall_seconds": round(result.wall_seconds, 3),
+            "interrupted": result.interrupted,
+        },
+        "results": records,
+        "skipped": [record(m) for m in result.skipped],
+    }
+
+
+def ab_environment(result: AbResult) -> dict[str, object]:
+    """The job's environment: the machine, the run options, the selection and timing."""
+    machine = Machine.this_one()
+    return {
+        "python": machine.python,
+        "platform": machine.platform,
+        "cpu_model": machine.cpu_model,
+        "cpu_count": machine.cpu_count,
+        **result.config.options.settings(),
+        "rounds": result.rounds,
+        "size_profile": result.config.profile.name,
+        "command_line": list(sys.argv),
+        "started": result.started.isoformat(),
+        "wall_seconds": round(result.wall_seconds, 3),
+    }

@@ -1,0 +1,117 @@
+"""``opperf ab``: two builds or settings measured in one job, interleaved, for ``opperf diff AB.json``.
+
+``--base-python``/``--new-python`` run each side's workers in that interpreter (another build of the
+framework; opperf must be importable there), ``--base-env``/``--new-env`` add to each side's
+environment (``MXNET_MKLDNN_ENABLED=0``). The sweep's selection and run flags choose what runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+
+from opperf.ab import DEFAULT_ROUNDS, SIDES, Build, ab_document, ab_environment, mismatches, run_ab
+from opperf.cli.common import add_selection, check_writable
+from opperf.errors import OpperfError
+from opperf.frameworks import get_backend
+from opperf.options import RunOptions
+from opperf.report.json_report import render_json
+from opperf.rules.profiles import STANDARD
+from opperf.sweep import DEFAULT_TIMEOUT_S, SweepConfig
+from opperf.utils.affinity import AUTO
+from opperf.utils.files import write_atomically
+
+HELP = "measure two builds or settings interleaved in one job (then: opperf diff AB.json)"
+
+
+def _assignment(text: str) -> tuple[str, str]:
+    name, equals, value = text.partition("=")
+    if not equals or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    return name.strip(), value
+
+
+def _interpreter(text: str) -> str:
+    found = shutil.which(text) if os.sep not in text else text
+    if not found or not os.access(found, os.X_OK):
+        raise argparse.ArgumentTypeError(f"{text!r} is not an executable Python interpreter")
+    return found
+
+
+def _rounds(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of rounds, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    for side in SIDES:
+        parser.add_argument(
+            f"--{side}-python",
+            default=sys.executable,
+            type=_interpreter,
+            metavar="PATH",
+            help=f"the interpreter the {side} side's workers run (default: this one)",
+        )
+        parser.add_argument(
+            f"--{side}-env",
+            default=[],
+            action="append",
+            type=_assignment,
+            metavar="NAME=VALUE",
+            help=f"an environment variable of the {side} side's workers (repeatable)",
+        )
+    parser.add_argument(
+        "--rounds",
+        default=DEFAULT_ROUNDS,
+        type=_rounds,
+        help="rounds per configuration, the sides taking turns (each round gets 1/rounds of --budget) "
+        f"(default: {DEFAULT_ROUNDS})",
+    )
+    parser.add_argument("--output-file", required=True, help="the A/B file to write (JSON)")
+    parser.add_argument(
+        "--timeout",
+        default=DEFAULT_TIMEOUT_S,
+        type=float,
+        help=f"seconds one measurement may take (default: {DEFAULT_TIMEOUT_S:g})",
+    )
+    add_selection(parser)
+    RunOptions.add_arguments(parser)
+
+
+def run(arguments: argparse.Namespace) -> int:
+    check_writable(arguments.output_file)
+    builds = {
+        side: Build(getattr(arguments, f"{side}_python"), dict(getattr(arguments, f"{side}_env")))
+        for side in SIDES
+    }
+    device = arguments.device or get_backend(arguments.framework).default_device()
+    config = SweepConfig(
+        options=RunOptions.from_arguments(arguments, device=device),
+        profile=STANDARD,
+        ops=arguments.ops,
+        categories=arguments.categories,
+        timeout_s=arguments.timeout,
+        affinity=AUTO,
+    )
+    result = run_ab(config, builds, arguments.rounds)
+    if not result.pairs:
+        raise OpperfError("the selection measured nothing on both sides; choose operators with --ops")
+    document = ab_document(result, ab_environment(result))
+    write_atomically(arguments.output_file, render_json(document))
+    for line in mismatches(result.descriptions):
+        print(f"note: the builds differ: {line}", file=sys.stderr)
+    configurations = len(result.pairs) // result.rounds
+    status = "interrupted: " if result.interrupted else ""
+    print(
+        f"{status}{configurations} configurations x {result.rounds} rounds x 2 sides in "
+        f"{result.wall_seconds:.0f} s; compare with: opperf diff {arguments.output_file}",
+        file=sys.stderr,
+    )
+    return 130 if result.interrupted else 0

@@ -1,0 +1,121 @@
+"""Interleaved A/B jobs: two real worker interpreters taking turns, an environment change on one
+side, the A/B file, and what ``opperf diff`` makes of paired rounds."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import statistics
+import sys
+
+import pytest
+
+from opperf.ab import mismatches, order
+from opperf.cli import main
+from opperf.isolation import BuildDescription
+from opperf.verdicts.decide import Verdict
+from opperf.verdicts.diff import diff
+from opperf.verdicts.load import Key, PhaseRun, Run, RunRecord
+
+QUICK = ("--threads", "1", "--warmup", "1", "--runs", "3", "--rounds", "2")
+
+
+def test_sides_take_turns_going_first():
+    assert [order(r) for r in range(4)] == [
+        ("base", "new"),
+        ("new", "base"),
+        ("base", "new"),
+        ("new", "base"),
+    ]
+
+
+@pytest.mark.slow
+def test_two_interpreters_one_with_an_environment_change(tmp_path, capsys):
+    output = tmp_path / "ab.json"
+    code = main(
+        ["ab", "--ops", "exp,broadcast_add", *QUICK, "--base-python", sys.executable,
+         "--new-python", sys.executable, "--new-env", "OPPERF_TEST_SLOWDOWN=exp:2.0",
+         "--output-file", str(output)]
+    )  # fmt: skip
+    assert code == 0
+    document = json.loads(output.read_text())
+    assert document["kind"] == "ab" and document["ab"]["rounds"] == 2
+    assert document["ab"]["builds"]["new"]["environment"] == {"OPPERF_TEST_SLOWDOWN": "exp:2.0"}
+    assert document["ab"]["builds"]["base"]["framework_version"] == "1.9.1"
+    assert document["ab"]["mismatches"] == []
+    records = document["results"]
+    configurations = {(r["op"], json.dumps(r["inputs"], sort_keys=True)) for r in records}
+    assert len(records) == len(configurations) * 2 * 2  # rounds x sides
+    assert {(r["side"], r["round"]) for r in records} == {(s, k) for s in ("base", "new") for k in (0, 1)}
+
+    def median(op: str, side: str) -> float:
+        return sorted(r["forward"]["median_s"] for r in records if r["op"] == op and r["side"] == side)[0]
+
+    assert 1.5 < median("exp", "new") / median("exp", "base") < 2.7
+    assert 0.6 < median("broadcast_add", "new") / median("broadcast_add", "base") < 1.6
+    capsys.readouterr()
+    assert main(["diff", str(output), "--output-format", "json", "--fail-on", "never"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    exp_ratios = [r["ratio"] for r in rows if r["op"] == "exp" and r.get("ratio")]
+    assert exp_ratios and 1.5 < statistics.median(exp_ratios) < 2.7
+
+
+def test_a_malformed_environment_assignment_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["ab", "--new-env", "MXNET_MKLDNN_ENABLED", "--output-file", "ab.json"])
+    assert exit_info.value.code == 2 and "expected NAME=VALUE" in capsys.readouterr().err
+
+
+def test_differing_builds_are_reported():
+    base = BuildDescription("/a/python", "1.8.0", ("add", "exp", "old_op"))
+    new = BuildDescription("/b/python", "1.9.1", ("add", "exp", "new_op"))
+    assert mismatches({"base": base, "new": new}) == [
+        "framework version: base 1.8.0, new 1.9.1",
+        "1 operators only in base: old_op",
+        "1 operators only in new: new_op",
+    ]
+    assert mismatches({"base": base, "new": base}) == []
+    assert mismatches({"base": base, "new": None}) == ["the new workers did not describe their build"]
+
+
+def _key(index: int) -> Key:
+    return Key(
+        "mxnet", "mx.nd", f"op{index}", "{}", "float32", "cpu(0)", "native", None, 1, "hot", True, "eager"
+    )
+
+
+def _rounds(medians: dict[Key, list[float]], busy: bool = False) -> tuple[Run, ...]:
+    """One Run per round: each key's median in that round, a 1% interval, no doubt flags."""
+    count = len(next(iter(medians.values())))
+    return tuple(
+        Run(
+            f"round {r}",
+            {
+                key: RunRecord(key, "ok", None, {"forward": PhaseRun(m[r], m[r] * 0.99, m[r] * 1.01, False)},
+                               imprecise=True, busy=busy)
+                for key, m in medians.items()
+            },
+        )
+        for r in range(count)
+    )  # fmt: skip
+
+
+def test_paired_rounds_find_a_slowdown_and_nothing_else():
+    """40 rows, each side three rounds in which the machine's speed moves both sides of a round
+    alike (up to 30%), with 2% noise of their own; rows 0-3 are 20% slower on the new side."""
+    rng = random.Random(7)
+    base, new = {}, {}
+    for index in range(40):
+        key, true = _key(index), 1e-3 * (1 + index)
+        stretches = [math.exp(rng.uniform(-0.3, 0.3)) for _ in range(3)]
+        base[key] = [true * s * math.exp(rng.gauss(0, 0.02)) for s in stretches]
+        slower = 1.2 if index < 4 else 1.0
+        new[key] = [true * s * slower * math.exp(rng.gauss(0, 0.02)) for s in stretches]
+    result = diff(_rounds(base), _rounds(new), threshold=0.05, alpha=0.05, paired=True)
+    verdicts = {row.key.op: row.verdict for row in result.rows}
+    assert {op for op, v in verdicts.items() if v is Verdict.SLOWER} == {"op0", "op1", "op2", "op3"}
+    assert Verdict.FASTER not in verdicts.values()
+    # Unpaired, the same figures cannot be told apart from the machine's stretches.
+    unpaired = diff(_rounds(base), _rounds(new), threshold=0.05, alpha=0.05)
+    assert Verdict.SLOWER not in {row.verdict for row in unpaired.rows}
