@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from opperf import harness
+from opperf import harness, shards
 from opperf.benchmark import RunOptions
 from opperf.checkpoint import JournalWriter, check_settings, load_journal
 from opperf.errors import OpperfError, suggest
@@ -19,7 +19,9 @@ from opperf.op_info import OpInfo
 from opperf.results import BenchmarkSpec, InputValue, Measurement, Status, freeze_inputs
 from opperf.rules import NoRuleError, SizeProfile, inputs_for
 from opperf.rules.profiles import STANDARD
+from opperf.shards import Shard
 from opperf.utils.affinity import AUTO, available_cpus, worker_cpus
+from opperf.utils.devices import device_kind
 from opperf.utils.environment import Environment, Machine
 from opperf.utils.peaks import load_peaks
 
@@ -44,10 +46,17 @@ class SweepConfig:
     resume: bool = False
     recalibrate_peaks: bool = False
     affinity: str = AUTO
+    shard: Shard | None = None
 
     def settings(self) -> dict[str, object]:
         """What must match for results to be comparable, and so for a journal to be resumed."""
-        return {**self.options.settings(), "affinity": self.affinity, "profile": self.profile.name}
+        shard = str(self.shard) if self.shard else None
+        return {
+            **self.options.settings(),
+            "affinity": self.affinity,
+            "profile": self.profile.name,
+            "shard": shard,
+        }
 
 
 @dataclass(frozen=True)
@@ -108,7 +117,7 @@ def specs_for(op: OpInfo, config: SweepConfig, backend: Backend) -> list[Benchma
     """One spec per input configuration the rules give ``op``; raises NoRuleError when there are none."""
     return [
         _spec(op, config.options, backend.applicable_inputs(op, inputs))
-        for inputs in inputs_for(op, config.profile, config.options.device.split("(")[0])
+        for inputs in inputs_for(op, config.profile, device_kind(config.options.device))
     ]
 
 
@@ -129,6 +138,8 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
     if config.profile.needs_int64:
         backend.require_large_tensors()
     operators = select_operators(backend, config.ops, config.categories)
+    if config.shard is not None:
+        operators = _in_shard(operators, config)
     finished = _resume(config)
     threads = backend.set_threads(options.threads)
     cpus = worker_cpus(config.affinity, threads, available_cpus()) if config.isolate else None
@@ -180,6 +191,7 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
         harness_overhead_s=overhead,
         harness_efficiency=harness_efficiency(measured_now, wall_seconds),
         machine_peaks=peaks,
+        shard=str(config.shard) if config.shard else None,
     )
     measured = {m.spec.op for m in measurements}
     return SweepResult(
@@ -191,6 +203,21 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
         interrupted=interrupted,
         resumed=len(set(finished) & measured),
     )
+
+
+def expected_cost(op: OpInfo, config: SweepConfig) -> float:
+    """What an operator is expected to cost a sweep: its number of input configurations (adaptive
+    sampling spends at most the budget on each); a tenth of one when it is skipped."""
+    try:
+        return float(len(inputs_for(op, config.profile, device_kind(config.options.device))))
+    except NoRuleError:
+        return 0.1
+
+
+def _in_shard(operators: Sequence[OpInfo], config: SweepConfig) -> list[OpInfo]:
+    costs = {op.name: expected_cost(op, config) for op in operators}
+    chosen = set(shards.select([op.name for op in operators], costs, config.shard))
+    return [op for op in operators if op.name in chosen]
 
 
 def harness_efficiency(measurements: Sequence[Measurement], wall_seconds: float) -> float | None:

@@ -21,6 +21,7 @@ SUBCOMMANDS = {
     "compare": "compare",
     "diff": "diff",
     "ab": "ab",
+    "merge": "merge",
 }
 """Subcommand -> its module in ``opperf.cli``."""
 DEFAULT_SUBCOMMAND = "sweep"

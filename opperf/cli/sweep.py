@@ -21,6 +21,7 @@ from opperf.report.document import build_document
 from opperf.report.json_report import render_json
 from opperf.report.markdown import render_markdown
 from opperf.rules.profiles import INT64, STANDARD
+from opperf.shards import Shard
 from opperf.sweep import DEFAULT_TIMEOUT_S, SweepConfig, run_sweep
 from opperf.utils.affinity import AUTO, check_setting
 from opperf.utils.files import write_atomically
@@ -38,6 +39,13 @@ def _seconds(text: str) -> float:
     if not value > 0 or not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"must be a positive, finite number of seconds, got {text!r}")
     return value
+
+
+def _shard(text: str) -> Shard:
+    try:
+        return Shard.parse(text)
+    except OpperfError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _affinity(text: str) -> str:
@@ -129,6 +137,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="print, per category, how many operators were benchmarked, skipped (why) and failed (why); "
         "exit 1 if any selected operator is unaccounted for",
     )
+    parser.add_argument(
+        "--shard",
+        default=None,
+        type=_shard,
+        metavar="K/N",
+        help="run shard K of N: a deterministic partition of the selection balanced by expected cost "
+        "(put the shards' files back together with `opperf merge`)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar (there is none off a terminal)")
     for framework, flags in framework_flags().items():
         for flag in flags:
@@ -192,6 +208,7 @@ def run(arguments: argparse.Namespace) -> int:
         resume=arguments.resume,
         recalibrate_peaks=arguments.recalibrate_peaks,
         affinity=arguments.affinity,
+        shard=arguments.shard,
     )
     progress = _ProgressBar() if sys.stderr.isatty() and not arguments.quiet else None
     try:

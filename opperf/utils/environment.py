@@ -87,6 +87,7 @@ class Environment:
     harness_efficiency: float | None
     machine_peaks: MachinePeaks | None
     worker_peak_rss_bytes: int | None = None
+    shard: str | None = None
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -111,5 +112,6 @@ class Environment:
             "harness_overhead_s": self.harness_overhead_s,
             "harness_efficiency": self.harness_efficiency,
             "worker_peak_rss_bytes": self.worker_peak_rss_bytes,
+            "shard": self.shard,
             "machine_peaks": self.machine_peaks.to_json() if self.machine_peaks else None,
         }

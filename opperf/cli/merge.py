@@ -1,0 +1,35 @@
+"""``opperf merge FILES... --output-file F``: the shards of one sweep (``sweep --shard K/N``) back in
+one results file; files measured with other settings are refused."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from opperf.cli.common import check_writable
+from opperf.merge import merge, missing_shards, read_document
+from opperf.report.json_report import render_json
+from opperf.utils.files import write_atomically
+
+HELP = "put the shards of one sweep (sweep --shard K/N) back in one results file"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("files", nargs="+", metavar="FILE", help="JSON results files of one sweep's shards")
+    parser.add_argument("--output-file", required=True, help="the merged JSON results file")
+
+
+def run(arguments: argparse.Namespace) -> int:
+    check_writable(arguments.output_file)
+    merged = merge([(path, read_document(path)) for path in arguments.files])
+    write_atomically(arguments.output_file, render_json(merged))
+    missing = missing_shards(merged)
+    if missing:
+        print(f"note: shards {', '.join(missing)} are missing from the merge", file=sys.stderr)
+    coverage = merged["coverage"]
+    print(
+        f"{len(merged['results'])} records of {coverage['operators']} operators from "
+        f"{len(arguments.files)} files; written to {arguments.output_file}",
+        file=sys.stderr,
+    )
+    return 0
