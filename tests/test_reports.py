@@ -181,3 +181,18 @@ def test_roofline_counts_the_forward_work():
     assert roofline["gb_per_s"] == pytest.approx(144 / 0.002 / 1e9)
     assert roofline["fraction_of_peak"]["bound"] == "memory"
     assert roofline["fraction_of_peak"]["bandwidth"] == pytest.approx(144 / 0.002 / 20e9)
+
+
+def test_hud_records_follow_the_oss_benchmark_database_format():
+    from opperf.report.hud import hud_records
+
+    records = hud_records(json.loads(render_json(_document())))
+    ok_phases = sum(
+        bool(r["forward"]) + bool(r["backward"]) for r in _document()["results"] if r["status"] == "ok"
+    )
+    assert len(records) == ok_phases
+    first = records[0]
+    assert set(first) == {"benchmark", "model", "metric", "runners"}
+    assert first["benchmark"]["name"] == "opperf" and first["model"]["type"] == "operator"
+    assert first["metric"]["name"] in ("forward_median_ms", "backward_median_ms")
+    assert all(isinstance(v, float) for v in first["metric"]["benchmark_values"])

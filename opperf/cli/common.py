@@ -50,13 +50,15 @@ def write_or_print(text: str, path: str | None) -> None:
 
 EXTENSIONS = {".json": "json", ".md": "md", ".markdown": "md", ".csv": "csv"}
 """Report formats by file extension."""
+WRITTEN_AS = {"hud": "json"}
+"""Formats that are written in another format's syntax, and so take its extension."""
 
 
 def report_format(requested: str | None, output_file: str | None, default: str) -> str:
     """The format asked for, else the one ``output_file``'s extension names, else ``default``; a
     format that contradicts the extension is refused."""
     implied = EXTENSIONS.get(os.path.splitext(output_file or "")[1].lower())
-    if requested and implied and requested != implied:
+    if requested and implied and WRITTEN_AS.get(requested, requested) != implied:
         raise OpperfError(
             f"--output-format {requested} contradicts --output-file {output_file!r} ({implied}); "
             f"drop one of them or give the file a .{requested} extension"

@@ -18,6 +18,7 @@ from opperf.options import RunOptions
 from opperf.report.coverage import Coverage, render_coverage
 from opperf.report.csv_report import render_csv
 from opperf.report.document import build_document
+from opperf.report.hud import render_hud
 from opperf.report.json_report import render_json
 from opperf.report.markdown import render_markdown
 from opperf.rules.profiles import INT64, STANDARD
@@ -27,7 +28,7 @@ from opperf.utils.affinity import AUTO, check_setting
 from opperf.utils.files import write_atomically
 
 HELP = "benchmark a framework's operators and write a report (the default subcommand)"
-RENDERERS = {"json": render_json, "md": render_markdown, "csv": render_csv}
+RENDERERS = {"json": render_json, "md": render_markdown, "csv": render_csv, "hud": render_hud}
 INTERRUPTED = 130
 
 
@@ -92,7 +93,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--output-format",
         default=None,
         choices=sorted(RENDERERS),
-        help="report format (default: from --output-file's extension, else json)",
+        help="report format: json (the results document), md, csv, or hud (PyTorch's OSS benchmark "
+        "database records) (default: from --output-file's extension, else json)",
     )
     parser.add_argument(
         "--output-file", default=None, help="report path (default: <framework>_operator_benchmarks.<format>)"
