@@ -22,6 +22,7 @@ SUBCOMMANDS = {
     "diff": "diff",
     "ab": "ab",
     "merge": "merge",
+    "history": "history",
 }
 """Subcommand -> its module in ``opperf.cli``."""
 DEFAULT_SUBCOMMAND = "sweep"

@@ -14,6 +14,7 @@ from opperf.cli import compare
 from opperf.cli.common import add_selection, check_writable, names, on_off, report_format
 from opperf.errors import OpperfError
 from opperf.frameworks import FRAMEWORKS, FrameworkFlag, framework_module, get_backend
+from opperf.history.store import History
 from opperf.options import RunOptions
 from opperf.report.coverage import Coverage, render_coverage
 from opperf.report.csv_report import render_csv
@@ -147,6 +148,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="run shard K of N: a deterministic partition of the selection balanced by expected cost "
         "(put the shards' files back together with `opperf merge`)",
     )
+    parser.add_argument(
+        "--history",
+        default=None,
+        metavar="DB",
+        help="also add the results to this history database (see `opperf history`)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar (there is none off a terminal)")
     for framework, flags in framework_flags().items():
         for flag in flags:
@@ -195,7 +202,7 @@ def run(arguments: argparse.Namespace) -> int:
     apply_framework_flags(arguments, (arguments.framework,))
     chosen = report_format(arguments.output_format, arguments.output_file, default="json")
     output_file = arguments.output_file or f"{arguments.framework}_operator_benchmarks.{chosen}"
-    for path in filter(None, (output_file, arguments.json_file)):
+    for path in filter(None, (output_file, arguments.json_file, arguments.history)):
         check_writable(path)
     journal = f"{output_file}.journal.jsonl"
     device = arguments.device or get_backend(arguments.framework).default_device()
@@ -224,6 +231,9 @@ def run(arguments: argparse.Namespace) -> int:
     write_atomically(output_file, RENDERERS[chosen](document))
     if arguments.json_file:
         write_atomically(arguments.json_file, render_json(document))
+    if arguments.history and not result.interrupted:
+        with History(arguments.history) as history:
+            history.add(document, arguments.json_file or output_file)
     if arguments.coverage:
         print(render_coverage(coverage))
     summary = (
