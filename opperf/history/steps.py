@@ -7,7 +7,8 @@ the level just before it with the level just after: the medians of the ``WINDOW`
 A step qualifies when it exceeds both the threshold and the series' own noise: ``NOISE_FACTOR``
 robust standard deviations (MAD) of the runs around the series' running median, so a series that
 wanders by 30% needs a larger step than one that holds within 1%. Binary segmentation takes the
-qualifying step whose windows' means differ most, then looks again on each side of it. Pure functions; the store feeds them.
+qualifying step whose windows' means differ most, then looks again on each side of it. Pure
+functions; the store feeds them.
 """
 
 from __future__ import annotations
