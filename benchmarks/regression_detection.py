@@ -1,0 +1,164 @@
+"""How well verdicts tell real changes from the machine's noise: A/A false calls, power, and cost.
+
+    .venv/bin/python -m benchmarks.regression_detection [--categories C | --ops A,B] [--scenarios ...]
+
+Each scenario runs real opperf jobs in fresh processes and diffs them with ``opperf diff``:
+
+- ``aa-ab``: an A/B job of this interpreter against itself; target at most 1% of rows slower or faster.
+- ``aa-diff``: two separate sweeps, diffed; target at most 2% slower; the share inconclusive reported.
+- ``power-ab``: an A/B job whose new side has a 10% slowdown injected into the chosen operators
+  (``OPPERF_TEST_SLOWDOWN``, test-only); target: at least 90% of affected rows above 100 us slower.
+- ``power-diff``: three sweeps per side, a 25% slowdown injected into the new side; same target.
+- ``onednn``: an A/B job with ``MXNET_MKLDNN_ENABLED=0`` on the new side: oneDNN-backed operators
+  (Convolution, FullyConnected, Pooling, softmax) should be slower, element-wise ones the same.
+
+It also prints each job's wall time, and the A/B job's against one sweep's (target: at most 2.5x).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from benchmarks.sweeps import ROOT
+
+SCENARIOS = ("aa-ab", "aa-diff", "power-ab", "power-diff", "onednn")
+INJECTED = "exp,log,sqrt,broadcast_add,broadcast_mul,dot,FullyConnected,Convolution,Pooling,softmax"
+"""Operators the power scenarios slow down (their rows above 100 us count towards power)."""
+ONEDNN_OPS = "Convolution,FullyConnected,Pooling,softmax,exp,broadcast_add"
+ONEDNN_BACKED = {"Convolution", "FullyConnected", "Pooling", "softmax"}
+LARGE_S = 100e-6
+
+
+def opperf(*arguments: str, environment: dict[str, str] | None = None) -> float:
+    """Run ``opperf.py`` with ``arguments`` in a fresh process; its wall-clock seconds."""
+    import os
+
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, str(ROOT / "opperf.py"), *arguments],
+        check=True,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, **(environment or {})},
+    )
+    return time.perf_counter() - start
+
+
+def diff_rows(*files: str) -> list[dict]:
+    """``opperf diff`` of ``files`` (BASE NEW, or one A/B file), its JSON rows."""
+    command = [
+        sys.executable,
+        str(ROOT / "opperf.py"),
+        "diff",
+        *files,
+        "--output-format",
+        "json",
+        "--fail-on",
+        "never",
+    ]
+    return json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)["rows"]
+
+
+def counts(rows: Sequence[dict]) -> Counter:
+    return Counter(row["verdict"] for row in rows)
+
+
+def describe(name: str, rows: Sequence[dict], seconds: float) -> str:
+    found = counts(rows)
+    shares = ", ".join(
+        f"{verdict} {count} ({count / len(rows):.1%})" for verdict, count in found.most_common()
+    )
+    return f"{name}: {len(rows)} rows in {seconds:.0f} s: {shares}"
+
+
+def power(rows: Sequence[dict], injected: set[str]) -> str:
+    """Of the injected operators' rows above 100 us on both sides, how many were called slower."""
+    affected = [
+        r
+        for r in rows
+        if r["op"] in injected
+        and r.get("base_median_s")
+        and min(r["base_median_s"], r["new_median_s"]) > LARGE_S
+    ]
+    slower = sum(r["verdict"] == "slower" for r in affected)
+    others = [r for r in rows if r["op"] not in injected]
+    false = sum(r["verdict"] in ("slower", "faster") for r in others)
+    share = f"{slower / len(affected):.0%}" if affected else "n/a"
+    return (
+        f"  affected rows above 100 us: {slower} of {len(affected)} slower ({share}); "
+        f"other rows called changed: {false}"
+    )
+
+
+def _median(row: dict, side: str) -> float:
+    return row[side]["median_s"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--categories", default="", help="the selection (default: the whole registry)")
+    parser.add_argument("--ops", default="", help="the selection, by operator")
+    parser.add_argument("--scenarios", default=",".join(SCENARIOS), help=f"of {', '.join(SCENARIOS)}")
+    arguments = parser.parse_args()
+    selection = [*(["--categories", arguments.categories] if arguments.categories else []),
+                 *(["--ops", arguments.ops] if arguments.ops else []), "--threads", "1"]  # fmt: skip
+    chosen = arguments.scenarios.split(",")
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder)
+
+        def sweep(name: str, environment: dict[str, str] | None = None) -> tuple[str, float]:
+            output = str(path / f"{name}.json")
+            return output, opperf(*selection, "--quiet", "--output-file", output, environment=environment)
+
+        def ab(name: str, *flags: str) -> tuple[str, float]:
+            output = str(path / f"{name}.json")
+            return output, opperf("ab", *selection, *flags, "--output-file", output)
+
+        sweep_seconds = None
+        if "aa-ab" in chosen:
+            file, seconds = ab("aa_ab")
+            rows = diff_rows(file)
+            print(describe("A/A through ab", rows, seconds))
+            single, sweep_seconds = sweep("single")
+            print(f"  ab costs {seconds / sweep_seconds:.2f}x one sweep ({sweep_seconds:.0f} s)")
+        if "aa-diff" in chosen:
+            (first, a), (second, b) = sweep("a1"), sweep("a2")
+            print(describe("A/A through diff of two sweeps", diff_rows(first, second), a + b))
+        slowdown = {"OPPERF_TEST_SLOWDOWN": f"{INJECTED}:1.10"}
+        if "power-ab" in chosen:
+            file, seconds = ab("power_ab", "--new-env", f"OPPERF_TEST_SLOWDOWN={INJECTED}:1.10")
+            rows = diff_rows(file)
+            print(describe("10% injected, ab", rows, seconds))
+            print(power(rows, set(INJECTED.split(","))))
+        if "power-diff" in chosen:
+            slowdown = {"OPPERF_TEST_SLOWDOWN": f"{INJECTED}:1.25"}
+            bases = [sweep(f"b{k}") for k in range(3)]
+            news = [sweep(f"n{k}", slowdown) for k in range(3)]
+            rows = diff_rows(",".join(f for f, _ in bases), ",".join(f for f, _ in news))
+            print(describe("25% injected, diff of 3 sweeps per side", rows, sum(s for _, s in bases + news)))
+            print(power(rows, set(INJECTED.split(","))))
+        if "onednn" in chosen:
+            output = str(path / "onednn.json")
+            onednn_off = ("--new-env", "MXNET_MKLDNN_ENABLED=0")
+            seconds = opperf(
+                "ab", "--ops", ONEDNN_OPS, "--threads", "1", *onednn_off, "--output-file", output
+            )
+            rows = diff_rows(output)
+            print(describe("oneDNN off, ab", rows, seconds))
+            for op in ONEDNN_OPS.split(","):
+                verdicts = Counter(r["verdict"] for r in rows if r["op"] == op)
+                expected = "slower" if op in ONEDNN_BACKED else "same"
+                print(f"  {op} (expected {expected}): {dict(verdicts)}")
+
+
+if __name__ == "__main__":
+    main()
