@@ -23,8 +23,13 @@ class Status(str, Enum):
     TIMEOUT = "timeout"
 
 
-Storage = Literal["default", "csr", "row_sparse"]
-"""How a tensor is stored: dense, compressed sparse rows, or a subset of non-zero rows."""
+Storage = Literal[
+    "default", "csr", "row_sparse", "csc", "mkldnn", "per_channel", "fbgemm_packed", "nested", "sliced"
+]
+"""How a tensor is stored: dense, compressed sparse rows, or a subset of non-zero rows (MXNet and
+PyTorch); and for PyTorch only: compressed sparse columns, MKL-DNN's opaque layout, quantized per
+channel along dimension 0 (a quantized dtype), packed for FBGEMM's matrix product, a nested (jagged)
+tensor of the rows, or a non-contiguous view (every second element along the last axis)."""
 
 Structure = Literal["spd", "lower_triangular", "sorted_unique"]
 """Matrix structure over the last two axes: symmetric positive-definite, or lower-triangular with a
@@ -38,7 +43,8 @@ class TensorSpec:
 
     Values are drawn uniformly from [low, high), positive by default so logarithms and roots stay
     finite; ``integral`` rounds them down, which is how index arguments stay within bounds. A sparse
-    ``storage`` keeps a ``density`` fraction of the elements (CSR) or of the rows (row_sparse) non-zero.
+    ``storage`` keeps a ``density`` fraction of the elements (CSR, CSC) or of the rows (row_sparse)
+    non-zero.
     """
 
     shape: tuple[int, ...]
