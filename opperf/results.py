@@ -25,13 +25,20 @@ class Status(str, Enum):
     TIMEOUT = "timeout"
 
 
-Storage = Literal["default", "csr", "row_sparse"]
-"""How a tensor is stored: dense, compressed sparse rows, or a subset of non-zero rows."""
+Storage = Literal[
+    "default", "csr", "row_sparse", "csc", "mkldnn", "per_channel", "fbgemm_packed", "nested", "sliced"
+]
+"""How a tensor is stored: dense, compressed sparse rows, or a subset of non-zero rows (MXNet and
+PyTorch); and for PyTorch only: compressed sparse columns, MKL-DNN's opaque layout, quantized per
+channel along dimension 0 (a quantized dtype), packed for FBGEMM's matrix product, a nested (jagged)
+tensor of the rows, or a non-contiguous view (every second element along the last axis)."""
 
-Structure = Literal["spd", "lower_triangular", "sorted_unique"]
+Structure = Literal["spd", "lower_triangular", "sorted_unique", "png"]
 """Matrix structure over the last two axes: symmetric positive-definite, or lower-triangular with a
 dominant diagonal (factorizations, inverses and triangular solves need one of them); or, for a vector,
-distinct integers in [low, high) in ascending order (vertex and row id lists)."""
+distinct integers in [low, high) in ascending order (vertex and row id lists); or, for a (height, width,
+channels) shape, the PNG file of a uint8 image of random pixels that size, as a vector of its bytes
+(what image decoders take; MXNet only)."""
 
 
 @dataclass(frozen=True)
@@ -40,7 +47,8 @@ class TensorSpec:
 
     Values are drawn uniformly from [low, high), positive by default so logarithms and roots stay
     finite; ``integral`` rounds them down, which is how index arguments stay within bounds. A sparse
-    ``storage`` keeps a ``density`` fraction of the elements (CSR) or of the rows (row_sparse) non-zero.
+    ``storage`` keeps a ``density`` fraction of the elements (CSR, CSC) or of the rows (row_sparse)
+    non-zero.
     """
 
     shape: tuple[int, ...]

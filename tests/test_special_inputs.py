@@ -1,5 +1,6 @@
 """Operators that need more than dense tensors through their front end: sparse storage, in-place
-writes, auxiliary inputs, no outputs. Each runs for real on the small profile."""
+writes, auxiliary inputs, no outputs, subgraphs, fused graph nodes, a custom operator, encoded images.
+Each runs for real on the small profile."""
 
 import mxnet as mx
 import numpy as np
@@ -7,6 +8,7 @@ import pytest
 
 from opperf.benchmark import RunOptions
 from opperf.frameworks.mxnet.arrays import host_values, make_array
+from opperf.frameworks.mxnet.invoke import graph_symbol
 from opperf.results import Status, TensorSpec
 from opperf.rules.profiles import SMALL
 from opperf.sweep import SweepConfig, run_sweep
@@ -52,6 +54,7 @@ def test_sorted_unique_ids_ascend_without_repeats_within_range():
         "_scatter_set_nd",  # must write in place
         "_set_value",  # fills its out= array
         "_zeros_without_dtype",  # called through the C API
+        "_cvimdecode",  # a PNG file's bytes
     ],
 )
 def test_operator_runs_forward(op):
@@ -71,3 +74,51 @@ def test_operator_without_outputs_runs_unrecorded():
     measurements = _sweep("reset_arrays")
     assert all(m.status is Status.OK for m in measurements)
     assert all(m.backward is None and "no outputs" in m.backward_reason for m in measurements)
+
+
+def test_png_structure_is_a_file_that_decodes_to_its_pixels():
+    spec = TensorSpec((6, 10, 3), dtype="uint8", structure="png")
+    data = host_values(spec, "float32", np.random.default_rng(0))
+    assert data.dtype == np.uint8 and data.ndim == 1 and data[:8].tobytes() == b"\x89PNG\r\n\x1a\n"
+    pixels = np.random.default_rng(0).integers(0, 256, size=(6, 10, 3), dtype=np.uint8)
+    assert np.array_equal(mx.img.imdecode(data.tobytes()).asnumpy(), pixels)
+
+
+@pytest.mark.parametrize(
+    "op, tensors, attributes",
+    [
+        ("_sg_mkldnn_conv", ("data", "weight", "bias"), (("kernel", (3, 3)), ("num_filter", 4))),
+        ("_sg_mkldnn_fully_connected", ("data", "weight", "bias"), (("num_hidden", 4),)),
+        ("_sg_mkldnn_selfatt_qk", ("queries_keys_values",), (("heads", 2),)),
+        ("_sg_mkldnn_selfatt_valatt", ("queries_keys_values", "attention"), (("heads", 2),)),
+        ("_foreach", ("data", "state"), ()),
+        ("_while_loop", ("counter", "data", "state"), (("steps", 2),)),
+        ("_cond", ("data",), ()),
+    ],
+)
+def test_graph_operators_are_the_node_their_graph_runs(op, tensors, attributes):
+    import json
+
+    graph = json.loads(graph_symbol(op, tensors, attributes).tojson())
+    assert op in [node["op"] for node in graph["nodes"]]
+
+
+def test_fused_nodes_run_forward_only_and_say_why():
+    for m in _sweep("_sg_mkldnn_conv", "_sg_mkldnn_fully_connected"):
+        assert m.status is Status.OK, m.reason
+        assert m.forward and min(m.forward) > 0 and m.spec.op in m.profiled_ops
+        assert m.backward is None and "zero gradients" in m.backward_reason
+
+
+def test_control_flow_runs_its_body_forward_and_backward():
+    for m in _sweep("_foreach", "_while_loop", "_cond"):
+        assert m.status is Status.OK, m.reason
+        assert "tanh" in m.profiled_ops  # the native figure is the body's operators
+        assert m.backward and min(m.backward) > 0
+
+
+def test_custom_operator_is_timed_natively_with_its_python():
+    (custom,) = _sweep("Custom")
+    assert custom.status is Status.OK, custom.reason
+    assert "opperf_scale::pure_python" in custom.profiled_ops
+    assert custom.backward and min(custom.backward) > 0

@@ -12,7 +12,7 @@ from opperf.sweep import SweepConfig, run_sweep
 FULLY_COVERED = (
     "unary", "binary_broadcast", "binary_elemwise", "scalar", "rounding", "activation", "loss", "gemm",
     "linalg", "rnn", "sorting_searching", "join_split", "rearrange", "expanding", "transpose_convolution",
-    "pooling", "convolution", "image", "indexing", "random_sampling", "shape",
+    "pooling", "convolution", "image", "indexing", "random_sampling", "shape", "misc",
 )  # fmt: skip
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import struct
+import zlib
+
 import numpy as np
 
 from opperf.results import InputValue, Structure, TensorSpec, is_given_array, is_tensor_list
@@ -16,6 +19,9 @@ INTEGER_RANGE = (1, 10)
 def host_values(spec: TensorSpec, dtype: str, rng: np.random.Generator) -> np.ndarray:
     """The tensor's values on the host: uniform in the spec's range, shaped by its structure."""
     target = np.dtype(spec.dtype or dtype)
+    if spec.structure == "png":
+        pixels = rng.integers(0, 256, size=spec.shape, dtype=np.uint8)
+        return np.frombuffer(png_file(pixels), dtype=np.uint8)
     if spec.structure == "sorted_unique":
         ids = rng.choice(np.arange(int(spec.low), int(spec.high)), size=spec.shape, replace=False)
         return np.sort(ids).astype(target)
@@ -32,6 +38,27 @@ def host_values(spec: TensorSpec, dtype: str, rng: np.random.Generator) -> np.nd
     if spec.storage != "default":
         values = _sparsified(values, spec, rng)
     return values.astype(target, copy=False)
+
+
+# PNG colour types by channel count: grey, RGB, RGBA.
+_PNG_COLOUR_TYPES = {1: 0, 3: 2, 4: 6}
+
+
+def png_file(pixels: np.ndarray) -> bytes:
+    """A PNG file of a (height, width, channels) uint8 image: 8 bits per channel, rows unfiltered,
+    zlib-compressed as the format requires."""
+    height, width, channels = pixels.shape
+    rows = pixels.reshape(height, width * channels)
+    raw = b"".join(b"\x00" + row.tobytes() for row in rows)  # filter type 0 before each row
+    header = struct.pack(">IIBBBBB", width, height, 8, _PNG_COLOUR_TYPES[channels], 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + b"".join(
+        _png_chunk(kind, data)
+        for kind, data in ((b"IHDR", header), (b"IDAT", zlib.compress(raw)), (b"IEND", b""))
+    )
+
+
+def _png_chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
 
 def _sparsified(values: np.ndarray, spec: TensorSpec, rng: np.random.Generator) -> np.ndarray:

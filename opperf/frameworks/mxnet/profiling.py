@@ -24,6 +24,11 @@ TRACE_FILE = os.path.join(tempfile.gettempdir(), "opperf-mxnet-trace.json")  # u
 # Engine bookkeeping the profiler lists beside operators; none of it is the operator's work.
 ENGINE_BOOKKEEPING = frozenset({"DeleteVariable", "WaitForVar", "WaitAll"})
 
+# Profiler domains whose entries are operators' work: MXNet's operators, and custom operators, which
+# it records as ``<op_type>::pure_python`` (their Python) and ``<op_type>::<operator>`` (the operators
+# that Python ran).
+OPERATOR_DOMAINS = ("operator", "Custom Operator")
+
 
 def _session(call: Callable[[], object], memory: bool) -> tuple[object, dict]:
     import mxnet as mx
@@ -55,8 +60,9 @@ class NativeTimer:
         outputs, stats = _session(call, memory=False)
         operators = {
             op: entry["Total"]
-            for op, entry in stats.get("Time", {}).get("operator", {}).items()
-            if op not in ENGINE_BOOKKEEPING
+            for domain in OPERATOR_DOMAINS
+            for op, entry in stats.get("Time", {}).get(domain, {}).items()
+            if op.rsplit("::", 1)[-1] not in ENGINE_BOOKKEEPING
         }
         if not operators:
             raise RuntimeError("the native profiler recorded no operator for this call")

@@ -62,7 +62,19 @@ def host_values(spec: TensorSpec, dtype: str, generator):
         values = torch.complex(values, _uniform(spec, generator))
     if spec.structure is not None:
         values = _structured(values, spec.structure)
+    if spec.density < 1:
+        values = _sparsified(values, spec, generator)
     return values.to(target)
+
+
+def _sparsified(values, spec: TensorSpec, generator):
+    """``values`` with all but a ``density`` fraction of the elements (CSR, CSC) or rows zeroed."""
+    import torch
+
+    whole_rows = spec.storage == "row_sparse"
+    kept_shape = values.shape[:1] + (1,) * (values.dim() - 1) if whole_rows else values.shape
+    kept = torch.rand(kept_shape, generator=generator, dtype=torch.float64) < spec.density
+    return values * kept
 
 
 def _uniform(spec: TensorSpec, generator):
@@ -83,26 +95,80 @@ def _structured(values, structure: str):
     return values.tril() + identity
 
 
-# Quantized dtypes; such tensors are quantized per tensor from uniform values with this scale and zero
-# point.
+# Quantized dtypes; such tensors are quantized from uniform values with this scale and zero point, per
+# tensor, or per channel (every channel alike) for the ``per_channel`` storage.
 QUANTIZED_DTYPES = frozenset({"quint8", "qint8", "qint32"})
 QUANTIZATION = (0.1, 0)
 
 
 def make_tensor(spec: TensorSpec, dtype: str, device, generator):
-    """A tensor on ``device``, stored as the spec says: dense, CSR, or (for ``row_sparse``, whose zero
-    rows MXNet leaves out) COO; a quantized dtype (``quint8``) quantizes float values per tensor."""
+    """A tensor on ``device``, stored as the spec says (``STORAGES``); a quantized dtype (``quint8``)
+    quantizes float values, per tensor, or per channel along dimension 0 for ``per_channel``."""
     import torch
 
-    if (spec.dtype or dtype) in QUANTIZED_DTYPES:
+    target = spec.dtype or dtype
+    if target in QUANTIZED_DTYPES:
         values = host_values(replace(spec, dtype="float32"), dtype, generator)
-        return torch.quantize_per_tensor(values, *QUANTIZATION, torch_dtype(spec.dtype or dtype)).to(device)
-    tensor = host_values(spec, dtype, generator).to(device)
-    if spec.storage == "csr":
-        return tensor.to_sparse_csr()
-    if spec.storage == "row_sparse":
-        return tensor.to_sparse()
+        scale, zero_point = QUANTIZATION
+        if spec.storage != "per_channel":
+            return torch.quantize_per_tensor(values, scale, zero_point, torch_dtype(target)).to(device)
+        channels = values.shape[0]
+        scales = torch.full((channels,), scale, dtype=torch.float64)
+        zero_points = torch.full((channels,), zero_point, dtype=torch.int64)
+        return torch.quantize_per_channel(values, scales, zero_points, 0, torch_dtype(target)).to(device)
+    if spec.storage not in STORAGES:
+        raise ValueError(f"storage {spec.storage!r} needs a quantized dtype, not {target!r}")
+    return STORAGES[spec.storage](host_values(spec, dtype, generator).to(device))
+
+
+def _fbgemm_packed(tensor):
+    """A (out, in) weight matrix packed for FBGEMM's product: int8 values as
+    ``fbgemm_pack_quantized_matrix`` packs them, floating-point ones as half precision
+    (``fbgemm_pack_gemm_matrix_fp16``). The result is an opaque byte tensor."""
+    import torch
+
+    if tensor.is_floating_point():
+        return torch.fbgemm_pack_gemm_matrix_fp16(tensor)
+    return torch.fbgemm_pack_quantized_matrix(tensor)
+
+
+def _nested(tensor):
+    """A nested (jagged) tensor of the rows (dimension 0) of ``tensor``, flattened: row i keeps its
+    first 1 + i * (width - 1) // (rows - 1) elements, so lengths grow evenly from 1 to the full width
+    and padding it back to a dense tensor fills about half."""
+    import torch
+
+    rows = tensor.reshape(tensor.shape[0], -1)
+    count, width = rows.shape
+    lengths = [1 + i * (width - 1) // max(1, count - 1) for i in range(count)]
+    return torch.nested.nested_tensor([row[:length] for row, length in zip(rows, lengths, strict=True)])
+
+
+def _sliced(tensor):
+    """The same values as a non-contiguous view: every second element along the last axis of a
+    tensor twice as wide."""
+    import torch
+
+    wide = torch.stack((tensor, torch.zeros_like(tensor)), dim=-1).flatten(-2)
+    return wide[..., ::2]
+
+
+def _unchanged(tensor):
     return tensor
+
+
+# Storage -> how a dense tensor of the spec's values becomes it (row_sparse, MXNet's storage that
+# leaves zero rows out, is COO).
+STORAGES = {
+    "default": _unchanged,
+    "csr": lambda tensor: tensor.to_sparse_csr(),
+    "csc": lambda tensor: tensor.to_sparse_csc(),
+    "row_sparse": lambda tensor: tensor.to_sparse(),
+    "mkldnn": lambda tensor: tensor.to_mkldnn(),
+    "fbgemm_packed": _fbgemm_packed,
+    "nested": _nested,
+    "sliced": _sliced,
+}
 
 
 def materialize(value: InputValue, dtype: str, device, generator) -> object:

@@ -1,5 +1,7 @@
 """Hand-written input rules for ``mx.nd.contrib``, ``mx.nd.image`` and internal operators with specific
-input layouts: bounding boxes, interleaved attention, images, in-place assignment."""
+input layouts: bounding boxes, interleaved attention, images, in-place assignment; and for operators that
+run only inside a graph (control flow, MKL-DNN's fused nodes), a custom operator and image decoding,
+whose calls ``opperf.frameworks.mxnet.invoke`` makes."""
 
 from __future__ import annotations
 
@@ -223,6 +225,35 @@ def _hawkes_log_likelihood(s: LayerSizes) -> Configurations:
     ]
 
 
+def _foreach(s: LayerSizes) -> Configurations:
+    """A recurrent loop over ``sequence`` steps of a (batch, features) state."""
+    return [{"data": T((s.sequence, s.batch, s.features)), "state": T((s.batch, s.features))}]
+
+
+def _while_loop(s: LayerSizes) -> Configurations:
+    """``sequence`` iterations, counted by a loop variable starting at 0."""
+    state = T((s.batch, s.features))
+    return [
+        {"counter": T((1,), low=0, high=1, integral=True), "data": state, "state": state, "steps": s.sequence}
+    ]
+
+
+def _fused_convolution(s: LayerSizes) -> Configurations:
+    """Convolution's 2-D configuration, the one MKL-DNN's pass fuses with the ReLU after it."""
+    return [config for config in DEFAULT_RULES["Convolution"](s) if len(config["kernel"]) == 2]
+
+
+CUSTOM_OP_TYPE = "opperf_scale"
+"""The name opperf registers its CustomOp (y = 2x) under for ``Custom``."""
+
+
+def _image_files(s: LayerSizes) -> Configurations:
+    """PNG files of RGB images of ``spatial`` and 8 x ``spatial`` pixels a side."""
+    return [
+        {"buf": T((side, side, 3), dtype="uint8", structure="png")} for side in (s.spatial, 8 * s.spatial)
+    ]
+
+
 CONTRIB_RULES: dict[str, Callable[[LayerSizes], Configurations]] = {
     "_contrib_box_nms": _box_nms,
     "_contrib_hawkesll": _hawkes_log_likelihood,
@@ -251,4 +282,13 @@ CONTRIB_RULES: dict[str, Callable[[LayerSizes], Configurations]] = {
     "_slice_assign": _slice_assign,
     "_sample_unique_zipfian": _sample_unique_zipfian,
     "_copyto": _copy_to,
+    "_foreach": _foreach,
+    "_while_loop": _while_loop,
+    "_cond": lambda s: [{"data": T((s.batch, s.features))}],
+    "_sg_mkldnn_conv": _fused_convolution,
+    "_sg_mkldnn_fully_connected": DEFAULT_RULES["FullyConnected"],
+    "_sg_mkldnn_selfatt_qk": _selfatt_qk,
+    "_sg_mkldnn_selfatt_valatt": _selfatt_valatt,
+    "Custom": lambda s: [{"data": T((s.batch, s.features)), "op_type": CUSTOM_OP_TYPE}],
+    "_cvimdecode": _image_files,
 }

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import replace
 
 from opperf.op_info import ArgKind, Argument, OpInfo
 from opperf.results import InputValue, TensorSpec
@@ -21,39 +22,25 @@ from opperf.rules.profiles import LayerSizes, SizeProfile
 
 Configurations = list[dict[str, InputValue]]
 Override = Callable[[RuleContext], dict[str, InputValue]]
+LayerRule = Callable[[LayerSizes], Configurations]
 T = TensorSpec
 
 # ---------------------------------------------------------------------------------------------------
 # Operators that cannot run standalone, with the reason.
 
-_QUANTIZED = "takes a per-channel quantized tensor or packed quantized weights; opperf generates neither"
-_MKLDNN = "takes tensors in MKL-DNN's opaque layout (Tensor.to_mkldnn); opperf generates strided tensors"
+_CELL_PARAMS = (
+    "takes CellParamsBase objects (torch.classes.rnn, made by quantized::make_quantized_cell_params), "
+    "not tensors; its Tensor[] overloads are no longer supported"
+)
 _MIOPEN = "a MIOpen kernel: it runs only on a ROCm build of PyTorch"
-_NESTED = "takes a nested (jagged) tensor; opperf generates dense tensors"
 _STREAM = "takes a CUDA stream object"
 _FUNCTIONALIZATION = "a copy for traced graphs with no kernel for the sparse tensors it takes"
-_CSC = "takes a CSC (column-compressed) sparse tensor; opperf's storages are dense, CSR and row-sparse (COO)"
 _AUTOGRAD_ONLY = "autograd bookkeeping on a tensor that requires grad; it runs no tensor computation"
 _FILE = "reads a file from disk; benchmarking file I/O is out of scope"
 
 SKIP_REASONS: dict[str, str] = {
-    "q_per_channel_axis": _QUANTIZED,
-    "q_per_channel_scales": _QUANTIZED,
-    "q_per_channel_zero_points": _QUANTIZED,
-    "empty_quantized": _QUANTIZED,
-    "quantized_gru": _QUANTIZED,
-    "quantized_lstm": _QUANTIZED,
-    "quantized_gru_cell": _QUANTIZED,
-    "quantized_lstm_cell": _QUANTIZED,
-    "quantized_rnn_relu_cell": _QUANTIZED,
-    "quantized_rnn_tanh_cell": _QUANTIZED,
-    "fbgemm_linear_fp16_weight": _QUANTIZED,
-    "fbgemm_linear_fp16_weight_fp32_activation": _QUANTIZED,
-    "fbgemm_linear_int8_weight": _QUANTIZED,
-    "fbgemm_linear_int8_weight_fp32_activation": _QUANTIZED,
-    "mkldnn_adaptive_avg_pool2d": _MKLDNN,
-    "mkldnn_max_pool2d": _MKLDNN,
-    "mkldnn_max_pool3d": _MKLDNN,
+    "quantized_gru": _CELL_PARAMS,
+    "quantized_lstm": _CELL_PARAMS,
     "miopen_batch_norm": _MIOPEN,
     "miopen_convolution": _MIOPEN,
     "miopen_convolution_add_relu": _MIOPEN,
@@ -62,19 +49,15 @@ SKIP_REASONS: dict[str, str] = {
     "miopen_ctc_loss": _MIOPEN,
     "miopen_depthwise_convolution": _MIOPEN,
     "miopen_rnn": _MIOPEN,
-    "to_padded_tensor": _NESTED,
     "indices_copy": _FUNCTIONALIZATION,
     "values_copy": _FUNCTIONALIZATION,
-    "ccol_indices": _CSC,
-    "ccol_indices_copy": _CSC,
-    "row_indices": _CSC,
-    "row_indices_copy": _CSC,
     "retain_grad": _AUTOGRAD_ONLY,
     "record_stream": _STREAM,
     "from_file": _FILE,
 }
 
 _CUDA_ONLY = "a cuDNN or CUDA-only kernel: it has no CPU implementation"
+_CPU_ONLY = "an MKL-DNN (oneDNN) or FBGEMM kernel for CPU tensors: it has no GPU implementation"
 _SYNC_BATCH_NORM = "a SyncBatchNorm helper with CUDA kernels only: it has no CPU implementation"
 
 # Skipped only on the device kind named: the operator runs elsewhere.
@@ -93,6 +76,22 @@ DEVICE_SKIP_REASONS: dict[str, dict[str, str]] = {
         "batch_norm_stats": _SYNC_BATCH_NORM,
         "cuda": "copies a tensor to a CUDA device; there is none on a CPU run",
         "pin_memory": "pins host memory for transfers to an accelerator; there is none on a CPU run",
+    },
+    "gpu": {
+        name: _CPU_ONLY
+        for name in (
+            "mkldnn_adaptive_avg_pool2d",
+            "mkldnn_max_pool2d",
+            "mkldnn_max_pool3d",
+            "fbgemm_linear_fp16_weight",
+            "fbgemm_linear_fp16_weight_fp32_activation",
+            "fbgemm_linear_int8_weight",
+            "fbgemm_linear_int8_weight_fp32_activation",
+            "quantized_gru_cell",
+            "quantized_lstm_cell",
+            "quantized_rnn_relu_cell",
+            "quantized_rnn_tanh_cell",
+        )
     },
 }
 
@@ -229,7 +228,8 @@ def _subject_is(spec: Callable[[RuleContext], TensorSpec]) -> Override:
 
 
 def _sparse(storage: str, *names: str) -> Override:
-    """The named tensors (the first tensor if none) in a sparse storage: CSR, or COO for row_sparse."""
+    """The named tensors (the first tensor if none) in a sparse storage: CSR, CSC, or COO for
+    row_sparse."""
     return lambda c: {name: T(c.shape, storage=storage) for name in names or (_subject(c),)}
 
 
@@ -240,10 +240,17 @@ def _transposed(c: RuleContext) -> TensorSpec:
 
 # Operators of a per-tensor quantized tensor (generated as quint8 with scale 0.1, zero point 0).
 _QUANTIZED_INPUTS = ("dequantize", "int_repr", "q_scale", "q_zero_point", "qscheme")
+# Operators of a per-channel quantized tensor.
+_PER_CHANNEL_INPUTS = ("q_per_channel_axis", "q_per_channel_scales", "q_per_channel_zero_points")
 
 
 def _quantized(c: RuleContext) -> TensorSpec:
     return T(c.shape, dtype="quint8")
+
+
+def _per_channel(c: RuleContext) -> TensorSpec:
+    """A tensor quantized per channel along dimension 0 (a scale and zero point per row)."""
+    return T(c.shape, dtype="quint8", storage="per_channel")
 
 
 def _fused_fake_quant(c: RuleContext) -> dict[str, InputValue]:
@@ -293,6 +300,12 @@ COMBINATION_ELEMENTS = 512
 
 def _vector(c: RuleContext) -> TensorSpec:
     return T((_rows(c),))
+
+
+def _diagonal(c: RuleContext) -> TensorSpec:
+    """A vector whose diagonal matrix has about as many elements as the configuration's tensor (the
+    flattened tensor itself would give a matrix of its square: 4 TB for (1024, 1024))."""
+    return T((math.isqrt(_numel(c)),))
 
 
 def _complex(c: RuleContext) -> TensorSpec:
@@ -410,6 +423,10 @@ OVERRIDES: dict[str, Override] = {
     "view_as_real": _subject_is(_complex),
     "view_as_real_copy": _subject_is(_complex),
     "imag": _subject_is(_complex),
+    # A real tensor's conjugate is itself, and a contiguous tensor is returned as it is: neither runs
+    # a kernel. A complex tensor gets its conjugate bit set; a non-contiguous one is copied.
+    "conj": _subject_is(_complex),
+    "contiguous": _subject_is(lambda c: T(c.shape, storage="sliced")),
     "item": _subject_is(_one_element),
     "is_nonzero": _subject_is(_one_element),
     **{
@@ -418,7 +435,9 @@ OVERRIDES: dict[str, Override] = {
     },
     "clamp": lambda c: {"min": 0.2, "max": 0.8},
     "clip": lambda c: {"min": 0.2, "max": 0.8},
-    "copy": lambda c: {"src": T(c.shape)},
+    # copy_ broadcasts the source into self: self takes the larger shape of the pair.
+    "copy": lambda c: {"self": T(c.pair[1]), "src": T(c.pair[0])},
+    "diagflat": _subject_is(_diagonal),
     "dsplit": lambda c: {_subject(c): T((*c.shape, 2))},
     "embedding_renorm": lambda c: {
         "indices": _index((_rows(c),), _rows(c)),
@@ -444,12 +463,12 @@ OVERRIDES: dict[str, Override] = {
     "col_indices": _sparse("csr"),
     "col_indices_copy": _sparse("csr"),
     "hspmm": lambda c: {**_sparse("row_sparse", "mat1")(c), "mat2": _transposed(c)},
-    "smm": lambda c: {**_sparse("row_sparse", "input")(c), "mat2": _transposed(c)},
-    "sspaddmm": lambda c: {
-        "input": T((_rows(c), _rows(c)), storage="row_sparse"),
-        "mat1": T(c.shape, storage="row_sparse"),
-        "mat2": _transposed(c),
-    },
+    **{name: _subject_is(_per_channel) for name in _PER_CHANNEL_INPUTS},
+    "empty_quantized": lambda c: {"size": c.shape, "qtensor": _quantized(c)},
+    "ccol_indices": _sparse("csc"),
+    "ccol_indices_copy": _sparse("csc"),
+    "row_indices": _sparse("csc"),
+    "row_indices_copy": _sparse("csc"),
     **{name: _subject_is(_quantized) for name in _QUANTIZED_INPUTS},
     "quantized_max_pool1d": lambda c: {"input": _quantized(c), "kernel_size": (1,)},
     "quantized_max_pool2d": lambda c: {"input": T((1, *c.shape), dtype="quint8"), "kernel_size": (1, 1)},
@@ -707,6 +726,59 @@ def _cell(gates: int, cell_state: bool) -> Callable[[LayerSizes], Configurations
         ]
 
     return rule
+
+
+WEIGHT_QUANTIZATION = (0.01, 0)
+"""Scale and zero point of int8 weights for FBGEMM."""
+
+
+def _int8_weights(rows: int, columns: int, suffix: str = "") -> dict[str, InputValue]:
+    """A weight matrix quantized for FBGEMM as ``fbgemm_linear_quantize_weight`` returns it: int8
+    values packed for the product, per-row offsets, scale and zero point (the offsets are drawn, not
+    summed from the values: they shift the outputs, not the work)."""
+    scale, zero_point = WEIGHT_QUANTIZATION
+    return {
+        f"packed{suffix}": T(
+            (rows, columns), dtype="int8", low=-128, high=128, integral=True, storage="fbgemm_packed"
+        ),
+        f"col_offsets{suffix}": T((rows,), dtype="int32", low=-1000, high=1000, integral=True),
+        f"scale{suffix}" if suffix else "weight_scale": scale,
+        f"zero_point{suffix}" if suffix else "weight_zero_point": zero_point,
+    }
+
+
+def _fbgemm_linear(int8: bool) -> Callable[[LayerSizes], Configurations]:
+    """FBGEMM's linear layers over prepacked weights: int8 (with the float weight beside them, which
+    the operator takes for its shape) or half precision."""
+
+    def rule(s: LayerSizes) -> Configurations:
+        f = s.features
+        inputs: dict[str, InputValue] = {"input": T((s.batch, f))}
+        if int8:
+            inputs.update(weight=T((f, f)), **_int8_weights(f, f))
+        else:
+            inputs.update(packed_weight=T((f, f), storage="fbgemm_packed"))
+        return [{**inputs, "bias": T((f,))}]
+
+    return rule
+
+
+def _quantized_cell(gates: int, cell_state: bool) -> Callable[[LayerSizes], Configurations]:
+    """``torch.quantized_lstm_cell`` and friends: a recurrent cell's step over FBGEMM int8 weights."""
+
+    def rule(s: LayerSizes) -> Configurations:
+        configurations = _cell(gates, cell_state)(s)
+        for config in configurations:
+            rows, columns = config["w_ih"].shape
+            config.update(_int8_weights(rows, columns, "_ih"), **_int8_weights(rows, columns, "_hh"))
+        return configurations
+
+    return rule
+
+
+def _stored(rule: LayerRule, storage: str) -> LayerRule:
+    """A layer rule with its ``input`` tensor in another storage (MKL-DNN's opaque layout)."""
+    return lambda s: [{**config, "input": replace(config["input"], storage=storage)} for config in rule(s)]
 
 
 def _channels(s: LayerSizes) -> TensorSpec:
@@ -986,6 +1058,13 @@ def _mkldnn_rnn_layer(s: LayerSizes) -> Configurations:
     ]
 
 
+def _padded(s: LayerSizes) -> Configurations:
+    """A batch of sequences of up to ``sequence * features`` values (a nested tensor of ``batch``
+    components: autograd and the profiler handle each component on its own, so thousands of them
+    would time the bookkeeping)."""
+    return [{"self": T((s.batch, s.sequence * s.features), storage="nested"), "padding": 0.0}]
+
+
 def _channel_shuffle(s: LayerSizes) -> Configurations:
     return [{"input": T(_images(s, 2)), "groups": _divisor(s.channels)}]
 
@@ -1015,6 +1094,10 @@ HAND_RULES: dict[str, Callable[[LayerSizes], Configurations]] = {
     "adaptive_max_pool1d": _adaptive_pooling(1),
     "adaptive_max_pool2d": _adaptive_pooling(2),
     "adaptive_max_pool3d": _adaptive_pooling(3),
+    # The stride is given: MKL-DNN's backward does not default it to the window as the forward does.
+    "mkldnn_max_pool2d": _stored(_pooling(2, stride=(2, 2)), "mkldnn"),
+    "mkldnn_max_pool3d": _stored(_pooling(3, stride=(2, 2, 2)), "mkldnn"),
+    "mkldnn_adaptive_avg_pool2d": _stored(_adaptive_pooling(2), "mkldnn"),
     "fractional_max_pool2d": _fractional_max_pooling(2),
     "fractional_max_pool3d": _fractional_max_pooling(3),
     "max_unpool2d": _max_unpooling(2),
@@ -1027,6 +1110,14 @@ HAND_RULES: dict[str, Callable[[LayerSizes], Configurations]] = {
     "gru_cell": _cell(3, cell_state=False),
     "rnn_tanh_cell": _cell(1, cell_state=False),
     "rnn_relu_cell": _cell(1, cell_state=False),
+    "quantized_lstm_cell": _quantized_cell(4, cell_state=True),
+    "quantized_gru_cell": _quantized_cell(3, cell_state=False),
+    "quantized_rnn_tanh_cell": _quantized_cell(1, cell_state=False),
+    "quantized_rnn_relu_cell": _quantized_cell(1, cell_state=False),
+    "fbgemm_linear_fp16_weight": _fbgemm_linear(int8=False),
+    "fbgemm_linear_fp16_weight_fp32_activation": _fbgemm_linear(int8=False),
+    "fbgemm_linear_int8_weight": _fbgemm_linear(int8=True),
+    "fbgemm_linear_int8_weight_fp32_activation": _fbgemm_linear(int8=True),
     "batch_norm": _batch_norm,
     "native_batch_norm": _native_batch_norm,
     "quantized_batch_norm": _quantized_batch_norm,
@@ -1070,12 +1161,14 @@ HAND_RULES: dict[str, Callable[[LayerSizes], Configurations]] = {
     "channel_shuffle": _channel_shuffle,
     "native_channel_shuffle": _channel_shuffle,
     "tensordot": _tensordot,
+    "to_padded_tensor": _padded,
     "mkldnn_rnn_layer": _mkldnn_rnn_layer,
 }
 
 
 # ---------------------------------------------------------------------------------------------------
-# Matrix products and linear algebra: square matrices of ``features``, structured where needed.
+# Matrix products and linear algebra: square matrices of ``features``, structured where needed (sparse
+# products too: their output's non-zeros grow with the product of the operands' extents).
 
 MATRIX_CATEGORIES = frozenset({"gemm", "linalg"})
 
@@ -1096,6 +1189,14 @@ def _pivots(c: RuleContext) -> TensorSpec:
 
 
 _LOWER = "lower_triangular"
+
+SPARSE_PRODUCT_DENSITY = 0.1
+"""Fraction of a sparse operand's rows that are non-zero in sparse matrix products."""
+
+
+def _sparse_square(c: RuleContext) -> TensorSpec:
+    return T(c.shape, storage="row_sparse", density=SPARSE_PRODUCT_DENSITY)
+
 
 MATRIX_OVERRIDES: dict[str, Override] = {
     "cholesky": _spd,
@@ -1141,6 +1242,8 @@ MATRIX_OVERRIDES: dict[str, Override] = {
     "addr": lambda c: {"vec1": _vector(c), "vec2": _vector(c)},
     "kron": lambda c: {"input": T((4, 4)), "other": _square(c)},
     "einsum": lambda c: {"equation": "ij,jk->ik", "tensors": (_square(c), _square(c))},
+    "smm": lambda c: {"input": _sparse_square(c), "mat2": _square(c)},
+    "sspaddmm": lambda c: {"input": _sparse_square(c), "mat1": _sparse_square(c), "mat2": _square(c)},
 }
 
 
@@ -1154,7 +1257,7 @@ def skip_reason(op: OpInfo, device_kind: str) -> str | None:
 
 
 def _shapes(op: OpInfo, profile: SizeProfile) -> tuple[tuple[int, ...], ...]:
-    if op.category not in MATRIX_CATEGORIES:
+    if op.category not in MATRIX_CATEGORIES and op.name not in MATRIX_OVERRIDES:
         return profile.shapes_for(op.category)
     if profile.layers is None:
         raise NoRuleError(f"the {profile.name!r} size profile has no matrix size for {op.name}")
