@@ -29,8 +29,8 @@ Backward = Callable[[object], Callable[[], object]]
 
 
 class UnmeasurableError(RuntimeError):
-    """The operator runs but the chosen timer cannot see it (a call the native profiler records no
-    operator for): the benchmark is skipped with this reason rather than given a made-up figure."""
+    """The operator runs but the native profiler cannot see it (a call it records no operator for):
+    the Python timer, which sees any call, times it instead, and the record says so."""
 
 
 @dataclass(frozen=True)
@@ -148,8 +148,6 @@ def measure(
         passes = session.prepare(spec, spec.options.seed, function)
         with passes.scope():
             return _measure_passes(session, spec, passes)
-    except UnmeasurableError as error:
-        return Measurement(spec=spec, status=Status.SKIPPED, reason=str(error))
     except Exception as error:
         return Measurement(spec=spec, status=Status.FAILED, reason=session.describe_error(error))
     finally:
@@ -160,7 +158,15 @@ def _measure_passes(session: Session, spec: BenchmarkSpec, passes: Passes) -> Me
     sampler = session.sampler(spec.options.profiler, spec.options.device)
     before = load.snapshot()
     started = time.perf_counter()
-    samples = sampler.sample(passes, spec.options.plan)
+    note = None
+    try:
+        samples = sampler.sample(passes, spec.options.plan)
+    except UnmeasurableError as error:
+        if spec.options.profiler == "python":
+            raise
+        spec = replace(spec, options=replace(spec.options, profiler="python"))
+        samples = session.sampler("python", spec.options.device).sample(passes, spec.options.plan)
+        note = f"{error}: timed by the python timer instead"
     sampling_s = time.perf_counter() - started
     sampled = _with_injected_slowdown(spec.op, samples.sampled)
     competing = load.competing_load(before, load.snapshot())
@@ -168,7 +174,7 @@ def _measure_passes(session: Session, spec: BenchmarkSpec, passes: Passes) -> Me
     return Measurement(
         spec=spec,
         status=Status.OK,
-        reason=memory_problem,
+        reason=note or memory_problem,
         forward=sampled.forward,
         backward=sampled.backward,
         backward_reason=passes.backward_reason,

@@ -66,7 +66,7 @@ def test_explain_shows_category_rule_inputs_and_counter(framework, op, rule, cou
 
 
 def test_explain_states_a_skip_reason(capsys):
-    code, out, _ = _run("explain", "_foreach", capsys=capsys)
+    code, out, _ = _run("explain", "_NDArray", capsys=capsys)
     assert code == 0 and "input rule:  none: skipped (" in out and "skipped:" in out
 
 

@@ -191,11 +191,10 @@ def test_inputs_autograd_refuses_take_no_gradient(backend, registry):
     assert m.backward_reason is None and _positive_finite(m.backward)
 
 
-def test_metadata_queries_have_no_native_time(backend):
-    (native,) = benchmark(torch.Tensor.dim, [{"self": (4, 4)}], RunOptions(**QUICK))
-    assert native.status is Status.SKIPPED and "python profiler" in native.reason
-    (python,) = benchmark(torch.Tensor.dim, [{"self": (4, 4)}], RunOptions(profiler="python", **QUICK))
-    assert python.status is Status.OK and _positive_finite(python.forward)
+def test_metadata_queries_are_timed_by_the_python_timer_and_say_so(backend):
+    (m,) = benchmark(torch.Tensor.dim, [{"self": (4, 4)}], RunOptions(**QUICK))
+    assert m.status is Status.OK and m.spec.options.profiler == "python"
+    assert "timed by the python timer instead" in m.reason and _positive_finite(m.forward)
 
 
 def test_failures_are_results(backend):

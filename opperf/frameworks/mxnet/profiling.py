@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from opperf.harness import UnmeasurableError
 from opperf.utils.timing import Timed
 
 # MXNet writes a trace file when the process exits; keep it out of the user's working directory.
@@ -65,7 +66,7 @@ class NativeTimer:
             if op.rsplit("::", 1)[-1] not in ENGINE_BOOKKEEPING
         }
         if not operators:
-            raise RuntimeError("the native profiler recorded no operator for this call")
+            raise UnmeasurableError("the native profiler records no operator for this call")
         return Timed(
             outputs=outputs, seconds=sum(operators.values()) * 1e-3, operators=tuple(sorted(operators))
         )

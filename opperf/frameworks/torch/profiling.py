@@ -84,8 +84,8 @@ class NativeSampler:
         """Total time of the events, which the profiler gives in microseconds."""
         if not work:
             raise NoOperatorRecordedError(
-                "the native profiler recorded no aten operator: PyTorch answers this call from tensor "
-                "metadata without dispatching a kernel; time it with the python profiler"
+                "the native profiler records no aten operator for this call (PyTorch answers it from "
+                "tensor metadata without dispatching a kernel)"
             )
         return sum(e.device_time_total if self.on_gpu else e.cpu_time_total for e in work) * 1e-6
 
