@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import pytest
 
-from opperf.frameworks.torch.rules.derived import DEVICE_SKIP_REASONS, SKIP_REASONS
+from opperf.frameworks.torch.rules.skips import DEVICE_SKIP_REASONS, SKIP_REASONS
 from opperf.op_info import ArgKind, Argument
 from opperf.results import TensorSpec
 from opperf.rules import NoRuleError, inputs_for

@@ -1,23 +1,41 @@
 """PyTorch's input rules: which inputs each operator is benchmarked with, for a size profile.
 
-Operators that cannot run standalone are skipped with a stated reason (``SKIP_REASONS``); hand-written
-layer rules keyed by operator name win over inputs derived from the aten schema (``derived``), where
-per-operator overrides (``OVERRIDES``) fix the arguments a schema cannot say enough about.
+Operators that cannot run standalone are skipped with a stated reason (``skips``); hand-written
+layer rules keyed by operator name (``layers.HAND_RULES``) win over inputs derived from the aten
+schema (``derived``), where per-operator overrides (``OVERRIDES``) fix the arguments a schema cannot
+say enough about.
 """
 
+from __future__ import annotations
+
 from opperf.frameworks.torch.rules.derived import (
-    DEVICE_SKIP_REASONS,
-    HAND_RULES,
     MATRIX_OVERRIDES,
     OVERRIDES,
-    SKIP_REASONS,
-    inputs_for,
-    skip_reason,
+    Configurations,
+    derive,
+    in_schema_order,
 )
+from opperf.frameworks.torch.rules.layers import HAND_RULES
+from opperf.frameworks.torch.rules.skips import DEVICE_SKIP_REASONS, SKIP_REASONS, skip_reason
 from opperf.op_info import OpInfo
-from opperf.rules.generic import rule_name
+from opperf.rules.generic import NoRuleError, rule_name
+from opperf.rules.profiles import SizeProfile
 
 __all__ = ["DEVICE_SKIP_REASONS", "SKIP_REASONS", "inputs_for", "rule_for"]
+
+
+def inputs_for(op: OpInfo, profile: SizeProfile, device_kind: str) -> Configurations:
+    """The input configurations to benchmark the PyTorch operator ``op`` with; raises ``NoRuleError``
+    with the reason if there are none."""
+    reason = skip_reason(op, device_kind)
+    if reason:
+        raise NoRuleError(reason)
+    hand_rule = HAND_RULES.get(op.name)
+    if hand_rule is None:
+        return derive(op, profile)
+    if profile.layers is None:
+        raise NoRuleError(f"the {profile.name!r} size profile has no configuration for {op.name}")
+    return [in_schema_order(op, config) for config in hand_rule(profile.layers)]
 
 
 def rule_for(op: OpInfo, device_kind: str) -> str:
