@@ -27,9 +27,8 @@ from opperf.frameworks import get_backend
 from opperf.isolation import BuildDescription, IsolatedRunner
 from opperf.op_info import OpInfo
 from opperf.report.document import SCHEMA_VERSION, record
-from opperf.results import BenchmarkSpec, Measurement, Status
-from opperf.rules import NoRuleError
-from opperf.sweep import SweepConfig, select_operators, specs_for
+from opperf.results import BenchmarkSpec, Measurement
+from opperf.sweep import SweepConfig, plan_operator, select_operators
 from opperf.utils.affinity import available_cpus, worker_cpus
 from opperf.utils.environment import Machine
 
@@ -118,12 +117,11 @@ def run_ab(
         descriptions = {side: runners[side].describe() for side in SIDES}
         try:
             for index, op in enumerate(operators, start=1):
-                try:
-                    specs = specs_for(op, config, backend)
-                except NoRuleError as reason:
-                    skipped.append(_skipped(op, config, str(reason)))
+                planned = plan_operator(op, config, backend)
+                if isinstance(planned, Measurement):
+                    skipped.append(planned)
                     continue
-                pairs += _interleaved(specs, runners, rounds)
+                pairs += _interleaved(planned, runners, rounds)
                 if progress is not None:
                     progress(index, len(operators), op)
         except KeyboardInterrupt:
@@ -151,11 +149,6 @@ def _interleaved(
             measured = {side: next(iter(runners[side].run([spec]))) for side in order(round_index)}
             pairs.append(Pair(round_index, measured["base"], measured["new"]))
     return pairs
-
-
-def _skipped(op: OpInfo, config: SweepConfig, reason: str) -> Measurement:
-    spec = BenchmarkSpec(op.namespaces[0], op.name, (), config.options, category=op.category)
-    return Measurement(spec=spec, status=Status.SKIPPED, reason=reason)
 
 
 def mismatches(descriptions: Mapping[str, BuildDescription | None]) -> list[str]:

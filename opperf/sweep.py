@@ -121,8 +121,8 @@ def specs_for(op: OpInfo, config: SweepConfig, backend: Backend) -> list[Benchma
     ]
 
 
-def _skipped(op: OpInfo, config: SweepConfig, reason: str) -> Measurement:
-    return Measurement(spec=_spec(op, config.options, {}), status=Status.SKIPPED, reason=reason)
+def _unmeasured(op: OpInfo, config: SweepConfig, status: Status, reason: str) -> Measurement:
+    return Measurement(spec=_spec(op, config.options, {}), status=status, reason=reason)
 
 
 def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepResult:
@@ -250,11 +250,21 @@ class InProcessRunner:
 def _measure_operator(
     op: OpInfo, config: SweepConfig, backend: Backend, runner: IsolatedRunner | InProcessRunner
 ) -> list[Measurement]:
+    planned = plan_operator(op, config, backend)
+    return [planned] if isinstance(planned, Measurement) else list(runner.run(planned))
+
+
+def plan_operator(op: OpInfo, config: SweepConfig, backend: Backend) -> list[BenchmarkSpec] | Measurement:
+    """The specs to measure ``op`` with, or the record of why there are none: ``skipped`` with the
+    rules' reason, or ``failed`` when a rule itself broke (the sweep goes on either way)."""
     try:
-        specs = specs_for(op, config, backend)
+        return specs_for(op, config, backend)
     except NoRuleError as reason:
-        return [_skipped(op, config, str(reason))]
-    return list(runner.run(specs))
+        return _unmeasured(op, config, Status.SKIPPED, str(reason))
+    except Exception as error:
+        return _unmeasured(
+            op, config, Status.FAILED, f"its input rule raised {type(error).__name__}: {error}"
+        )
 
 
 def _resume(config: SweepConfig) -> dict[str, tuple[Measurement, ...]]:

@@ -104,3 +104,14 @@ def test_skips_are_data_and_device_specific(torch_ops):
 def test_a_profile_without_layer_sizes_has_no_layer_configuration(torch_ops):
     with pytest.raises(NoRuleError, match="int64"):
         inputs_for(torch_ops["conv2d"], INT64, "cpu")
+
+
+def test_every_rule_gives_inputs_or_a_reason_in_both_profiles_and_device_kinds(torch_ops):
+    """No rule raises anything but NoRuleError (a sweep records any other error as a failure)."""
+    for op in set(torch_ops.values()):
+        for profile in (SMALL, INT64):
+            for kind in ("cpu", "gpu"):
+                try:
+                    assert inputs_for(op, profile, kind)
+                except NoRuleError:
+                    pass

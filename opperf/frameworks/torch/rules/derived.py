@@ -454,9 +454,9 @@ OVERRIDES: dict[str, Override] = {
         "quant_max": 255,
     },
     "fake_quantize_per_channel_affine": lambda c: {
-        "scale": T((c.shape[1],)),
-        "zero_point": T((c.shape[1],), dtype="int32", low=0, high=1, integral=True),
-        "axis": 1,
+        "scale": T((c.shape[-1],)),
+        "zero_point": T((c.shape[-1],), dtype="int32", low=0, high=1, integral=True),
+        "axis": len(c.shape) - 1,
         "quant_min": 0,
         "quant_max": 255,
     },
