@@ -1,5 +1,6 @@
 """PyTorch input rules: every operator gets inputs or a stated reason, and the inputs fit the schema."""
 
+import contextlib
 from dataclasses import replace
 
 import pytest
@@ -111,7 +112,5 @@ def test_every_rule_gives_inputs_or_a_reason_in_both_profiles_and_device_kinds(t
     for op in set(torch_ops.values()):
         for profile in (SMALL, INT64):
             for kind in ("cpu", "gpu"):
-                try:
+                with contextlib.suppress(NoRuleError):
                     assert inputs_for(op, profile, kind)
-                except NoRuleError:
-                    pass

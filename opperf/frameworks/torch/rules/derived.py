@@ -442,9 +442,9 @@ OVERRIDES: dict[str, Override] = {
     "quantize_per_tensor": lambda c: {"scale": 0.1, "zero_point": 0, "dtype": "quint8"},
     "quantize_per_tensor_dynamic": lambda c: {"dtype": "quint8"},
     "quantize_per_channel": lambda c: {
-        "scales": T((c.shape[1],)),
-        "zero_points": T((c.shape[1],), dtype="int64", low=0, high=1, integral=True),
-        "axis": 1,
+        "scales": T((c.shape[-1],)),
+        "zero_points": T((c.shape[-1],), dtype="int64", low=0, high=1, integral=True),
+        "axis": len(c.shape) - 1,
         "dtype": "quint8",
     },
     "fake_quantize_per_tensor_affine": lambda c: {
