@@ -13,7 +13,7 @@ import shutil
 import sys
 
 from opperf.ab import DEFAULT_ROUNDS, SIDES, Build, ab_document, ab_environment, mismatches, run_ab
-from opperf.cli.common import add_selection, check_writable
+from opperf.cli.common import add_selection, check_writable, seconds
 from opperf.errors import OpperfError
 from opperf.frameworks import get_backend
 from opperf.options import RunOptions
@@ -78,7 +78,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout",
         default=DEFAULT_TIMEOUT_S,
-        type=float,
+        type=seconds,
         help=f"seconds one measurement may take (default: {DEFAULT_TIMEOUT_S:g})",
     )
     add_selection(parser)

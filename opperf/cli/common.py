@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 
 from opperf.errors import OpperfError
@@ -19,6 +20,28 @@ def on_off(text: str) -> bool:
     if value not in ("on", "off"):
         raise argparse.ArgumentTypeError(f"expected on or off, got {text!r}")
     return value == "on"
+
+
+def fraction(text: str) -> float:
+    """An argparse type: a number strictly between 0 and 1, such as a threshold of 0.05."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a fraction such as 0.05, got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, got {text!r}")
+    return value
+
+
+def seconds(text: str) -> float:
+    """An argparse type: a positive, finite number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0 or not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a positive, finite number of seconds, got {text!r}")
+    return value
 
 
 def add_selection(parser: argparse.ArgumentParser) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from opperf.cli.common import check_writable, report_format, write_or_print
+from opperf.cli.common import check_writable, fraction, report_format, write_or_print
 from opperf.errors import OpperfError
 from opperf.utils.files import write_atomically
 from opperf.verdicts.decide import FailOn
@@ -21,17 +21,6 @@ from opperf.verdicts.table import render_csv
 
 HELP = "verdicts per row between two sets of result files: slower, faster, same, inconclusive, ..."
 RENDERERS = {"md": render_markdown, "json": render_json, "csv": render_csv}
-
-
-def fraction(text: str) -> float:
-    """An argparse type: a number strictly between 0 and 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give e.g. 0.05") from None
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"{text!r} must lie strictly between 0 and 1, e.g. 0.05")
-    return value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

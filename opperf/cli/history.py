@@ -13,6 +13,7 @@ import sys
 
 from tabulate import tabulate
 
+from opperf.cli.common import fraction
 from opperf.errors import OpperfError
 from opperf.history.steps import detect_steps
 from opperf.history.store import History, Series
@@ -21,16 +22,6 @@ from opperf.merge import read_document
 HELP = "keep result files' figures over time (SQLite) and detect steps: add, show, detect"
 DEFAULT_DB = "opperf-history.sqlite"
 MS = 1e3
-
-
-def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a fraction such as 0.05, got {text!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, got {text!r}")
-    return value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action.add_argument("--db", default=DEFAULT_DB, help=f"the history database (default: {DEFAULT_DB})")
     for action in (show, detect):
         action.add_argument(
-            "--threshold", type=_fraction, default=0.05, help="smallest step worth reporting (0.05)"
+            "--threshold", type=fraction, default=0.05, help="smallest step worth reporting (0.05)"
         )
 
 

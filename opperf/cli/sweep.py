@@ -6,12 +6,11 @@ Bare flags mean this subcommand: ``python opperf.py --ctx cpu --output-format md
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 
 from opperf.cli import compare
-from opperf.cli.common import add_selection, check_writable, names, on_off, report_format
+from opperf.cli.common import add_selection, check_writable, names, on_off, report_format, seconds
 from opperf.errors import OpperfError
 from opperf.frameworks import FRAMEWORKS, FrameworkFlag, framework_module, get_backend
 from opperf.history.store import History
@@ -31,16 +30,6 @@ from opperf.utils.files import write_atomically
 HELP = "benchmark a framework's operators and write a report (the default subcommand)"
 RENDERERS = {"json": render_json, "md": render_markdown, "csv": render_csv, "hud": render_hud}
 INTERRUPTED = 130
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not value > 0 or not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"must be a positive, finite number of seconds, got {text!r}")
-    return value
 
 
 def _shard(text: str) -> Shard:
@@ -118,7 +107,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout",
         default=DEFAULT_TIMEOUT_S,
-        type=_seconds,
+        type=seconds,
         help="seconds an operator may take, all its input configurations together, before its worker is "
         f"killed and it is recorded as a timeout (default: {DEFAULT_TIMEOUT_S:g})",
     )
