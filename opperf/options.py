@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from opperf.frameworks import Backend
 
 PROFILERS = ("native", "python")
+MODES = ("inference", "training")
 DTYPES = ("float16", "float32", "float64", "int8", "uint8", "int32", "int64")
 """The dtypes opperf generates inputs in."""
 
@@ -94,9 +95,11 @@ def _finite_positive(below_one: bool = False) -> Callable[[object], None]:
     return check
 
 
-def _one_of(values: Callable[[], Sequence[str]], what: str) -> Callable[[object], None]:
+def _one_of(
+    values: Callable[[], Sequence[str]], what: str, optional: bool = False
+) -> Callable[[object], None]:
     def check(value: object) -> None:
-        if value not in values():
+        if value not in values() and not (optional and value is None):
             raise ValueError(f"unknown {what} {value!r}; choose one of: {', '.join(values())}")
 
     return check
@@ -149,6 +152,16 @@ class RunOptions:
         help="measure the forward pass only",
         negated=True,
         check=_flag,
+        keyed=True,
+    )
+    mode: str | None = option(
+        None,
+        flag="--mode",
+        help="autograd mode of forward passes: training (Dropout drops, BatchNorm uses batch statistics, "
+        "MKL-DNN writes its backward workspace) or inference (default: training with backward, inference "
+        "with --no-backward, as upstream opperf)",
+        check=_one_of(lambda: MODES, "mode", optional=True),
+        choices=lambda: MODES,
         keyed=True,
     )
     profiler: str = option(
@@ -229,9 +242,16 @@ class RunOptions:
                     check(getattr(self, item.name))
                 except ValueError as error:
                     raise OpperfError(f"{item.name}: {error}") from None
+        resolved = self.mode or ("training" if self.run_backward else "inference")
+        if resolved == "inference" and self.run_backward:
+            raise OpperfError(
+                "mode inference times forward passes only; add --no-backward (run_backward=False) "
+                "or choose --mode training"
+            )
+        resolved_options = replace(self, mode=resolved)
         if backend is None:
-            return self
-        return replace(self, device=backend.normalize_device(self.device))
+            return resolved_options
+        return replace(resolved_options, device=backend.normalize_device(self.device))
 
     def keyed(self) -> dict[str, object]:
         """The options each results record carries: those a figure depends on."""
@@ -256,7 +276,9 @@ class RunOptions:
                 parser.add_argument(spec.flag, dest=item.name, action="store_false", help=spec.help)
                 continue
             default = None if item.name == "device" else item.default
-            shown = f" (default: {item.default})" if item.name != "device" else ""
+            shown = (
+                f" (default: {item.default})" if item.default is not None and item.name != "device" else ""
+            )
             parser.add_argument(
                 spec.flag,
                 dest=item.name,

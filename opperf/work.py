@@ -211,11 +211,13 @@ class Operand:
 
 @dataclass(frozen=True)
 class Operands:
-    """What a counter reads: a spec's tensors and other arguments, and the measured output shapes."""
+    """What a counter reads: a spec's tensors and other arguments, the measured output shapes, and
+    whether the forward pass runs in training mode (normalisation layers then compute statistics)."""
 
     tensors: tuple[tuple[str, Operand], ...]
     attributes: tuple[tuple[str, object], ...]
     measured_outputs: tuple[Shape, ...] | None = None
+    training: bool = True
 
     @classmethod
     def of(cls, spec: BenchmarkSpec, output_shapes: tuple[Shape, ...] | None = None) -> Operands:
@@ -232,7 +234,7 @@ class Operands:
                 raise UncountableError
             else:
                 attributes.append((name, value))
-        return cls(tuple(tensors), tuple(attributes), output_shapes)
+        return cls(tuple(tensors), tuple(attributes), output_shapes, spec.options.mode != "inference")
 
     def get(self, *names: str) -> Operand | None:
         """The tensor under the first of ``names`` given, or None."""

@@ -7,6 +7,7 @@ import itertools
 
 import pytest
 
+from opperf.errors import OpperfError
 from opperf.frameworks import get_backend
 from opperf.harness import PerCallSampler, harness_overhead, measure
 from opperf.options import RunOptions
@@ -89,3 +90,32 @@ def test_an_operator_that_raises_becomes_a_failed_result(framework):
 def test_the_harness_overhead_is_a_small_positive_time(framework):
     overhead = harness_overhead(get_backend(framework).session, "python", "cpu(0)")
     assert 0 < overhead < 1e-3
+
+
+@pytest.mark.parametrize(("mode", "identity"), [("inference", True), ("training", False)])
+def test_forward_passes_run_in_the_options_mode(mode, identity):
+    """MXNet's Dropout passes its input through in inference mode and drops half of it in training."""
+    options = RunOptions(run_backward=False, mode=mode).validated()
+    spec = BenchmarkSpec("mx.nd", "Dropout", freeze_inputs({"data": TensorSpec((64, 64)), "p": 0.5}), options)
+    passes = get_backend("mxnet").session.prepare(spec, seed=0, function=None)
+    with passes.scope():
+        output = passes.forward().asnumpy()
+    assert bool((output == 0).mean() < 0.01) == identity
+
+
+def test_pytorch_inference_mode_makes_inference_tensors():
+    options = RunOptions(framework="torch", run_backward=False).validated()
+    assert options.mode == "inference"
+    passes = get_backend("torch").session.prepare(
+        BenchmarkSpec("torch", "exp", SPECS["torch"].inputs, options), seed=0, function=None
+    )
+    with passes.scope():
+        assert passes.forward().value.is_inference()
+
+
+def test_the_mode_defaults_from_backward_and_a_contradiction_is_refused():
+    assert RunOptions().validated().mode == "training"
+    assert RunOptions(run_backward=False).validated().mode == "inference"
+    assert RunOptions(run_backward=False, mode="training").validated().mode == "training"
+    with pytest.raises(OpperfError, match="mode inference times forward passes only"):
+        RunOptions(mode="inference").validated()

@@ -1,7 +1,8 @@
 """How the shared harness runs an MXNet operator: inputs on the device, forward and backward passes.
 
-Passes run in training mode either way, so Dropout or BatchNorm do the same work with or without a
-backward pass; a backward pass is timed when the operator records for autograd and its gradient runs.
+Forward passes run in the options' mode: training (Dropout drops, BatchNorm computes batch statistics,
+MKL-DNN writes its backward workspace) or inference; a backward pass is timed when the operator
+records for autograd and its gradient runs.
 """
 
 from __future__ import annotations
@@ -115,12 +116,15 @@ def _passes(spec: BenchmarkSpec, calls: list[_Call], frontend: str) -> Passes:
         array.attach_grad()
     rotation = itertools.cycle(calls)
 
+    training = spec.options.mode != "inference"
+    mode_scope = autograd.train_mode if training else autograd.predict_mode
+
     def forward() -> object:
         call = next(rotation)
         if backward_reason is None:
-            with autograd.record(train_mode=True):
+            with autograd.record(train_mode=training):
                 return call()
-        with autograd.train_mode():
+        with mode_scope():
             return call()
 
     try:

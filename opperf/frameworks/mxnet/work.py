@@ -270,10 +270,10 @@ COUNTERS: Mapping[str, Counter] = {
     "Deconvolution": MXConvolution(transposed=True, bias_default=False),
     **dict.fromkeys(("Pooling", "Pooling_v1"), _mx_pooling),
     **dict.fromkeys(("softmax", "log_softmax", "softmin", "SoftmaxActivation"), Softmax()),
-    # opperf runs MXNet in training mode: BatchNorm computes batch statistics unless told to use the
-    # running ones.
+    # BatchNorm computes batch statistics in training mode unless told to use the running ones.
     **dict.fromkeys(
-        ("BatchNorm", "BatchNorm_v1"), Normalization(lambda o: not o.flag("use_global_stats", default=False))
+        ("BatchNorm", "BatchNorm_v1"),
+        Normalization(lambda o: o.training and not o.flag("use_global_stats", default=False)),
     ),
     **dict.fromkeys(("LayerNorm", "GroupNorm", "InstanceNorm"), Normalization()),
 }

@@ -77,7 +77,9 @@ class TorchSession:
             backward=backward_of if record else None,
             backward_reason=recording.reason,
             synchronize=devices.synchronizer(spec.options.device),
-            scope=lambda: torch.set_grad_enabled(record),
+            scope=lambda: torch.inference_mode()
+            if spec.options.mode == "inference"
+            else torch.set_grad_enabled(record),
         )
 
     def _recording(self, spec: BenchmarkSpec, prepared: _Prepared) -> gradients.Recording:
