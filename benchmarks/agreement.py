@@ -3,7 +3,7 @@
     .venv/bin/python -m benchmarks.agreement [--rounds 3] [--frameworks mxnet,torch]
 
 MXNet's reference is a plain loop: ``perf_counter`` around each call and ``mx.nd.waitall()``, in
-training mode as opperf's passes are.
+inference mode as opperf's forward-only passes are.
 PyTorch's is ``torch.utils.benchmark.Timer(...).blocked_autorange()``. For each operator, rounds
 alternate reference, opperf's native profiler and opperf's Python timer, so drift on a noisy machine
 touches all three alike; the process is pinned to one CPU, as a sweep's workers are (``--no-pin``
@@ -77,8 +77,8 @@ def mxnet_cases() -> list[Case]:
 
 def mxnet_reference(case: Case, runs: int) -> float:
     """Median seconds of ``runs`` synchronised calls in a plain loop, on uniform random inputs, in
-    training mode as opperf runs every forward pass (MKL-DNN's max pooling, for one, also writes the
-    workspace its backward needs then: 0.27 ms instead of 0.22 ms for the case here)."""
+    inference mode as opperf runs forward-only passes (in training mode MKL-DNN's max pooling also
+    writes the workspace its backward needs: 0.27 ms instead of 0.22 ms for the case here)."""
     import mxnet as mx
     from mxnet import autograd
 
@@ -86,7 +86,7 @@ def mxnet_reference(case: Case, runs: int) -> float:
         name: mx.nd.random.uniform(0.1, 1.0, shape=value) if _is_shape(name, value) else value
         for name, value in case.inputs.items()
     }
-    with autograd.train_mode():
+    with autograd.predict_mode():
         for _ in range(REFERENCE_WARMUP):
             case.function(**arguments)
         mx.nd.waitall()
