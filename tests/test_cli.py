@@ -179,3 +179,20 @@ def test_coverage_table_names_reasons(tmp_path, capsys):
     assert code == 0
     assert "| total" in out and "skipped (1):" in out
     assert "_NDArray: takes a raw C pointer" in out
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--ops", ""), ("--categories", ",,"), ("--fail-on", "bogus")])
+def test_empty_selections_and_unknown_statuses_are_usage_errors(flag, value, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main([flag, value])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "names nothing" in err or "unknown status 'bogus'" in err
+
+
+def test_fail_on_gates_a_sweep_whose_operators_failed(tmp_path, capsys):
+    output = str(tmp_path / "r.json")
+    arguments = ["--ops", "quantized_elemwise_mul,exp", "--runs", "2", "--warmup", "0", "--quiet"]
+    assert main([*arguments, "--output-file", output]) == 0
+    assert main([*arguments, "--output-file", output, "--fail-on", "failed,crashed"]) == 1
+    assert "--fail-on: 1 operators: quantized_elemwise_mul (failed)" in capsys.readouterr().err

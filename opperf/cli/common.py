@@ -11,8 +11,12 @@ from opperf.utils.files import write_atomically
 
 
 def names(text: str) -> tuple[str, ...]:
-    """A comma-separated list; empty items are dropped."""
-    return tuple(name.strip() for name in text.split(",") if name.strip())
+    """A comma-separated list; empty items are dropped, and a list with none left is refused (an unset
+    CI variable must not silently mean "everything")."""
+    found = tuple(name.strip() for name in text.split(",") if name.strip())
+    if not found:
+        raise argparse.ArgumentTypeError(f"{text!r} names nothing; name at least one, or leave the flag out")
+    return found
 
 
 def on_off(text: str) -> bool:

@@ -21,6 +21,7 @@ from opperf.report.document import build_document
 from opperf.report.hud import render_hud
 from opperf.report.json_report import render_json
 from opperf.report.markdown import render_markdown
+from opperf.results import Status
 from opperf.rules.profiles import INT64, STANDARD
 from opperf.shards import Shard
 from opperf.sweep import DEFAULT_TIMEOUT_S, SweepConfig, run_sweep
@@ -37,6 +38,15 @@ def _shard(text: str) -> Shard:
         return Shard.parse(text)
     except OpperfError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _statuses(text: str) -> tuple[Status, ...]:
+    chosen = names(text)
+    known = [s.value for s in Status if s is not Status.OK]
+    unknown = [name for name in chosen if name not in known]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown status {unknown[0]!r}; choose from {', '.join(known)}")
+    return tuple(Status(name) for name in chosen)
 
 
 def _affinity(text: str) -> str:
@@ -136,6 +146,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="K/N",
         help="run shard K of N: a deterministic partition of the selection balanced by expected cost "
         "(put the shards' files back together with `opperf merge`)",
+    )
+    parser.add_argument(
+        "--fail-on",
+        default=(),
+        type=_statuses,
+        metavar="STATUSES",
+        help="exit 1 when an operator ends in one of these statuses, e.g. failed,crashed,timeout "
+        "(default: exit 0 whatever the operators did)",
     )
     parser.add_argument(
         "--history",
@@ -239,6 +257,11 @@ def run(arguments: argparse.Namespace) -> int:
         return INTERRUPTED
     os.unlink(journal)
     print(summary, file=sys.stderr)
+    gated = [state for state in coverage.operators if state.status in arguments.fail_on]
+    if gated:
+        shown = ", ".join(f"{state.op} ({state.status.value})" for state in gated[:10])
+        print(f"--fail-on: {len(gated)} operators: {shown}", file=sys.stderr)
+        return 1
     if arguments.coverage and len(coverage.operators) != result.selected:
         print(
             f"error: {result.selected - len(coverage.operators)} selected operators have no record",
