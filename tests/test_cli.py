@@ -192,7 +192,7 @@ def test_empty_selections_and_unknown_statuses_are_usage_errors(flag, value, cap
 
 def test_fail_on_gates_a_sweep_whose_operators_failed(tmp_path, capsys):
     output = str(tmp_path / "r.json")
-    arguments = ["--ops", "quantized_elemwise_mul,exp", "--runs", "2", "--warmup", "0", "--quiet"]
+    arguments = ["--ops", "_contrib_quantized_elemwise_mul,exp", "--runs", "2", "--warmup", "0", "--quiet"]
     assert main([*arguments, "--output-file", output]) == 0
     assert main([*arguments, "--output-file", output, "--fail-on", "failed,crashed"]) == 1
-    assert "--fail-on: 1 operators: quantized_elemwise_mul (failed)" in capsys.readouterr().err
+    assert "--fail-on: 1 operators: _contrib_quantized_elemwise_mul (failed)" in capsys.readouterr().err
