@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 
 from opperf.cli import compare
@@ -27,10 +28,10 @@ from opperf.shards import Shard
 from opperf.sweep import DEFAULT_TIMEOUT_S, SweepConfig, run_sweep
 from opperf.utils.affinity import AUTO, check_setting
 from opperf.utils.files import write_atomically
+from opperf.utils.signals import exit_status, stop_on_signals
 
 HELP = "benchmark a framework's operators and write a report (the default subcommand)"
 RENDERERS = {"json": render_json, "md": render_markdown, "csv": render_csv, "hud": render_hud}
-INTERRUPTED = 130
 
 
 def _shard(text: str) -> Shard:
@@ -227,11 +228,12 @@ def run(arguments: argparse.Namespace) -> int:
         shard=arguments.shard,
     )
     progress = _ProgressBar() if sys.stderr.isatty() and not arguments.quiet else None
-    try:
-        result = run_sweep(config, progress=progress)
-    finally:
-        if progress is not None:
-            progress.close()
+    with stop_on_signals() as received:
+        try:
+            result = run_sweep(config, progress=progress)
+        finally:
+            if progress is not None:
+                progress.close()
     coverage = Coverage.of(result.measurements, result.registered, result.aliases)
     environment = result.environment.to_json()
     document = build_document(result.measurements, environment, result.registered, result.aliases)
@@ -249,12 +251,13 @@ def run(arguments: argparse.Namespace) -> int:
         + f"; report: {output_file}"
     )
     if result.interrupted:
+        cause = signal.Signals(received[0]).name if received else "SIGINT"
         print(
-            f"interrupted after {result.measured} of {result.selected} operators; {summary}; "
-            "continue with the same command and --resume",
+            f"interrupted ({cause}) after {result.measured} of {result.selected} operators; {summary}; "
+            "the journal is kept: continue with the same command and --resume",
             file=sys.stderr,
         )
-        return INTERRUPTED
+        return exit_status(received[0] if received else signal.SIGINT)
     os.unlink(journal)
     print(summary, file=sys.stderr)
     gated = [state for state in coverage.operators if state.status in arguments.fail_on]

@@ -1,0 +1,49 @@
+"""Termination signals handled like Ctrl-C: what ``timeout``, CI runners and closed terminals send
+(SIGTERM, SIGHUP) stops a sweep the same way, keeping what finished."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import sys
+from collections.abc import Iterator
+
+STOPPING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class Stopped(KeyboardInterrupt):
+    """A stopping signal arrived; ``signal_number`` says which."""
+
+    def __init__(self, signal_number: int) -> None:
+        super().__init__(signal.Signals(signal_number).name)
+        self.signal_number = signal_number
+
+
+@contextlib.contextmanager
+def stop_on_signals() -> Iterator[list[int]]:
+    """While inside, SIGTERM and SIGHUP raise ``Stopped`` as Ctrl-C raises KeyboardInterrupt; the list
+    yielded holds the stopping signals that arrived. Only the first stops anything: a second Ctrl-C
+    while the sweep winds down and writes its report is noted, not allowed to lose the report."""
+    received: list[int] = []
+
+    def stop(signal_number: int, _frame: object) -> None:
+        received.append(signal_number)
+        if len(received) == 1:
+            raise Stopped(signal_number)
+        print(
+            f"{signal.Signals(signal_number).name}: already stopping; writing the report of what finished",
+            file=sys.stderr,
+        )
+
+    previous = {number: signal.signal(number, stop) for number in STOPPING_SIGNALS}
+    try:
+        yield received
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def exit_status(signal_number: int) -> int:
+    """The shell's status for a process stopped by ``signal_number``: 128 + the number (130 for Ctrl-C,
+    143 for SIGTERM, 129 for SIGHUP)."""
+    return 128 + signal_number
