@@ -196,3 +196,20 @@ def test_fail_on_gates_a_sweep_whose_operators_failed(tmp_path, capsys):
     assert main([*arguments, "--output-file", output]) == 0
     assert main([*arguments, "--output-file", output, "--fail-on", "failed,crashed"]) == 1
     assert "--fail-on: 1 operators: _contrib_quantized_elemwise_mul (failed)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("folder/", "is a folder"),
+        ("x" * 250 + ".json", "too long for its journal"),
+        ("no/such/out.json", "does not exist"),
+    ],
+)
+def test_output_paths_that_cannot_be_written_are_refused_before_anything_runs(
+    tmp_path, capsys, name, message
+):
+    (tmp_path / "folder").mkdir()
+    code = main(["--ops", "exp", "--output-file", str(tmp_path / name) + ("/" if name.endswith("/") else "")])
+    assert code == 2
+    assert message in capsys.readouterr().err

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import tempfile
 
 from opperf.errors import OpperfError
 from opperf.utils.files import write_atomically
@@ -58,13 +59,36 @@ def add_selection(parser: argparse.ArgumentParser) -> None:
     )
 
 
+JOURNAL_SUFFIX = ".journal.jsonl"
+"""What a sweep's journal adds to its report's name (``opperf.checkpoint``)."""
+
+
 def check_writable(path: str) -> None:
-    """Refuse, before anything runs, an output file whose folder does not exist."""
+    """Refuse, before anything runs, an output file that could not be written: a folder, a folder
+    that does not exist or cannot be written in, a file that cannot be replaced, or a name too long
+    for the journal that goes beside it."""
+    if path.endswith(os.sep) or os.path.isdir(path):
+        raise OpperfError(
+            f"output {path!r} is a folder; name a file in it, e.g. {os.path.join(path, 'results.json')}"
+        )
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise OpperfError(
             f"output folder {folder!r} does not exist; create it or choose another --output-file"
         )
+    longest = os.pathconf(folder, "PC_NAME_MAX")
+    if len(os.path.basename(path)) + len(JOURNAL_SUFFIX) > longest:
+        raise OpperfError(
+            f"output name {os.path.basename(path)!r} is too long for its journal beside it "
+            f"({longest} characters at most, {len(JOURNAL_SUFFIX)} of them the journal's suffix); shorten it"
+        )
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+        if os.path.exists(path):
+            os.close(os.open(path, os.O_WRONLY | os.O_APPEND))
+    except OSError as error:
+        raise OpperfError(f"cannot write {path!r} ({error.strerror}); choose another --output-file") from None
 
 
 def write_or_print(text: str, path: str | None) -> None:

@@ -11,7 +11,15 @@ import signal
 import sys
 
 from opperf.cli import compare
-from opperf.cli.common import add_selection, check_writable, names, on_off, report_format, seconds
+from opperf.cli.common import (
+    JOURNAL_SUFFIX,
+    add_selection,
+    check_writable,
+    names,
+    on_off,
+    report_format,
+    seconds,
+)
 from opperf.errors import OpperfError
 from opperf.frameworks import FRAMEWORKS, FrameworkFlag, framework_module, get_backend
 from opperf.history.store import History
@@ -212,7 +220,7 @@ def run(arguments: argparse.Namespace) -> int:
     output_file = arguments.output_file or f"{arguments.framework}_operator_benchmarks.{chosen}"
     for path in filter(None, (output_file, arguments.json_file, arguments.history)):
         check_writable(path)
-    journal = f"{output_file}.journal.jsonl"
+    journal = output_file + JOURNAL_SUFFIX
     device = arguments.device or get_backend(arguments.framework).default_device()
     config = SweepConfig(
         options=RunOptions.from_arguments(arguments, device=device),
