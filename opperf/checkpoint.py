@@ -3,11 +3,15 @@ in flight, and ``--resume`` continues where it stopped.
 
 The first line records the settings that make results comparable; resuming with other settings is
 refused. Each later line holds one operator's records in the results-file format, written and synced
-before the next operator starts.
+before the next operator starts. A journal is locked while a sweep writes it, so two sweeps cannot
+share one. Damage is repaired or reported, never silently dropped: a torn last line (a kill or a full
+disk mid-write) is cut off before anything is appended, and a damaged line elsewhere is skipped and
+counted, the lines after it kept.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 from collections.abc import Iterable
@@ -23,37 +27,64 @@ FORMAT_VERSION = 1
 
 @dataclass(frozen=True)
 class Journal:
-    """What an interrupted sweep had finished: per operator, its measurements."""
+    """What an interrupted sweep had finished: per operator, its measurements; and what was damaged
+    (``damaged`` lines skipped, whether the last line was ``torn``)."""
 
     settings: dict[str, object]
     finished: dict[str, tuple[Measurement, ...]]
+    damaged: int = 0
+    torn: bool = False
 
 
 def load_journal(path: str) -> Journal | None:
-    """The journal at ``path``, or None if there is none. A torn last line (a kill mid-write) is ignored."""
+    """The journal at ``path``, or None if there is none; OpperfError if it is not a journal."""
     if not os.path.exists(path):
         return None
-    with open(path, encoding="utf-8") as journal:
-        lines = journal.read().splitlines()
-    entries = []
-    for line in lines:
+    with open(path, "rb") as journal:
+        content = journal.read()
+    torn = bool(content) and not content.endswith(b"\n")
+    lines = content.split(b"\n")
+    lines.pop()  # what follows the last newline: nothing, or a torn line
+    header = _entry(lines[0]) if lines else None
+    if not isinstance(header, dict) or header.get("journal") != FORMAT_VERSION or "settings" not in header:
+        raise OpperfError(
+            f"{path} is not an opperf sweep journal (version {FORMAT_VERSION}) or its first line is damaged; "
+            "start afresh with --fresh (it discards the journal)"
+        )
+    finished: dict[str, tuple[Measurement, ...]] = {}
+    damaged = 0
+    for line in lines[1:]:
+        entry = _entry(line)
         try:
-            entries.append(json.loads(line))
-        except json.JSONDecodeError:
-            break
-    if not entries or entries[0].get("journal") != FORMAT_VERSION:
-        raise OpperfError(f"{path} is not an opperf sweep journal (version {FORMAT_VERSION}); remove it")
-    finished = {
-        entry["op"]: tuple(measurement_from_record(r) for r in entry["records"]) for entry in entries[1:]
-    }
-    return Journal(settings=entries[0]["settings"], finished=finished)
+            finished[entry["op"]] = tuple(measurement_from_record(r) for r in entry["records"])
+        except (TypeError, KeyError, ValueError):
+            damaged += 1
+    return Journal(settings=header["settings"], finished=finished, damaged=damaged, torn=torn)
+
+
+def _entry(line: bytes) -> object:
+    """A line's JSON value, or None when it is not JSON text."""
+    try:
+        return json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
 
 
 class JournalWriter:
-    """Appends finished operators to the journal, each line flushed and synced to disk."""
+    """Appends finished operators to the journal, each line flushed and synced to disk, under an
+    exclusive lock held until it is closed."""
 
     def __init__(self, path: str, settings: dict[str, object], *, append: bool) -> None:
+        if append:
+            _cut_torn_line(path)
         self._file: TextIO = open(path, "a" if append else "w", encoding="utf-8")  # noqa: SIM115
+        try:
+            fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._file.close()
+            raise OpperfError(
+                f"another sweep is writing {path}; wait for it to finish, or choose another --output-file"
+            ) from None
         if not append:
             self._write({"journal": FORMAT_VERSION, "settings": settings})
 
@@ -61,20 +92,44 @@ class JournalWriter:
         self._write({"op": op, "records": [record(m) for m in measurements]})
 
     def _write(self, entry: dict[str, object]) -> None:
-        self._file.write(json.dumps(entry) + "\n")
-        self._file.flush()
-        os.fsync(self._file.fileno())
+        line = json.dumps(entry) + "\n"
+        position = self._file.tell()
+        try:
+            self._file.write(line)
+            self._file.flush()
+            os.fsync(self._file.fileno())
+        except OSError as error:
+            # A full disk: take the partial line back, so the journal ends on a whole one.
+            os.truncate(self._file.fileno(), position)
+            raise OpperfError(
+                f"cannot write the journal ({error.strerror}); what finished before is kept"
+            ) from None
 
     def close(self) -> None:
         self._file.close()
 
 
+def _cut_torn_line(path: str) -> None:
+    """Cut a journal back to its last whole line, so an appended entry starts a line of its own."""
+    if not os.path.exists(path):
+        return
+    with open(path, "rb+") as journal:
+        content = journal.read()
+        if content and not content.endswith(b"\n"):
+            journal.truncate(content.rfind(b"\n") + 1)
+
+
 def check_settings(path: str, journal: Journal, settings: dict[str, object]) -> None:
     """Refuse to resume a journal made with settings that would make results incomparable."""
-    differing = {k: (journal.settings.get(k), v) for k, v in settings.items() if journal.settings.get(k) != v}
+    keys = sorted(set(settings) | set(journal.settings))
+    differing = {
+        k: (journal.settings.get(k), settings.get(k))
+        for k in keys
+        if journal.settings.get(k) != settings.get(k)
+    }
     if differing:
         detail = ", ".join(f"{k}: journal {old!r}, now {new!r}" for k, (old, new) in differing.items())
         raise OpperfError(
             f"cannot resume {path}: it was made with other settings ({detail}); "
-            "rerun with the same settings or without --resume"
+            "rerun with the same settings, or start afresh with --fresh"
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -47,6 +48,8 @@ class SweepConfig:
     recalibrate_peaks: bool = False
     affinity: str = AUTO
     shard: Shard | None = None
+    fresh: bool = False
+    framework_flags: Mapping[str, str] = field(default_factory=dict)
 
     def settings(self) -> dict[str, object]:
         """What must match for results to be comparable, and so for a journal to be resumed."""
@@ -56,6 +59,8 @@ class SweepConfig:
             "affinity": self.affinity,
             "profile": self.profile.name,
             "shard": shard,
+            "isolate": self.isolate,
+            "framework_flags": dict(self.framework_flags),
         }
 
 
@@ -268,12 +273,28 @@ def plan_operator(op: OpInfo, config: SweepConfig, backend: Backend) -> list[Ben
 
 
 def _resume(config: SweepConfig) -> dict[str, tuple[Measurement, ...]]:
-    if not (config.resume and config.journal):
+    """What the journal had finished, when resuming; an existing journal is never overwritten by
+    accident: without --resume or --fresh it is refused."""
+    if not config.journal:
+        return {}
+    if not config.resume:
+        if os.path.exists(config.journal) and not config.fresh:
+            raise OpperfError(
+                f"{config.journal} holds an interrupted sweep: continue it with --resume, or discard it "
+                "with --fresh"
+            )
         return {}
     journal = load_journal(config.journal)
     if journal is None:
         return {}
     check_settings(config.journal, journal, config.settings())
+    if journal.damaged or journal.torn:
+        torn = "; its torn last line is cut off" if journal.torn else ""
+        print(
+            f"note: {config.journal}: {journal.damaged} damaged lines skipped (those operators run "
+            f"again){torn}",
+            file=sys.stderr,
+        )
     return journal.finished
 
 

@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from opperf.checkpoint import JournalWriter, check_settings, load_journal
+from opperf.checkpoint import FORMAT_VERSION, JournalWriter, check_settings, load_journal
+from opperf.cli import main
 from opperf.errors import OpperfError
+from opperf.report.document import record
 from opperf.results import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -128,3 +130,62 @@ def test_records_round_trip_for_every_input_kind():
     spec = BenchmarkSpec("mx.np", "_npi_add", freeze_inputs(inputs), function="add", category="numpy")
     measurement = Measurement(spec, Status.OK, forward=(1e-3,), backward=(2e-3,), memory_peak_bytes=8)
     assert record(measurement_from_record(record(measurement))) == record(measurement)
+
+
+def _journal_with(tmp_path, *lines: bytes, newline_at_end: bool = True) -> str:
+    path = tmp_path / "r.json.journal.jsonl"
+    header = json.dumps({"journal": FORMAT_VERSION, "settings": {"dtype": "float32"}}).encode()
+    entry = json.dumps({"op": "exp", "records": [record(_measurement("exp"))]}).encode()
+    later = json.dumps({"op": "log", "records": [record(_measurement("log"))]}).encode()
+    body = [header, *(entry if line == b"EXP" else later if line == b"LOG" else line for line in lines)]
+    path.write_bytes(b"\n".join(body) + (b"\n" if newline_at_end else b""))
+    return str(path)
+
+
+def _measurement(op: str) -> Measurement:
+    spec = BenchmarkSpec("mx.nd", op, freeze_inputs({"data": TensorSpec((2, 2))}), category="unary")
+    return Measurement(spec, Status.OK, forward=(1e-3,))
+
+
+@pytest.mark.parametrize(
+    "damage", [b'{"op": "exp", "recor', b"garbage", b'{"hello": 1}', b"\xff\xfe not utf-8"]
+)
+def test_a_damaged_line_in_the_middle_is_skipped_and_counted_and_later_lines_kept(tmp_path, damage):
+    journal = load_journal(_journal_with(tmp_path, b"EXP", damage, b"LOG"))
+    assert set(journal.finished) == {"exp", "log"} and journal.damaged == 1 and not journal.torn
+
+
+def test_a_torn_last_line_is_cut_before_the_next_entry_is_appended(tmp_path):
+    path = _journal_with(tmp_path, b"EXP", b'{"op": "log", "rec', newline_at_end=False)
+    assert load_journal(path).torn
+    writer = JournalWriter(path, {"dtype": "float32"}, append=True)
+    writer.add("log", [_measurement("log")])
+    writer.close()
+    journal = load_journal(path)
+    assert set(journal.finished) == {"exp", "log"} and journal.damaged == 0 and not journal.torn
+
+
+@pytest.mark.parametrize("header", [b'{"hello": 1}', b"\xff", b""])
+def test_a_file_that_is_no_journal_is_refused_with_the_way_out(tmp_path, header):
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(header + b"\n")
+    with pytest.raises(OpperfError, match="not an opperf sweep journal.*--fresh"):
+        load_journal(str(path))
+
+
+def test_two_sweeps_cannot_share_a_journal(tmp_path):
+    path = str(tmp_path / "j.jsonl")
+    first = JournalWriter(path, {"dtype": "float32"}, append=False)
+    with pytest.raises(OpperfError, match="another sweep is writing"):
+        JournalWriter(path, {"dtype": "float32"}, append=True)
+    first.close()
+
+
+def test_a_journal_left_behind_is_neither_overwritten_nor_mixed(tmp_path, capsys):
+    output = tmp_path / "r.json"
+    Path(f"{output}.journal.jsonl").write_text("left by an interrupted sweep\n")
+    arguments = ["--ops", "exp", "--runs", "2", "--warmup", "0", "--quiet", "--output-file", str(output)]
+    assert main(arguments) == 2
+    assert "continue it with --resume, or discard it with --fresh" in capsys.readouterr().err
+    assert main([*arguments, "--resume", "--fresh"]) == 2
+    assert main([*arguments, "--fresh"]) == 0 and output.exists()

@@ -143,6 +143,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "re-running finished operators",
     )
     parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="discard the journal an interrupted sweep left at OUTPUT_FILE.journal.jsonl and start over "
+        "(without it, or --resume, an existing journal is refused)",
+    )
+    parser.add_argument(
         "--coverage",
         action="store_true",
         help="print, per category, how many operators were benchmarked, skipped (why) and failed (why); "
@@ -182,6 +188,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             )
 
 
+def given_framework_flags(arguments: argparse.Namespace) -> dict[str, str]:
+    """The framework flags given, by name: a journal must be resumed with the same ones."""
+    return {
+        flag.flag: getattr(arguments, flag.dest)
+        for flags in framework_flags().values()
+        for flag in flags
+        if getattr(arguments, flag.dest, None) is not None
+    }
+
+
 def apply_framework_flags(arguments: argparse.Namespace, frameworks: tuple[str, ...]) -> None:
     """Act on each framework flag given; one of a framework the run does not use is refused."""
     for framework, flags in framework_flags().items():
@@ -216,6 +232,8 @@ def run(arguments: argparse.Namespace) -> int:
         arguments.namespaces = arguments.compare
         return compare.run(arguments)
     apply_framework_flags(arguments, (arguments.framework,))
+    if arguments.resume and arguments.fresh:
+        raise OpperfError("--resume continues the journal and --fresh discards it; choose one")
     chosen = report_format(arguments.output_format, arguments.output_file, default="json")
     output_file = arguments.output_file or f"{arguments.framework}_operator_benchmarks.{chosen}"
     for path in filter(None, (output_file, arguments.json_file, arguments.history)):
@@ -234,6 +252,8 @@ def run(arguments: argparse.Namespace) -> int:
         recalibrate_peaks=arguments.recalibrate_peaks,
         affinity=arguments.affinity,
         shard=arguments.shard,
+        fresh=arguments.fresh,
+        framework_flags=given_framework_flags(arguments),
     )
     progress = _ProgressBar() if sys.stderr.isatty() and not arguments.quiet else None
     with stop_on_signals() as received:
