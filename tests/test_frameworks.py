@@ -69,3 +69,15 @@ def test_framework_code_stays_behind_the_backend_interface():
         "assert 'torch' not in sys.modules, 'the MXNet path imported torch'\n"
     )
     subprocess.run([sys.executable, "-c", script], check=True)
+
+
+def test_a_framework_that_is_not_installed_names_the_extra_to_install():
+    """Run where torch cannot be imported: --framework torch says which extra installs it."""
+    import subprocess
+    import sys
+
+    blocker = "import sys; sys.modules['torch'] = None\n"  # import torch now fails, as without it
+    code = blocker + "from opperf.cli import main; sys.exit(main(['--framework', 'torch', '--ops', 'add']))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 2, result.stderr
+    assert "pip install 'opperf[torch]'" in result.stderr and "Traceback" not in result.stderr

@@ -13,6 +13,7 @@ Adding a framework is one package of that shape plus one line in ``FRAMEWORKS``.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import ModuleType
@@ -96,7 +97,10 @@ def get_backend(framework: str = "mxnet") -> Backend:
     check_framework(framework)
     if framework not in _instances:
         module_name, class_name = FRAMEWORKS[framework].split(":")
+        package = importlib.import_module(f"opperf.frameworks.{framework}")
         try:
+            if importlib.util.find_spec(package.IMPORTS) is None:
+                raise ImportError(f"no module named {package.IMPORTS!r}")
             module = importlib.import_module(module_name)
         except ImportError as error:
             raise OpperfError(

@@ -9,6 +9,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+IMPORTS = "mxnet"
+"""The module the framework is imported as: without it, opperf names the extra to install."""
+
 DOCUMENTED_TENSOR = re.compile(r"ndarray|NDArray|array_like|mxnet\.ndarray\.array")
 """A documented parameter type that means a tensor."""
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+IMPORTS = "torch"
+"""The module the framework is imported as: without it, opperf names the extra to install."""
+
 DOCUMENTED_TENSOR = re.compile(r"\bTensor\b")
 """A documented parameter type that means a tensor."""
 
