@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import inspect
+import numbers
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -48,6 +49,11 @@ def benchmark(
     ``options.framework`` says); the options' thread count, when given, is set first.
     """
     functions = list(ops) if isinstance(ops, (list, tuple)) else [ops]
+    not_callable = [f for f in functions if not callable(f)]
+    if not_callable or not functions:
+        raise OpperfError(
+            f"ops must be operators (callables) such as mx.nd.add or torch.add, got {not_callable or ops!r}"
+        )
     if not inputs:
         raise OpperfError("inputs is empty; pass at least one input configuration, e.g. [{'data': (32, 32)}]")
     measurements = []
@@ -172,14 +178,17 @@ def _describe_value(op: str, argument: str, value: object, is_tensor: bool) -> I
 
 
 def check_shape(op: str, argument: str, shape: object) -> tuple[int, ...]:
-    """A shape as a tuple of non-negative ints; raises OpperfError naming the argument otherwise."""
-    if isinstance(shape, int) and not isinstance(shape, bool):
+    """A shape as a tuple of non-negative ints (numpy's integers too); raises OpperfError naming the
+    argument otherwise."""
+    if _is_whole(shape):
         shape = (shape,)
-    if not isinstance(shape, (tuple, list)) or not all(
-        isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape
-    ):
+    if not isinstance(shape, (tuple, list)) or not all(_is_whole(d) and d >= 0 for d in shape):
         raise OpperfError(
             f"{op}: input {argument!r} has malformed shape {shape!r}; "
             "a shape is a tuple of non-negative integers such as (1024, 1024)"
         )
-    return tuple(shape)
+    return tuple(int(d) for d in shape)
+
+
+def _is_whole(value: object) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)

@@ -66,3 +66,26 @@ def test_shape_too_large_for_memory_is_skipped_with_reason():
 def test_empty_inputs():
     with pytest.raises(OpperfError, match="inputs is empty"):
         run_performance_test(mx.nd.exp, inputs=[])
+
+
+def test_non_callables_are_refused():
+    with pytest.raises(OpperfError, match="ops must be operators"):
+        run_performance_test("add", inputs=[{"lhs": (4,), "rhs": (4,)}])
+
+
+def test_numpy_integer_dimensions_are_accepted_and_negative_ones_refused():
+    import numpy as np
+
+    (entry,) = run_performance_test(
+        mx.nd.exp, inputs=[{"data": (np.int64(4), np.int32(2))}], warmup=0, runs=1
+    )
+    assert entry["exp"][0]["inputs"]["data"] == (4, 2)
+    with pytest.raises(OpperfError, match="malformed shape"):
+        run_performance_test(mx.nd.exp, inputs=[{"data": (4, -2)}])
+
+
+def test_an_unknown_namespace_is_refused():
+    from opperf import run_benchmark_operator
+
+    with pytest.raises(OpperfError, match="unknown namespace 'mx.foo'"):
+        run_benchmark_operator("add", namespaces=("mx.nd", "mx.foo"))

@@ -71,6 +71,11 @@ def run_benchmark_operator(
     namespaces get the configuration translated (``opperf.comparison``). Returns one result list entry
     per namespace that has a counterpart, in the order given.
     """
+    for namespace in namespaces:
+        if not get_backend(framework_of_namespace(namespace)).namespace_names(namespace):
+            raise OpperfError(
+                f"unknown namespace {namespace!r}; use mx.nd, mx.np, mx.npx or torch, for example"
+            )
     found = [ns for ns in namespaces if get_backend(framework_of_namespace(ns)).lookup(ns, name)]
     if not found:
         known = {n for ns in namespaces for n in get_backend(framework_of_namespace(ns)).namespace_names(ns)}
