@@ -28,6 +28,11 @@ Backward = Callable[[object], Callable[[], object]]
 """Given a forward pass's outputs, the call that runs their backward pass."""
 
 
+class SkipError(RuntimeError):
+    """A session's refusal to run a benchmark (a tensor it would allocate is too large, say): the
+    benchmark is skipped with this reason before the operator runs."""
+
+
 class UnmeasurableError(RuntimeError):
     """The operator runs but the native profiler cannot see it (a call it records no operator for):
     the Python timer, which sees any call, times it instead, and the record says so."""
@@ -148,6 +153,8 @@ def measure(
         passes = session.prepare(spec, spec.options.seed, function)
         with passes.scope():
             return _measure_passes(session, spec, passes)
+    except SkipError as error:
+        return Measurement(spec=spec, status=Status.SKIPPED, reason=str(error))
     except Exception as error:
         return Measurement(spec=spec, status=Status.FAILED, reason=session.describe_error(error))
     finally:
