@@ -159,6 +159,35 @@ def test_forward_and_backward_samples(backend, profiler):
         assert m.profiled_ops == ("AddBackward0", "aten::add", "torch::autograd::AccumulateGrad")
 
 
+def test_raw_profiler_events_give_each_marker_the_work_the_event_tree_gives(backend):
+    """Samples are read from the profiler's raw events, not its (slow) FunctionEvent tree: both must
+    find the same operators, with the same times, under every forward and backward marker."""
+    from torch.profiler import record_function
+
+    from opperf.backends.torch import profiling
+
+    data = torch.rand(64, 16, requires_grad=True)
+    with profiling._session(on_gpu=False, memory=False) as session:
+        torch.corrcoef(data)  # unmarked work, as warm-up passes leave, belongs to no marker
+        for _ in range(5):
+            with record_function(profiling.FORWARD_MARK):
+                outputs = torch.corrcoef(data)
+            seeds = torch.ones_like(outputs)
+            with record_function(profiling.BACKWARD_MARK):
+                torch.autograd.grad(outputs, (data,), seeds)
+    raw = profiling._cpu_marked_work(profiling._raw_events(session))
+    tree = session.events()
+    for mark in profiling.MARKS:
+        expected = [
+            [(c.name, c.cpu_time_total * 1e-6) for c in e.cpu_children] for e in tree if e.name == mark
+        ]
+        found = [[(w.name, w.seconds) for w in work] for work in raw[mark]]
+        assert len(found) == 5 and [[n for n, _ in w] for w in found] == [[n for n, _ in w] for w in expected]
+        flat = [t for w in found for _, t in w]
+        assert flat == pytest.approx([t for w in expected for _, t in w], rel=1e-9)
+    assert [w.name for w in raw[profiling.FORWARD_MARK][0]] == ["aten::corrcoef"]
+
+
 def test_an_integer_output_has_no_backward(backend):
     (m,) = benchmark(torch.argmax, [{"input": (16, 16)}], RunOptions(**QUICK))
     assert m.status is Status.OK, m.reason
