@@ -1,6 +1,9 @@
 """The PyTorch backend against real PyTorch: registry, entry points, measurements, errors."""
 
 import math
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -186,6 +189,22 @@ def test_raw_profiler_events_give_each_marker_the_work_the_event_tree_gives(back
         flat = [t for w in found for _, t in w]
         assert flat == pytest.approx([t for w in expected for _, t in w], rel=1e-9)
     assert [w.name for w in raw[profiling.FORWARD_MARK][0]] == ["aten::corrcoef"]
+
+
+def test_profiler_sessions_print_nothing():
+    """kineto's per-session lines (profiler_start, profiler_stop) are silenced at their source; what
+    else the process writes to stderr still gets there."""
+    script = (
+        "import sys, torch; from opperf import RunOptions, benchmark; "
+        "benchmark(torch.exp, [{'input': (8, 8)}], RunOptions(framework='torch', warmup=1, runs=3)); "
+        "print('still heard', file=sys.stderr)"
+    )
+    environment = {k: v for k, v in os.environ.items() if k != "KINETO_LOG_LEVEL"}
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    command = [sys.executable, "-c", script]
+    done = subprocess.run(command, capture_output=True, text=True, env=environment, cwd=root, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip() == "still heard"
 
 
 def test_an_integer_output_has_no_backward(backend):

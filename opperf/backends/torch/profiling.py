@@ -17,6 +17,7 @@ device (bytes allocated since the session started, at their highest).
 from __future__ import annotations
 
 import bisect
+import os
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -172,8 +173,16 @@ def _precise(forward: Sequence[float], backward: Sequence[float] | None, target:
     return is_precise(forward, target) and (not backward or is_precise(backward, target))
 
 
+# kineto, the profiler's backend, writes two lines to stderr per session ("profiler_start",
+# "profiler_stop") at its highest level (USDT, above ERROR): only its level 6 silences them. It reads
+# the level once, when the process's first session starts; a level the user set is kept.
+KINETO_LOG_LEVEL = "6"
+
+
 def _session(on_gpu: bool, memory: bool):
     from torch.profiler import ProfilerActivity, profile
+
+    os.environ.setdefault("KINETO_LOG_LEVEL", KINETO_LOG_LEVEL)
 
     activities = [ProfilerActivity.CPU, ProfilerActivity.CUDA] if on_gpu else [ProfilerActivity.CPU]
     return profile(activities=activities, profile_memory=memory)
