@@ -207,6 +207,39 @@ def test_profiler_sessions_print_nothing():
     assert done.stderr.strip() == "still heard"
 
 
+def test_a_configuration_that_would_allocate_a_huge_tensor_is_skipped_before_allocating_it(backend):
+    """vander of 20,000 values makes a 1.5 GiB matrix from 80 kB: refused from shape inference, so
+    the process never holds it; corrcoef refuses in the middle of its composite (at its ``mm``)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    vander, corrcoef, exp = (
+        benchmark(torch.vander, [{"x": (20000,)}], RunOptions(**QUICK))
+        + benchmark(torch.corrcoef, [{"input": (20000, 1)}], RunOptions(**QUICK))
+        + benchmark(torch.exp, [{"input": (64, 64)}], RunOptions(**QUICK))
+    )
+    assert vander.status is Status.SKIPPED and "aten::" in vander.reason and "1,526 MiB" in vander.reason
+    assert corrcoef.status is Status.SKIPPED and "aten::mm" in corrcoef.reason
+    assert exp.status is Status.OK
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert grown_kib < 256 * 1024
+
+
+def test_the_size_limit_lets_inputs_views_and_in_place_results_through():
+    from opperf.backends.torch.profiling import SizeLimit
+
+    data = torch.rand(64, 64)  # 16 KiB
+    with SizeLimit(8 * 1024) as limit:
+        data.t().add_(1)
+        data.view(-1)[:8]
+        data.sum()
+    assert limit.refusal is None
+    with SizeLimit(8 * 1024) as limit:
+        data.exp()
+        data.sum()  # never runs: the pass ended at exp
+    assert limit.refusal.startswith("aten::exp would allocate a tensor of 0 MiB")
+
+
 def test_an_integer_output_has_no_backward(backend):
     (m,) = benchmark(torch.argmax, [{"input": (16, 16)}], RunOptions(**QUICK))
     assert m.status is Status.OK, m.reason

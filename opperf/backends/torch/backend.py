@@ -35,6 +35,12 @@ from opperf.utils.timing import PythonTimer
 # Argument types whose values rules give as text: ``"quint8"`` for a ScalarType.
 _CONSTANT_TYPES = ("ScalarType", "Layout", "MemoryFormat")
 
+# The largest tensor an operator may allocate in one configuration (unless its inputs together are
+# larger): 64 times the largest standard input, 4 MiB. Operators whose outputs grow faster than their
+# inputs (``vander``, ``diag_embed``, ``corrcoef`` of 10,000 variables) asked for up to 4 GiB, and a
+# worker running them peaked at 9 GB.
+LARGEST_TENSOR_BYTES = 256 * 2**20
+
 
 @dataclass(frozen=True)
 class _Outputs:
@@ -132,7 +138,11 @@ class TorchBackend:
         when measuring hot, several when cold."""
         import torch
 
-        recording = self._recording(spec, prepared[0])
+        size_limit = profiling.SizeLimit(max(LARGEST_TENSOR_BYTES, input_bytes(spec)))
+        with size_limit:
+            recording = self._recording(spec, prepared[0])
+        if size_limit.refusal is not None:
+            return Measurement(spec=spec, status=Status.SKIPPED, reason=size_limit.refusal)
         record = recording.differentiable
         for other in prepared[1:] if record else ():
             gradients.require_grad(recording.leaves(other.leaves))
@@ -204,10 +214,11 @@ class TorchBackend:
     def _recording(self, spec: BenchmarkSpec, prepared: _Prepared) -> gradients.Recording:
         """Whether and how a backward pass runs: found by a first, recorded forward pass unless it is
         ruled out already (not requested, no float input, or the operator was found not
-        differentiable before)."""
+        differentiable before). Either way one forward pass runs, for ``_run``'s size limit to see."""
         key = (spec.namespace, spec.op)
         reason = self._no_backward.get(key) or _backward_precondition(spec, prepared)
         if reason is not None:
+            gradients.forward(prepared.call, record=False)
             return gradients.Recording(reason=reason)
         recording = gradients.first_pass(prepared.call, prepared.leaves)
         if recording.reason == gradients.NOT_DIFFERENTIABLE:

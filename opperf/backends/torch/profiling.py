@@ -12,11 +12,17 @@ reads 145 us and 0.6 us. Every sample is still kept.
 Memory: a session with ``profile_memory=True`` runs one full pass and frees its outputs before it ends;
 the peak is the maximum of the running sum of the allocations and frees the profiler recorded for the
 device (bytes allocated since the session started, at their highest).
+
+Size limit: ``SizeLimit`` stops a pass before any aten operator in it allocates a tensor above a limit,
+from the operator's shape inference on the meta device, so nothing that large is ever allocated.
+Operators whose outputs grow faster than their inputs (``vander``, ``diag_embed``, ``corrcoef`` of
+10,000 variables) make GiB-sized tensors from standard inputs of 4 MiB; run, they held a worker at 9 GB.
 """
 
 from __future__ import annotations
 
 import bisect
+import functools
 import os
 import time
 from collections import defaultdict
@@ -315,6 +321,98 @@ def peak_memory_bytes(full_pass: Callable[[], object], on_gpu: bool) -> int:
         allocated += nbytes
         peak = max(peak, allocated)
     return peak
+
+
+class TensorTooLargeError(Exception):
+    """An operator was about to allocate a tensor above the limit (not a RuntimeError, which the
+    passes catch to learn about gradients)."""
+
+
+class SizeLimit:
+    """A context in which every aten operator first infers its outputs on the meta device and, when
+    it would allocate a tensor larger than ``limit_bytes``, raises ``TensorTooLargeError`` instead of
+    running; so does every operator after it. The context ends the pass quietly; ``refusal`` then says
+    which operator would have allocated how much, whatever caught the error inside (autograd's
+    backward probe catches everything).
+
+    Operators whose shapes depend on values (``nonzero``), or without a meta kernel, or on tensors the
+    meta device cannot hold (sparse, quantized), are not inferred and run; the tensors checked are those
+    an operator allocates, not inputs it returns or views of them.
+    """
+
+    def __init__(self, limit_bytes: int) -> None:
+        self.limit_bytes = limit_bytes
+        self.refusal: str | None = None
+        self._mode = _size_limit_mode()(self)
+
+    def __enter__(self) -> SizeLimit:
+        self._mode.__enter__()
+        return self
+
+    def __exit__(self, error_type, error, traceback) -> bool:
+        self._mode.__exit__(error_type, error, traceback)
+        return error_type is not None and issubclass(error_type, TensorTooLargeError)
+
+    def check(self, operator, args: tuple, kwargs: dict) -> None:
+        """Raise TensorTooLargeError if ``operator(*args, **kwargs)`` would allocate above the limit."""
+        if self.refusal is None:
+            largest = _largest_allocation(operator, args, kwargs)
+            if largest is not None and largest > self.limit_bytes:
+                self.refusal = (
+                    f"{operator.name()} would allocate a tensor of {largest / 2**20:,.0f} MiB, above the "
+                    f"{self.limit_bytes / 2**20:,.0f} MiB one configuration may; give it smaller inputs"
+                )
+        if self.refusal is not None:
+            raise TensorTooLargeError(self.refusal)
+
+
+@functools.cache
+def _size_limit_mode() -> type:
+    """The dispatch mode behind ``SizeLimit`` (a class made once: it needs torch imported)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class SizeLimitMode(TorchDispatchMode):
+        def __init__(self, limit: SizeLimit) -> None:
+            super().__init__()
+            self.limit = limit
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            self.limit.check(func, args, kwargs)
+            return func(*args, **kwargs)
+
+    return SizeLimitMode
+
+
+def _largest_allocation(operator, args: tuple, kwargs: dict) -> int | None:
+    """Bytes of the largest tensor ``operator`` would allocate for these arguments (0: none), from its
+    shape inference on the meta device; None where that is not possible."""
+    import torch
+    from torch.utils._pytree import tree_leaves, tree_map
+
+    def on_meta(value: object) -> object:
+        if isinstance(value, torch.Tensor):
+            return value.to("meta")
+        return torch.device("meta") if isinstance(value, torch.device) else value
+
+    try:
+        meta_args, meta_kwargs = tree_map(on_meta, (args, kwargs))
+        outputs = operator(*meta_args, **meta_kwargs)
+    except Exception:  # no shape inference for this call: it runs unchecked
+        return None
+    given = {_storage(v) for v in tree_leaves((meta_args, meta_kwargs)) if isinstance(v, torch.Tensor)}
+    allocated = (
+        t.untyped_storage().nbytes()
+        for t in tree_leaves(outputs)
+        if isinstance(t, torch.Tensor) and _storage(t) not in given
+    )
+    return max(allocated, default=0)
+
+
+def _storage(tensor) -> int:
+    """Which storage a tensor's data lives in: inputs returned in place, and views of them, share
+    their input's (below autograd, where the size limit looks, views are not marked as such)."""
+    return tensor.untyped_storage()._cdata
 
 
 def warm_up_profiler() -> None:
