@@ -18,6 +18,7 @@ from opperf.rules import NoRuleError, SizeProfile, inputs_for
 from opperf.rules.profiles import STANDARD
 from opperf.utils.affinity import AUTO, available_cpus, worker_cpus
 from opperf.utils.environment import describe_environment
+from opperf.utils.memory import peak_rss_bytes
 from opperf.utils.op_info import OpInfo
 from opperf.utils.peaks import load_peaks
 from opperf.utils.results import BenchmarkSpec, InputValue, Measurement, Status, freeze_inputs
@@ -183,6 +184,8 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
                     progress(index, len(operators), op, op_results)
         except KeyboardInterrupt:
             interrupted = True
+    # The runner's workers, or (not isolated) this process, which measured every operator.
+    worker_peak = runner.peak_rss_bytes if config.isolate else peak_rss_bytes()
     environment = describe_environment(
         backend,
         options,
@@ -200,6 +203,7 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
         worker_cpus=list(cpus) if cpus else None,
         harness_overhead_s=overhead,
         machine_peaks=peaks.to_json() if peaks else None,
+        worker_peak_rss_bytes=worker_peak,
     )
     measured = {m.spec.op for m in measurements}
     return SweepResult(

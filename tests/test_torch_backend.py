@@ -338,6 +338,14 @@ def test_a_sweep_of_whole_categories_runs_every_operator():
     assert not failed
 
 
+def test_sweeps_record_the_peak_resident_memory_of_the_process_that_measured():
+    from opperf.utils.memory import peak_rss_bytes
+
+    config = SweepConfig(options=RunOptions(**QUICK), profile=SMALL, ops=("exp",), isolate=False)
+    environment = run_sweep(config).environment
+    assert 50 * 2**20 < environment["worker_peak_rss_bytes"] <= peak_rss_bytes()
+
+
 def test_cold_cache_rotates_input_sets(backend):
     options = RunOptions(cache="cold", **QUICK)
     (m,) = benchmark(torch.mul, [{"input": (64, 64), "other": (64, 64)}], options)

@@ -51,6 +51,19 @@ def available_host_bytes() -> int | None:
     return None
 
 
+def peak_rss_bytes(pid: int | str = "self") -> int | None:
+    """The most resident memory a live process (this one by default) has held: VmHWM from
+    /proc/PID/status (the kernel's high-water mark, ``ru_maxrss``), or None where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="utf-8") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
 def fit_problem(spec: BenchmarkSpec, available: int | None) -> str | None:
     """Why the spec will not fit in ``available`` bytes, or None if it fits (or nothing is known)."""
     needed = estimated_bytes(spec)
