@@ -240,6 +240,35 @@ def test_the_size_limit_lets_inputs_views_and_in_place_results_through():
     assert limit.refusal.startswith("aten::exp would allocate a tensor of 0 MiB")
 
 
+def test_what_profiled_passes_leave_on_the_heap_is_given_back(backend):
+    """Under the profiler, freed tensors' memory stays on glibc's heap, cut up by the profiler's own
+    records; ``release_free_memory`` (run before each configuration) returns it."""
+    from torch.profiler import record_function
+
+    from opperf.backends.torch import profiling
+    from opperf.utils.memory import release_free_memory
+
+    def resident_bytes() -> int:
+        with open("/proc/self/statm", encoding="utf-8") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+    data = torch.rand(1024, 1024, requires_grad=True)
+    seeds = torch.ones(1024, 1024)
+    release_free_memory()
+    before = resident_bytes()
+    with profiling._session(on_gpu=False, memory=False):
+        for _ in range(300):
+            with record_function(profiling.FORWARD_MARK):
+                outputs = data.arcsin()
+            with record_function(profiling.BACKWARD_MARK):
+                torch.autograd.grad(outputs, (data,), seeds)
+    del outputs
+    grown = resident_bytes() - before
+    release_free_memory()
+    kept = resident_bytes() - before
+    assert grown > 64 * 2**20 and kept < grown / 4
+
+
 def test_an_integer_output_has_no_backward(backend):
     (m,) = benchmark(torch.argmax, [{"input": (16, 16)}], RunOptions(**QUICK))
     assert m.status is Status.OK, m.reason

@@ -27,7 +27,13 @@ from opperf.sampling import OVERHEAD_PLAN, SamplingPlan
 from opperf.utils import load
 from opperf.utils.affinity import available_cpus
 from opperf.utils.cache import input_sets, last_level_cache_bytes
-from opperf.utils.memory import DTYPES, available_host_bytes, fit_problem, input_bytes
+from opperf.utils.memory import (
+    DTYPES,
+    available_host_bytes,
+    fit_problem,
+    input_bytes,
+    release_free_memory,
+)
 from opperf.utils.op_info import OpInfo
 from opperf.utils.results import Alias, BenchmarkSpec, InputValue, Measurement, Status, TensorSpec
 from opperf.utils.timing import PythonTimer
@@ -119,6 +125,7 @@ class TorchBackend:
         seed: int,
         function: Callable[..., object] | None = None,
     ) -> Measurement:
+        release_free_memory()  # what earlier configurations freed: each starts from a trimmed heap
         try:
             problem = fit_problem(spec, self.available_memory(spec.device))
             if problem is not None:
