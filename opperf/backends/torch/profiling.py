@@ -324,16 +324,15 @@ def peak_memory_bytes(full_pass: Callable[[], object], on_gpu: bool) -> int:
 
 
 class TensorTooLargeError(Exception):
-    """An operator was about to allocate a tensor above the limit (not a RuntimeError, which the
-    passes catch to learn about gradients)."""
+    """An operator was about to allocate a tensor above the limit (not a RuntimeError, which
+    callers catch to learn about gradients)."""
 
 
 class SizeLimit:
     """A context in which every aten operator first infers its outputs on the meta device and, when
     it would allocate a tensor larger than ``limit_bytes``, raises ``TensorTooLargeError`` instead of
     running; so does every operator after it. The context ends the pass quietly; ``refusal`` then says
-    which operator would have allocated how much, whatever caught the error inside (autograd's
-    backward probe catches everything).
+    which operator would have allocated how much, whatever caught the error inside.
 
     Operators whose shapes depend on values (``nonzero``), or without a meta kernel, or on tensors the
     meta device cannot hold (sparse, quantized), are not inferred and run; the tensors checked are those
@@ -398,14 +397,14 @@ def _largest_allocation(operator, args: tuple, kwargs: dict) -> int | None:
     try:
         meta_args, meta_kwargs = tree_map(on_meta, (args, kwargs))
         outputs = operator(*meta_args, **meta_kwargs)
-    except Exception:  # no shape inference for this call: it runs unchecked
+        given = {_storage(v) for v in tree_leaves((meta_args, meta_kwargs)) if isinstance(v, torch.Tensor)}
+        allocated = [
+            t.untyped_storage().nbytes()
+            for t in tree_leaves(outputs)
+            if isinstance(t, torch.Tensor) and _storage(t) not in given
+        ]
+    except Exception:  # no shape inference for this call (or a sparse output, without one storage)
         return None
-    given = {_storage(v) for v in tree_leaves((meta_args, meta_kwargs)) if isinstance(v, torch.Tensor)}
-    allocated = (
-        t.untyped_storage().nbytes()
-        for t in tree_leaves(outputs)
-        if isinstance(t, torch.Tensor) and _storage(t) not in given
-    )
     return max(allocated, default=0)
 
 
