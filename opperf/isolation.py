@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from opperf.results import BenchmarkSpec, Measurement, Status
 from opperf.utils.affinity import pin_process
+from opperf.utils.memory import peak_rss_bytes
 
 if TYPE_CHECKING:
     from opperf.frameworks import Backend
@@ -169,6 +170,9 @@ class IsolatedRunner:
         self._process: subprocess.Popen | None = None
         self._output_path = ""
         self._job_output_start = 0
+        # The largest peak resident memory of this runner's workers, read after each reply and before a
+        # worker is killed; a worker that dies takes the peak of its last job with it.
+        self.peak_rss_bytes: int | None = None
 
     def __enter__(self) -> IsolatedRunner:
         return self
@@ -192,7 +196,9 @@ class IsolatedRunner:
             self._job_output_start = os.path.getsize(self._output_path)
             send_frame(self._process.stdin, job)
             if self._wait_readable(remaining):
-                return receive_frame(self._process.stdout)
+                measurement = receive_frame(self._process.stdout)
+                self._note_peak_rss()
+                return measurement
         except (EOFError, OSError, pickle.UnpicklingError):
             return self._crashed(job)
         if self._process.poll() is not None:
@@ -213,7 +219,9 @@ class IsolatedRunner:
             self._ensure_worker()
             send_frame(self._process.stdin, probe)
             if self._wait_readable(self._timeout_s):
-                return receive_frame(self._process.stdout)
+                answer = receive_frame(self._process.stdout)
+                self._note_peak_rss()
+                return answer
         except (EOFError, OSError, pickle.UnpicklingError):
             pass
         self._kill()
@@ -266,9 +274,16 @@ class IsolatedRunner:
             return ""
         return " ".join(text[-OUTPUT_TAIL_CHARS:].split())
 
+    def _note_peak_rss(self) -> None:
+        """Fold the live worker's peak resident memory into ``peak_rss_bytes``."""
+        peak = peak_rss_bytes(self._process.pid)
+        if peak is not None:
+            self.peak_rss_bytes = max(peak, self.peak_rss_bytes or 0)
+
     def _kill(self) -> None:
         if self._process is not None:
             if self._process.poll() is None:
+                self._note_peak_rss()
                 self._process.kill()
             self._process.wait()
             for stream in (self._process.stdin, self._process.stdout):

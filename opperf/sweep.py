@@ -24,6 +24,7 @@ from opperf.shards import Shard
 from opperf.utils.affinity import AUTO, available_cpus, worker_cpus
 from opperf.utils.devices import device_kind
 from opperf.utils.environment import Environment, Machine
+from opperf.utils.memory import peak_rss_bytes
 from opperf.utils.peaks import load_peaks
 
 Progress = Callable[[int, int, OpInfo, Sequence[Measurement]], None]
@@ -197,6 +198,7 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
         harness_efficiency=harness_efficiency(measured_now, wall_seconds),
         machine_peaks=peaks,
         shard=str(config.shard) if config.shard else None,
+        worker_peak_rss_bytes=runner.peak_rss_bytes,
     )
     measured = {m.spec.op for m in measurements}
     return SweepResult(
@@ -250,6 +252,11 @@ class InProcessRunner:
 
     def harness_overhead(self, profiler: str, device: str) -> float:
         return harness.harness_overhead(self._session, profiler, device)
+
+    @property
+    def peak_rss_bytes(self) -> int | None:
+        """This process's peak resident memory: it measured every operator."""
+        return peak_rss_bytes()
 
 
 def _measure_operator(

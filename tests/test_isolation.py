@@ -46,6 +46,26 @@ def test_hang_becomes_a_timeout_for_the_rest_of_the_operator():
     assert after.status is Status.OK
 
 
+def _torch_job(shape):
+    options = RunOptions(framework="torch", warmup=1, runs=3)
+    return BenchmarkSpec("torch", "exp", freeze_inputs({"input": TensorSpec(shape)}), options)
+
+
+@pytest.mark.slow
+def test_the_workers_peak_resident_memory_is_recorded():
+    """A worker that held a 64 MiB input, its output and their gradients peaks that much higher than
+    one that measured an 8 x 8 tensor."""
+    peaks = []
+    for shape in ((8, 8), (4096, 4096)):
+        with IsolatedRunner("torch", timeout_s=120, threads=1) as runner:
+            (m,) = list(runner.run([_torch_job(shape)]))
+        assert m.status is Status.OK, m.reason
+        peaks.append(runner.peak_rss_bytes)
+    small, large = peaks
+    assert 50 * 2**20 < small < 2**30
+    assert large - small > 3 * 64 * 2**20
+
+
 def test_exit_descriptions():
     assert describe_exit(-11) == "killed by SIGSEGV"
     assert describe_exit(-9) == "killed by SIGKILL"

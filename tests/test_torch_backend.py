@@ -1,6 +1,9 @@
 """The PyTorch backend against real PyTorch: registry, entry points, measurements, errors."""
 
 import math
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -160,6 +163,117 @@ def test_forward_and_backward_samples(backend, profiler):
         assert m.profiled_ops == ("AddBackward0", "aten::add", "torch::autograd::AccumulateGrad")
 
 
+def test_raw_profiler_events_give_each_marker_the_work_the_event_tree_gives(backend):
+    """Samples are read from the profiler's raw events, not its (slow) FunctionEvent tree: both must
+    find the same operators, with the same times, under every forward and backward marker."""
+    from torch.profiler import record_function
+
+    from opperf.frameworks.torch import profiling
+
+    data = torch.rand(64, 16, requires_grad=True)
+    with profiling._session(on_gpu=False, memory=False) as session:
+        torch.corrcoef(data)  # unmarked work, as warm-up passes leave, belongs to no marker
+        for _ in range(5):
+            with record_function(profiling.FORWARD_MARK):
+                outputs = torch.corrcoef(data)
+            seeds = torch.ones_like(outputs)
+            with record_function(profiling.BACKWARD_MARK):
+                torch.autograd.grad(outputs, (data,), seeds)
+    raw = profiling._cpu_marked_work(profiling._raw_events(session))
+    tree = session.events()
+    for mark in profiling.MARKS:
+        expected = [
+            [(c.name, c.cpu_time_total * 1e-6) for c in e.cpu_children] for e in tree if e.name == mark
+        ]
+        found = [[(w.name, w.seconds) for w in work] for work in raw[mark]]
+        assert len(found) == 5 and [[n for n, _ in w] for w in found] == [[n for n, _ in w] for w in expected]
+        flat = [t for w in found for _, t in w]
+        assert flat == pytest.approx([t for w in expected for _, t in w], rel=1e-9)
+    assert [w.name for w in raw[profiling.FORWARD_MARK][0]] == ["aten::corrcoef"]
+
+
+def test_profiler_sessions_print_nothing():
+    """kineto's per-session lines (profiler_start, profiler_stop) are silenced at their source; what
+    else the process writes to stderr still gets there."""
+    script = (
+        "import sys, torch; from opperf import RunOptions, benchmark; "
+        "benchmark(torch.exp, [{'input': (8, 8)}], RunOptions(framework='torch', warmup=1, runs=3)); "
+        "print('still heard', file=sys.stderr)"
+    )
+    environment = {k: v for k, v in os.environ.items() if k != "KINETO_LOG_LEVEL"}
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    command = [sys.executable, "-c", script]
+    done = subprocess.run(command, capture_output=True, text=True, env=environment, cwd=root, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip() == "still heard"
+
+
+def test_a_configuration_that_would_allocate_a_huge_tensor_is_skipped_before_allocating_it(backend):
+    """vander of 20,000 values makes a 1.5 GiB matrix from 80 kB: refused from shape inference, so
+    the process never holds it; corrcoef refuses in the middle of its composite (at its ``mm``)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    vander, corrcoef, exp = (
+        benchmark(torch.vander, [{"x": (20000,)}], RunOptions(**QUICK))
+        + benchmark(torch.corrcoef, [{"input": (20000, 1)}], RunOptions(**QUICK))
+        + benchmark(torch.exp, [{"input": (64, 64)}], RunOptions(**QUICK))
+    )
+    assert vander.status is Status.SKIPPED and "aten::" in vander.reason and "1,526 MiB" in vander.reason
+    assert corrcoef.status is Status.SKIPPED and "aten::mm" in corrcoef.reason
+    assert exp.status is Status.OK
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert grown_kib < 256 * 1024
+
+
+def test_the_size_limit_lets_inputs_views_and_in_place_results_through():
+    from opperf.frameworks.torch.profiling import SizeLimit
+
+    data = torch.rand(64, 64)  # 16 KiB
+    with SizeLimit(8 * 1024) as limit:
+        data.t().add_(1)
+        data.view(-1)[:8]
+        data.sum()
+    assert limit.refusal is None
+    with SizeLimit(8 * 1024) as limit:  # sparse tensors have no single storage to size: unchecked
+        sparse = data.to_sparse()
+        sparse.coalesce().values()
+    assert limit.refusal is None
+    with SizeLimit(8 * 1024) as limit:
+        data.exp()
+        data.sum()  # never runs: the pass ended at exp
+    assert limit.refusal.startswith("aten::exp would allocate a tensor of 0 MiB")
+
+
+def test_what_profiled_passes_leave_on_the_heap_is_given_back(backend):
+    """Under the profiler, freed tensors' memory stays on glibc's heap, cut up by the profiler's own
+    records; ``release_free_memory`` (run before each configuration) returns it."""
+    from torch.profiler import record_function
+
+    from opperf.frameworks.torch import profiling
+    from opperf.utils.memory import release_free_memory
+
+    def resident_bytes() -> int:
+        with open("/proc/self/statm", encoding="utf-8") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+    data = torch.rand(1024, 1024, requires_grad=True)
+    seeds = torch.ones(1024, 1024)
+    release_free_memory()
+    before = resident_bytes()
+    with profiling._session(on_gpu=False, memory=False):
+        for _ in range(300):
+            with record_function(profiling.FORWARD_MARK):
+                outputs = data.arcsin()
+            with record_function(profiling.BACKWARD_MARK):
+                torch.autograd.grad(outputs, (data,), seeds)
+    del outputs
+    grown = resident_bytes() - before
+    release_free_memory()
+    kept = resident_bytes() - before
+    assert grown > 64 * 2**20 and kept < grown / 4
+
+
 def test_an_integer_output_has_no_backward(backend):
     (m,) = benchmark(torch.argmax, [{"input": (16, 16)}], RunOptions(**QUICK))
     assert m.status is Status.OK, m.reason
@@ -255,6 +369,14 @@ def test_a_sweep_of_whole_categories_runs_every_operator():
     statuses = {m.spec.op: m.status for m in result.measurements}
     failed = {op for op, status in statuses.items() if status not in (Status.OK, Status.SKIPPED)}
     assert not failed
+
+
+def test_sweeps_record_the_peak_resident_memory_of_the_process_that_measured():
+    from opperf.utils.memory import peak_rss_bytes
+
+    config = SweepConfig(options=RunOptions(**QUICK), profile=SMALL, ops=("exp",), isolate=False)
+    environment = run_sweep(config).environment
+    assert 50 * 2**20 < environment.worker_peak_rss_bytes <= peak_rss_bytes()
 
 
 def test_cold_cache_rotates_input_sets(backend):

@@ -12,11 +12,20 @@ reads 145 us and 0.6 us. Every sample is still kept.
 Memory: a session with ``profile_memory=True`` runs one full pass and frees its outputs before it ends;
 the peak is the maximum of the running sum of the allocations and frees the profiler recorded for the
 device (bytes allocated since the session started, at their highest).
+
+Size limit: ``SizeLimit`` stops a pass before any aten operator in it allocates a tensor above a limit,
+from the operator's shape inference on the meta device, so nothing that large is ever allocated.
+Operators whose outputs grow faster than their inputs (``vander``, ``diag_embed``, ``corrcoef`` of
+10,000 variables) make GiB-sized tensors from standard inputs of 4 MiB; run, they held a worker at 9 GB.
 """
 
 from __future__ import annotations
 
+import bisect
+import functools
+import os
 import time
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -25,6 +34,7 @@ from opperf.sampling import SamplingPlan, is_precise, sample
 
 FORWARD_MARK = "opperf::forward"
 BACKWARD_MARK = "opperf::backward"
+MARKS = (FORWARD_MARK, BACKWARD_MARK)
 # The autograd engine wraps each node it evaluates in an event named with this prefix.
 ENGINE_PREFIX = "autograd::engine::evaluate_function: "
 MEMORY_EVENT = "[memory]"
@@ -70,48 +80,167 @@ class NativeSampler:
         with _session(self.on_gpu, memory=False) as session:
             passes.timed_full_pass()  # the first call in a new session runs several times slower
             sampled = sample(passes.timed_full_pass, measured_pass, plan)
-        events = session.events()
-        forward_work = _marked_work(events, FORWARD_MARK)
-        backward_work = _marked_work(events, BACKWARD_MARK) if backward else []
-        forward_s = tuple(self._seconds(work) for work in forward_work)
-        backward_s = tuple(self._seconds(work) for work in backward_work) or None
-        operators = {e.name.removeprefix(ENGINE_PREFIX) for w in (*forward_work, *backward_work) for e in w}
+        if self.on_gpu:
+            by_mark = _gpu_marked_work(session.events())
+        else:
+            by_mark = _cpu_marked_work(_raw_events(session))
+        forward_work = by_mark.get(FORWARD_MARK, [])
+        backward_work = by_mark.get(BACKWARD_MARK, []) if backward else []
+        forward_s = tuple(_seconds(work) for work in forward_work)
+        backward_s = tuple(_seconds(work) for work in backward_work) or None
+        operators = {
+            w.name.removeprefix(ENGINE_PREFIX) for work in (*forward_work, *backward_work) for w in work
+        }
         met = None if sampled.met_target is None else _precise(forward_s, backward_s, plan.target)
         sampled = replace(sampled, forward=forward_s, backward=backward_s, met_target=met)
         return Samples(sampled, tuple(sorted(operators)))
 
-    def _seconds(self, work: Sequence) -> float:
-        """Total time of the events, which the profiler gives in microseconds."""
-        if not work:
-            raise NoOperatorRecordedError(
-                "the native profiler records no aten operator for this call (PyTorch answers it from "
-                "tensor metadata without dispatching a kernel)"
-            )
-        return sum(e.device_time_total if self.on_gpu else e.cpu_time_total for e in work) * 1e-6
+
+@dataclass(frozen=True)
+class Work:
+    """An operator the profiler recorded directly under a marker, and its time in seconds: its CPU
+    time (children included) on the host, or on a GPU the device time of the kernels it launched."""
+
+    name: str
+    seconds: float
+
+
+def _seconds(work: Sequence[Work]) -> float:
+    """Total time of one marker's work."""
+    if not work:
+        raise NoOperatorRecordedError(
+            "the native profiler records no aten operator for this call (PyTorch answers it from "
+            "tensor metadata without dispatching a kernel)"
+        )
+    return sum(w.seconds for w in work)
 
 
 def _precise(forward: Sequence[float], backward: Sequence[float] | None, target: float) -> bool:
     return is_precise(forward, target) and (not backward or is_precise(backward, target))
 
 
+# kineto, the profiler's backend, writes two lines to stderr per session ("profiler_start",
+# "profiler_stop") at its highest level (USDT, above ERROR): only its level 6 silences them. It reads
+# the level once, when the process's first session starts; a level the user set is kept.
+KINETO_LOG_LEVEL = "6"
+
+
 def _session(on_gpu: bool, memory: bool):
     from torch.profiler import ProfilerActivity, profile
+
+    os.environ.setdefault("KINETO_LOG_LEVEL", KINETO_LOG_LEVEL)
 
     activities = [ProfilerActivity.CPU, ProfilerActivity.CUDA] if on_gpu else [ProfilerActivity.CPU]
     return profile(activities=activities, profile_memory=memory)
 
 
-def _marked_work(events: Sequence, mark: str) -> list[list]:
-    """Per marker named ``mark``, in order, the events that are its work: its direct children, and the
-    top-level events of other threads that start inside its span (a GPU's autograd engine thread)."""
-    markers = [e for e in events if e.name == mark]
-    foreign = [e for e in events if e.cpu_parent is None and e.name not in (FORWARD_MARK, BACKWARD_MARK)]
-    return [[*m.cpu_children, *(e for e in foreign if _inside(e, m))] for m in markers]
+MarkedWork = dict[str, list[list[Work]]]
+"""Marker name -> per marker, in the order the passes ran, its work."""
 
 
-def _inside(event, marker) -> bool:
-    span = marker.time_range
-    return event.thread != marker.thread and span.start <= event.time_range.start <= span.end
+def _gpu_marked_work(events: Sequence) -> MarkedWork:
+    """Each marker's work from the profiler's event tree (``FunctionEvent``s, device times linked to
+    the operators that launched them): its direct children, and the top-level events of other threads
+    that start inside its span (a GPU's autograd engine thread)."""
+    foreign = [e for e in events if e.cpu_parent is None and e.name not in MARKS]
+    marked: MarkedWork = {}
+    for marker in (e for e in events if e.name in MARKS):
+        span = marker.time_range
+        inside = (
+            e for e in foreign if e.thread != marker.thread and span.start <= e.time_range.start <= span.end
+        )
+        work = [Work(e.name, e.device_time_total * 1e-6) for e in (*marker.cpu_children, *inside)]
+        marked.setdefault(marker.name, []).append(work)
+    return marked
+
+
+@dataclass(frozen=True)
+class _Span:
+    """A synchronous CPU event, in nanoseconds."""
+
+    name: str
+    thread: int
+    start: int
+    end: int
+
+
+def _raw_events(session) -> list[_Span]:
+    """The session's synchronous CPU events, read from the profiler's raw results.
+
+    Building ``session.events()`` (the ``FunctionEvent`` tree) costs about 0.13 ms per event here, an
+    order of magnitude more than the passes it describes; reading the raw events costs about 4 us each.
+    Events torch's tree leaves out are left out too: the profiler's own bookkeeping, and asynchronous
+    or hidden events.
+    """
+    from torch.autograd import DeviceType
+
+    spans = []
+    for event in session.profiler.kineto_results.events():
+        thread = event.start_thread_id()
+        if (
+            event.device_type() != DeviceType.CPU
+            or event.name() in _BOOKKEEPING
+            or event.is_async()
+            or event.end_thread_id() != thread
+            or event.is_hidden_event()
+        ):
+            continue
+        spans.append(_Span(event.name(), thread, event.start_ns(), event.end_ns()))
+    return spans
+
+
+# What torch's event tree filters out (``torch.autograd.profiler_util._filter_name``): memory records and
+# the profiler's and autograd's bookkeeping calls.
+_BOOKKEEPING = frozenset(
+    {
+        MEMORY_EVENT,
+        "[OutOfMemory]",
+        "profiler::_record_function_enter",
+        "profiler::_record_function_enter_new",
+        "profiler::_record_function_exit",
+        "aten::is_leaf",
+        "aten::output_nr",
+        "aten::_version",
+    }
+)
+
+
+def _cpu_marked_work(spans: Sequence[_Span]) -> MarkedWork:
+    """Each marker's work, as ``_gpu_marked_work`` finds it, from raw CPU events: an event's parent
+    is the innermost event of its thread whose span contains it (the rule torch's event tree uses);
+    its time is its span, children included."""
+    by_thread: dict[int, list[_Span]] = defaultdict(list)
+    for span in spans:
+        by_thread[span.thread].append(span)
+    markers: list[tuple[_Span, list[Work]]] = []
+    roots: dict[int, tuple[list[int], list[_Span]]] = {}  # thread -> its top-level events, and their starts
+    for thread, events in by_thread.items():
+        events.sort(key=lambda s: (s.start, -s.end))
+        top: list[_Span] = []
+        stack: list[tuple[_Span, list[Work] | None]] = []  # open events, with their work if markers
+        for span in events:
+            while stack and (span.start >= stack[-1][0].end or span.end > stack[-1][0].end):
+                stack.pop()
+            if stack and stack[-1][1] is not None:
+                stack[-1][1].append(Work(span.name, (span.end - span.start) * 1e-9))
+            elif not stack and span.name not in MARKS:
+                top.append(span)
+            work = [] if span.name in MARKS else None
+            if work is not None:
+                markers.append((span, work))
+            stack.append((span, work))
+        roots[thread] = ([r.start for r in top], top)
+    marked: MarkedWork = {}
+    for marker, work in sorted(markers, key=lambda m: m[0].start):
+        for thread, (starts, top) in roots.items():
+            if thread != marker.thread:
+                first, last = (
+                    bisect.bisect_left(starts, marker.start),
+                    bisect.bisect_right(starts, marker.end),
+                )
+                work.extend(Work(r.name, (r.end - r.start) * 1e-9) for r in top[first:last])
+        marked.setdefault(marker.name, []).append(work)
+    return marked
 
 
 def peak_memory_bytes(full_pass: Callable[[], object], on_gpu: bool) -> int:
@@ -132,6 +261,97 @@ def peak_memory_bytes(full_pass: Callable[[], object], on_gpu: bool) -> int:
         allocated += nbytes
         peak = max(peak, allocated)
     return peak
+
+
+class TensorTooLargeError(Exception):
+    """An operator was about to allocate a tensor above the limit (not a RuntimeError, which
+    callers catch to learn about gradients)."""
+
+
+class SizeLimit:
+    """A context in which every aten operator first infers its outputs on the meta device and, when
+    it would allocate a tensor larger than ``limit_bytes``, raises ``TensorTooLargeError`` instead of
+    running; so does every operator after it. The context ends the pass quietly; ``refusal`` then says
+    which operator would have allocated how much, whatever caught the error inside.
+
+    Operators whose shapes depend on values (``nonzero``), or without a meta kernel, or on tensors the
+    meta device cannot hold (sparse, quantized), are not inferred and run; the tensors checked are those
+    an operator allocates, not inputs it returns or views of them.
+    """
+
+    def __init__(self, limit_bytes: int) -> None:
+        self.limit_bytes = limit_bytes
+        self.refusal: str | None = None
+        self._mode = _size_limit_mode()(self)
+
+    def __enter__(self) -> SizeLimit:
+        self._mode.__enter__()
+        return self
+
+    def __exit__(self, error_type, error, traceback) -> bool:
+        self._mode.__exit__(error_type, error, traceback)
+        return error_type is not None and issubclass(error_type, TensorTooLargeError)
+
+    def check(self, operator, args: tuple, kwargs: dict) -> None:
+        """Raise TensorTooLargeError if ``operator(*args, **kwargs)`` would allocate above the limit."""
+        if self.refusal is None:
+            largest = _largest_allocation(operator, args, kwargs)
+            if largest is not None and largest > self.limit_bytes:
+                self.refusal = (
+                    f"{operator.name()} would allocate a tensor of {largest / 2**20:,.0f} MiB, above the "
+                    f"{self.limit_bytes / 2**20:,.0f} MiB one configuration may; give it smaller inputs"
+                )
+        if self.refusal is not None:
+            raise TensorTooLargeError(self.refusal)
+
+
+@functools.cache
+def _size_limit_mode() -> type:
+    """The dispatch mode behind ``SizeLimit`` (a class made once: it needs torch imported)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class SizeLimitMode(TorchDispatchMode):
+        def __init__(self, limit: SizeLimit) -> None:
+            super().__init__()
+            self.limit = limit
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            self.limit.check(func, args, kwargs)
+            return func(*args, **kwargs)
+
+    return SizeLimitMode
+
+
+def _largest_allocation(operator, args: tuple, kwargs: dict) -> int | None:
+    """Bytes of the largest tensor ``operator`` would allocate for these arguments (0: none), from its
+    shape inference on the meta device; None where that is not possible."""
+    import torch
+    from torch.utils._pytree import tree_leaves, tree_map
+
+    def on_meta(value: object) -> object:
+        if isinstance(value, torch.Tensor):
+            return value.to("meta")
+        return torch.device("meta") if isinstance(value, torch.device) else value
+
+    try:
+        meta_args, meta_kwargs = tree_map(on_meta, (args, kwargs))
+        outputs = operator(*meta_args, **meta_kwargs)
+        given = {_storage(v) for v in tree_leaves((meta_args, meta_kwargs)) if isinstance(v, torch.Tensor)}
+        allocated = [
+            t.untyped_storage().nbytes()
+            for t in tree_leaves(outputs)
+            if isinstance(t, torch.Tensor) and _storage(t) not in given
+        ]
+    except Exception:  # no shape inference for this call (or a sparse output, without one storage)
+        return None
+    return max(allocated, default=0)
+
+
+def _storage(tensor) -> int:
+    """Which storage a tensor's data lives in: inputs returned in place, and views of them, share
+    their input's (below autograd, where the size limit looks, views are not marked as such)."""
+    return tensor.untyped_storage()._cdata
 
 
 def warm_up_profiler() -> None:

@@ -7,6 +7,7 @@ all passes, not inside each, so the timed region is the call alone.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -17,12 +18,18 @@ from opperf.frameworks.torch.errors import describe_error
 from opperf.frameworks.torch.namespaces import identify, resolve
 from opperf.frameworks.torch.registry import load_registry
 from opperf.frameworks.torch.tensors import is_float_tensor, materialize, resolve_alias, torch_constant
-from opperf.harness import Passes, PerCallSampler, Sampler
+from opperf.harness import Passes, PerCallSampler, Sampler, SkipError
 from opperf.op_info import OpInfo
 from opperf.results import Alias, BenchmarkSpec, InputValue, TensorSpec
 from opperf.utils.cache import input_sets, last_level_cache_bytes
-from opperf.utils.memory import available_host_bytes, input_bytes
+from opperf.utils.memory import available_host_bytes, input_bytes, release_free_memory
 from opperf.utils.timing import PythonTimer
+
+# The largest tensor an operator may allocate in one configuration (unless its inputs together are
+# larger): 64 times the largest standard input, 4 MiB. Operators whose outputs grow faster than their
+# inputs (``vander``, ``diag_embed``, ``corrcoef`` of 10,000 variables) asked for up to 4 GiB, and a
+# worker running them peaked at 9 GB.
+LARGEST_TENSOR_BYTES = 256 * 2**20
 
 # Argument types whose values rules give as text: ``"quint8"`` for a ScalarType.
 _CONSTANT_TYPES = ("ScalarType", "Layout", "MemoryFormat")
@@ -47,6 +54,7 @@ class TorchSession:
         self._no_backward: dict[tuple[str, str], str] = {}
 
     def prepare(self, spec: BenchmarkSpec, seed: int, function: Callable[..., object] | None) -> Passes:
+        release_free_memory()  # what earlier configurations freed: each starts from a trimmed heap
         info = identify(function).info if function else load_registry().by_name.get(spec.op)
         function = function or resolve(spec.namespace, spec.function or spec.op)
         generator = _generator(seed)
@@ -59,6 +67,9 @@ class TorchSession:
         when cold; recorded for autograd when a backward pass runs."""
         import torch
 
+        refusal = _size_refusal(spec, prepared[0])
+        if refusal is not None:
+            raise SkipError(refusal)
         recording = self._recording(spec, prepared[0])
         record = recording.differentiable
         for other in prepared[1:] if record else ():
@@ -134,6 +145,20 @@ class TorchSession:
 
     def settle(self) -> None:
         """Nothing to wait for: PyTorch raises a kernel's error at the call (or its synchronisation)."""
+
+
+def _size_refusal(spec: BenchmarkSpec, prepared: _Prepared) -> str | None:
+    """Why the configuration must not run, if one forward pass would allocate a tensor above
+    ``LARGEST_TENSOR_BYTES`` (or the inputs' size, if larger); found before that tensor is allocated.
+
+    The pass is a probe of its own, its result and any error dropped (the measured passes meet them
+    again): the size limit is a Python dispatch mode, under which PyTorch skips some value checks
+    (``linalg_eig``'s backward check on its eigenvectors' phase), so nothing measured runs under it.
+    """
+    limit = profiling.SizeLimit(max(LARGEST_TENSOR_BYTES, input_bytes(spec)))
+    with limit, contextlib.suppress(Exception):
+        gradients.forward(prepared.call, record=False)
+    return limit.refusal
 
 
 @dataclass(frozen=True)
