@@ -254,6 +254,11 @@ def _scalar_tensor(name: str) -> Override:
     return lambda c: {name: T(())}
 
 
+QUADRATIC_EXTENT = 1024
+"""The extent an operator whose output is quadratic in it gets: a (1024, 1024) float32 output, 4 MiB,
+like the standard inputs (10,000 would make it 381 MiB)."""
+
+
 def _few_vectors(count: int, cap: int) -> Override:
     """Operators whose output grows as a product of their inputs' lengths (meshgrid, cartesian_prod)."""
     return lambda c: {"tensors": tuple(T((min(_rows(c), cap),)) for _ in range(count))}
@@ -335,7 +340,12 @@ OVERRIDES: dict[str, Override] = {
     "histogramdd": lambda c: {"input": T((_rows(c), 2)), "bins": (4, 4)},
     # r=2 combinations of n elements are n(n-1)/2 pairs: a 10,000-vector would give 50 million.
     "combinations": _subject_is(lambda c: T((min(_rows(c), COMBINATION_ELEMENTS),))),
-    "vander": lambda c: {"x": _vector(c)},
+    "vander": lambda c: {"x": T((min(_rows(c), QUADRATIC_EXTENT),))},
+    # Outputs quadratic in an extent of the input: that extent capped so the output stays 4 MiB.
+    "cdist": lambda c: {"x1": T((QUADRATIC_EXTENT, 64)), "x2": T((QUADRATIC_EXTENT, 64))},
+    "corrcoef": lambda c: {"input": T((QUADRATIC_EXTENT, 256))},
+    "cov": lambda c: {"input": T((QUADRATIC_EXTENT, 256))},
+    "diag_embed": lambda c: {"input": T((64, 256))},
     "bincount": lambda c: {"input": _index((_rows(c),), 10)},
     "one_hot": lambda c: {"input": _index((_rows(c),), 10)},
     "repeat_interleave": lambda c: {"repeats": T((_rows(c),), dtype="int64", low=1, high=3, integral=True)},
