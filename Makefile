@@ -21,17 +21,17 @@ venv: $(STAMP)
 
 bench: $(STAMP)
 	mkdir -p $(OUT)
-	$(PY) opperf.py --ctx $(CTX) --output-format md --output-file $(OUT)/mxnet_$(CTX).md \
-		--json-file $(OUT)/mxnet_$(CTX).json $(ARGS)
+	$(PY) opperf.py --ctx '$(CTX)' --output-file '$(OUT)/mxnet_$(CTX).md' \
+		--json-file '$(OUT)/mxnet_$(CTX).json' $(ARGS)
 
 bench-torch: $(STAMP)
 	mkdir -p $(OUT)
-	$(PY) opperf.py --framework torch --ctx $(CTX) --output-format md --output-file $(OUT)/torch_$(CTX).md \
-		--json-file $(OUT)/torch_$(CTX).json $(ARGS)
+	$(PY) opperf.py --framework torch --ctx '$(CTX)' --output-file '$(OUT)/torch_$(CTX).md' \
+		--json-file '$(OUT)/torch_$(CTX).json' $(ARGS)
 
 compare: $(STAMP)
 	mkdir -p $(OUT)
-	$(PY) opperf.py --compare mx.nd,mx.np,torch --ctx $(CTX) --output-file $(OUT)/compare_$(CTX).md $(ARGS)
+	$(PY) opperf.py compare mx.nd,mx.np,torch --ctx '$(CTX)' --output-file '$(OUT)/compare_$(CTX).md' $(ARGS)
 
 test: $(STAMP)
 	$(PY) -m pytest -q $(ARGS)
