@@ -84,8 +84,9 @@ def power(rows: Sequence[dict], injected: set[str]) -> str:
         r
         for r in rows
         if r["op"] in injected
-        and r.get("base_median_s")
-        and min(r["base_median_s"], r["new_median_s"]) > LARGE_S
+        and r["base"]
+        and r["new"]
+        and min(_median(r, "base"), _median(r, "new")) > LARGE_S
     ]
     slower = sum(r["verdict"] == "slower" for r in affected)
     others = [r for r in rows if r["op"] not in injected]
@@ -108,12 +109,14 @@ def main() -> None:
     parser.add_argument("--categories", default="", help="the selection (default: the whole registry)")
     parser.add_argument("--ops", default="", help="the selection, by operator")
     parser.add_argument("--scenarios", default=",".join(SCENARIOS), help=f"of {', '.join(SCENARIOS)}")
+    parser.add_argument("--keep", default=None, help="write the jobs' files into this folder and keep them")
     arguments = parser.parse_args()
     selection = [*(["--categories", arguments.categories] if arguments.categories else []),
                  *(["--ops", arguments.ops] if arguments.ops else []), "--threads", "1"]  # fmt: skip
     chosen = arguments.scenarios.split(",")
     with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder)
+        path = Path(arguments.keep or folder)
+        path.mkdir(parents=True, exist_ok=True)
 
         def sweep(name: str, environment: dict[str, str] | None = None) -> tuple[str, float]:
             output = str(path / f"{name}.json")
