@@ -419,3 +419,19 @@ def test_categories_mxnet_lacks_are_named():
 
     torch_only = set(torch_categories.CATEGORY_NAMES) - set(mxnet_categories.CATEGORY_NAMES)
     assert torch_only == {"creation", "normalization", "fft"}
+
+
+def test_a_benchmark_too_eventful_for_one_profiler_session_rotates_sessions(backend, monkeypatch):
+    """Sessions are read and replaced once they hold EVENTS_PER_SESSION events, so the profiler's
+    records of an operator made of thousands of aten calls do not pile up; every pass is still timed."""
+    from opperf.frameworks.torch import profiling
+
+    opened = []
+    session = profiling._session
+    monkeypatch.setattr(profiling, "_session", lambda *a, **k: opened.append(1) or session(*a, **k))
+    monkeypatch.setattr(profiling, "EVENTS_PER_SESSION", 30)
+    options = RunOptions(framework="torch", warmup=2, runs=12, threads=1)
+    (m,) = benchmark(torch.corrcoef, [{"input": (16, 8)}], options)
+    assert m.status is Status.OK, m.reason
+    assert len(m.forward) == len(m.backward) == 12 and _positive_finite(m.forward)
+    assert len(opened) > 3  # the probe, the first session, and at least two rotations

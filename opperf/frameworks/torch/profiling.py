@@ -77,13 +77,22 @@ class NativeSampler:
                 return forward_s, None
             return forward_s, marked(BACKWARD_MARK, backward(outputs))[1]
 
-        with _session(self.on_gpu, memory=False) as session:
-            passes.timed_full_pass()  # the first call in a new session runs several times slower
-            sampled = sample(passes.timed_full_pass, measured_pass, plan)
-        if self.on_gpu:
-            by_mark = _gpu_marked_work(session.events())
-        else:
-            by_mark = _cpu_marked_work(_raw_events(session))
+        with _session(self.on_gpu, memory=False) as probe:
+            passes.timed_full_pass()  # also pays the first profiled call's extra cost
+        events_per_pass = max(1, sum(1 for _ in probe.profiler.kineto_results.events()))
+        sessions = _RotatingSessions(self.on_gpu, passes, max(1, EVENTS_PER_SESSION // events_per_pass))
+
+        def rotating_warm_pass() -> float:
+            sessions.count_pass()
+            return passes.timed_full_pass()
+
+        def rotating_pass() -> tuple[float, float | None]:
+            sessions.count_pass()
+            return measured_pass()
+
+        with sessions:
+            sampled = sample(rotating_warm_pass, rotating_pass, plan)
+        by_mark = sessions.marked_work
         forward_work = by_mark.get(FORWARD_MARK, [])
         backward_work = by_mark.get(BACKWARD_MARK, []) if backward else []
         forward_s = tuple(_seconds(work) for work in forward_work)
@@ -94,6 +103,54 @@ class NativeSampler:
         met = None if sampled.met_target is None else _precise(forward_s, backward_s, plan.target)
         sampled = replace(sampled, forward=forward_s, backward=backward_s, met_target=met)
         return Samples(sampled, tuple(sorted(operators)))
+
+
+EVENTS_PER_SESSION = 100_000
+"""Events one profiler session may collect before it is read and another started. The profiler holds
+about 1 KB per event until its session ends, and an operator composed of tens of thousands of aten
+calls (``embedding_renorm`` on 10,000 rows: 63,000 events a call) would otherwise grow a worker by a
+gigabyte within one configuration."""
+
+
+class _RotatingSessions:
+    """The profiler sessions of one benchmark: each holds at most ``passes_per_session`` measured
+    passes, then is read (its markers' work kept, its events released) and another started, with one
+    unmeasured pass first (the first call in a new session runs slower)."""
+
+    def __init__(self, on_gpu: bool, passes: Passes, passes_per_session: int) -> None:
+        self._on_gpu = on_gpu
+        self._passes = passes
+        self._limit = passes_per_session
+        self._session = None
+        self._count = 0
+        self.marked_work: MarkedWork = defaultdict(list)
+
+    def __enter__(self) -> _RotatingSessions:
+        self._open()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._close()
+
+    def count_pass(self) -> None:
+        """Before a measured pass: start a fresh session if this one is full."""
+        if self._count >= self._limit:
+            self._close()
+            self._open()
+        self._count += 1
+
+    def _open(self) -> None:
+        self._session = _session(self._on_gpu, memory=False)
+        self._session.__enter__()
+        self._count = 0
+        self._passes.timed_full_pass()
+
+    def _close(self) -> None:
+        session, self._session = self._session, None
+        session.__exit__(None, None, None)
+        found = _gpu_marked_work(session.events()) if self._on_gpu else _cpu_marked_work(_raw_events(session))
+        for mark, work in found.items():
+            self.marked_work[mark].extend(work)
 
 
 @dataclass(frozen=True)
