@@ -13,7 +13,7 @@ import shutil
 import sys
 
 from opperf.ab import DEFAULT_ROUNDS, SIDES, Build, ab_document, ab_environment, mismatches, run_ab
-from opperf.cli.common import add_selection, check_writable, seconds
+from opperf.cli.common import add_selection, check_writable, seconds, whole
 from opperf.errors import OpperfError
 from opperf.frameworks import get_backend
 from opperf.options import RunOptions
@@ -40,16 +40,6 @@ def _interpreter(text: str) -> str:
     return found
 
 
-def _rounds(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number of rounds, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     for side in SIDES:
         parser.add_argument(
@@ -70,7 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--rounds",
         default=DEFAULT_ROUNDS,
-        type=_rounds,
+        type=whole(1, "rounds"),
         help="rounds per configuration, the sides taking turns (each round gets 1/rounds of --budget) "
         f"(default: {DEFAULT_ROUNDS})",
     )

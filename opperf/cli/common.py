@@ -6,6 +6,7 @@ import argparse
 import math
 import os
 import tempfile
+from collections.abc import Callable
 
 from opperf.errors import OpperfError
 from opperf.utils.files import write_atomically
@@ -27,26 +28,35 @@ def on_off(text: str) -> bool:
     return value == "on"
 
 
+def _number(text: str, convert: type, expected: str, valid: Callable[[float], bool], bound: str) -> float:
+    """``text`` converted, or the argparse error naming what was expected or the bound it broke."""
+    try:
+        value = convert(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+    if not valid(value):
+        raise argparse.ArgumentTypeError(f"must {bound}, got {text!r}")
+    return value
+
+
 def fraction(text: str) -> float:
     """An argparse type: a number strictly between 0 and 1, such as a threshold of 0.05."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a fraction such as 0.05, got {text!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, got {text!r}")
-    return value
+    return _number(
+        text, float, "a fraction such as 0.05", lambda v: 0 < v < 1, "lie strictly between 0 and 1"
+    )
 
 
 def seconds(text: str) -> float:
     """An argparse type: a positive, finite number of seconds."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not value > 0 or not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"must be a positive, finite number of seconds, got {text!r}")
-    return value
+    valid = lambda v: v > 0 and math.isfinite(v)  # noqa: E731
+    return _number(text, float, "a number of seconds", valid, "be a positive, finite number of seconds")
+
+
+def whole(minimum: int, what: str) -> Callable[[str], int]:
+    """An argparse type: a whole number of ``what`` of at least ``minimum``."""
+    return lambda text: int(
+        _number(text, int, f"a whole number of {what}", lambda v: v >= minimum, f"be at least {minimum}")
+    )
 
 
 def add_selection(parser: argparse.ArgumentParser) -> None:
