@@ -6,8 +6,11 @@ that take turns per configuration see the same ones. Each configuration is measu
 rounds, base then new in even rounds and new then base in odd ones (A B, B A, A B, ...), so neither
 side always goes first; each side's workers run its own interpreter (``--base-python``,
 ``--new-python``: another build of the framework) with its own environment (``--base-env``,
-``--new-env``: a setting such as ``MXNET_MKLDNN_ENABLED=0``). Each round of each side is a full
-adaptive measurement with ``1/rounds`` of the sweep's time budget, so the job costs about two sweeps.
+``--new-env``: a setting such as ``MXNET_MKLDNN_ENABLED=0``). Each side's worker prepares a
+configuration once (inputs, passes, the backward probe), in its first round, and probes its peak
+memory then; every round is a warm-up and an adaptive measurement on that preparation with
+``1/rounds`` of the sweep's time budget, so the job costs about two sweeps' sampling and two
+sweeps' preparation. Each record says which round's preparation it used (``prepared_in_round``).
 
 The pairs of a round are the unit of replication: ``opperf diff AB.json`` tests the per-round log
 ratios of each configuration (``opperf.verdicts``).
@@ -49,11 +52,13 @@ class Build:
 
 @dataclass(frozen=True)
 class Pair:
-    """One configuration in one round: each side's measurement."""
+    """One configuration in one round: each side's measurement, and the round whose preparation
+    (inputs, passes, memory probe) each side's measurement used."""
 
     round: int
     base: Measurement
     new: Measurement
+    prepared_in: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -142,12 +147,20 @@ def run_ab(
 def _interleaved(
     specs: Sequence[BenchmarkSpec], runners: Mapping[str, IsolatedRunner], rounds: int
 ) -> list[Pair]:
-    """Each configuration's rounds, the sides taking turns; every measurement is one worker call."""
+    """Each configuration's rounds, the sides taking turns; every measurement is one worker call,
+    on the preparation each side's worker made in the configuration's first round."""
     pairs = []
     for spec in specs:
         for round_index in range(rounds):
-            measured = {side: next(iter(runners[side].run([spec]))) for side in order(round_index)}
-            pairs.append(Pair(round_index, measured["base"], measured["new"]))
+            measured = {side: runners[side].run_round(spec, round_index) for side in order(round_index)}
+            pairs.append(
+                Pair(
+                    round_index,
+                    measured["base"].measurement,
+                    measured["new"].measurement,
+                    {side: measured[side].prepared_in for side in SIDES},
+                )
+            )
     return pairs
 
 
@@ -176,7 +189,14 @@ def ab_document(result: AbResult, environment: Mapping[str, object]) -> dict[str
     records = []
     for pair in result.pairs:
         for side in SIDES:
-            records.append({**record(getattr(pair, side)), "side": side, "round": pair.round})
+            records.append(
+                {
+                    **record(getattr(pair, side)),
+                    "side": side,
+                    "round": pair.round,
+                    "prepared_in_round": pair.prepared_in.get(side, pair.round),
+                }
+            )
     return {
         "schema_version": SCHEMA_VERSION,
         "kind": "ab",

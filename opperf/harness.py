@@ -146,13 +146,38 @@ def measure(
 ) -> Measurement:
     """Measure ``spec`` as its options say (through ``function`` when given, else the registry's
     operator); whatever goes wrong becomes a ``skipped`` or ``failed`` result with the reason."""
+    prepared = prepare(session, spec, function)
+    if isinstance(prepared, Measurement):
+        return prepared
+    return measure_prepared(session, spec, prepared)
+
+
+def prepare(
+    session: Session, spec: BenchmarkSpec, function: Callable[..., object] | None = None
+) -> Passes | Measurement:
+    """``spec``'s inputs and passes, ready to be measured (once, or round after round by an A/B
+    job); or the ``skipped`` or ``failed`` result when they cannot be made."""
     try:
         problem = fit_problem(spec, session.available_memory(spec.options.device))
         if problem is not None:
             return Measurement(spec=spec, status=Status.SKIPPED, reason=problem)
-        passes = session.prepare(spec, spec.options.seed, function)
+        return session.prepare(spec, spec.options.seed, function)
+    except SkipError as error:
+        session.settle()
+        return Measurement(spec=spec, status=Status.SKIPPED, reason=str(error))
+    except Exception as error:
+        session.settle()
+        return Measurement(spec=spec, status=Status.FAILED, reason=session.describe_error(error))
+
+
+def measure_prepared(
+    session: Session, spec: BenchmarkSpec, passes: Passes, probe_memory: bool = True
+) -> Measurement:
+    """Warm up and sample ``passes`` of a prepared ``spec``; ``probe_memory`` False leaves the
+    peak-memory probe out (a later round of a configuration whose first round probed it)."""
+    try:
         with passes.scope():
-            return _measure_passes(session, spec, passes)
+            return _measure_passes(session, spec, passes, probe_memory)
     except SkipError as error:
         return Measurement(spec=spec, status=Status.SKIPPED, reason=str(error))
     except Exception as error:
@@ -161,7 +186,7 @@ def measure(
         session.settle()
 
 
-def _measure_passes(session: Session, spec: BenchmarkSpec, passes: Passes) -> Measurement:
+def _measure_passes(session: Session, spec: BenchmarkSpec, passes: Passes, probe_memory: bool) -> Measurement:
     sampler = session.sampler(spec.options.profiler, spec.options.device)
     before = load.snapshot()
     started = time.perf_counter()
@@ -177,7 +202,9 @@ def _measure_passes(session: Session, spec: BenchmarkSpec, passes: Passes) -> Me
     sampling_s = time.perf_counter() - started
     sampled = _with_injected_slowdown(spec.op, samples.sampled)
     competing = load.competing_load(before, load.snapshot())
-    memory, memory_problem = _peak_memory(session, passes, spec.options.device)
+    memory, memory_problem = (
+        _peak_memory(session, passes, spec.options.device) if probe_memory else (None, None)
+    )
     return Measurement(
         spec=spec,
         status=Status.OK,

@@ -32,6 +32,7 @@ from opperf.utils.memory import peak_rss_bytes
 
 if TYPE_CHECKING:
     from opperf.frameworks import Backend
+    from opperf.harness import Passes, Session
 
 OUTPUT_TAIL_CHARS = 2000
 STARTUP_TIMEOUT_S = 120.0
@@ -49,6 +50,50 @@ class OverheadProbe:
 @dataclass(frozen=True)
 class DescribeProbe:
     """Ask the worker which framework build it runs."""
+
+
+@dataclass(frozen=True)
+class Round:
+    """Measure round ``index`` of ``spec`` (an A/B job's rounds of one configuration). The worker
+    prepares the spec's inputs and passes once, in round 0 or when it holds another spec's (a fresh
+    worker after a crash), and measures every later round on that preparation; only the round that
+    prepared probes peak memory. The memory and the preparation are a configuration's, not a round's."""
+
+    spec: BenchmarkSpec
+    index: int
+
+
+@dataclass(frozen=True)
+class RoundMeasured:
+    """A round's measurement, and the round whose preparation it used (``prepared_in``)."""
+
+    measurement: Measurement
+    prepared_in: int
+
+
+class _Prepared:
+    """The worker's one held preparation: the spec, its passes (or the result that they could not be
+    made) and the round that made them."""
+
+    def __init__(self) -> None:
+        self.spec: BenchmarkSpec | None = None
+        self.passes: Passes | Measurement | None = None
+        self.round = 0
+
+    def measure(self, session: Session, job: Round) -> RoundMeasured:
+        from opperf import harness
+
+        first = job.index == 0 or job.spec != self.spec
+        if first:
+            self.release()  # the previous configuration's inputs go before the next's are made
+            self.spec, self.passes, self.round = job.spec, harness.prepare(session, job.spec), job.index
+        if isinstance(self.passes, Measurement):
+            return RoundMeasured(self.passes, self.round)
+        measurement = harness.measure_prepared(session, job.spec, self.passes, probe_memory=first)
+        return RoundMeasured(measurement, self.round)
+
+    def release(self) -> None:
+        self.spec, self.passes = None, None
 
 
 @dataclass(frozen=True)
@@ -122,6 +167,7 @@ def worker_main(framework: str, threads: int | None = None, cpus: Sequence[int] 
     # collections the memory probes run (to free each pass's outputs) a few milliseconds, not 30.
     gc.freeze()
     send_frame(replies, "ready")
+    prepared = _Prepared()
     while True:
         try:
             job = receive_frame(requests)
@@ -133,7 +179,10 @@ def worker_main(framework: str, threads: int | None = None, cpus: Sequence[int] 
             send_frame(replies, harness.harness_overhead(backend.session, job.profiler, job.device))
         elif isinstance(job, DescribeProbe):
             send_frame(replies, BuildDescription.of(backend))
+        elif isinstance(job, Round):
+            send_frame(replies, prepared.measure(backend.session, job))
         else:
+            prepared.release()
             send_frame(replies, harness.measure(backend.session, job))
 
 
@@ -191,20 +240,30 @@ class IsolatedRunner:
             yield self._run_one(job, remaining)
 
     def _run_one(self, job: BenchmarkSpec, remaining: float) -> Measurement:
+        return self._request(job, job, remaining)
+
+    def _request(self, message: object, job: BenchmarkSpec, remaining: float) -> object:
+        """Send ``message`` about ``job``; the worker's reply, or ``job``'s crashed or timed-out result."""
         try:
             self._ensure_worker()
             self._job_output_start = os.path.getsize(self._output_path)
-            send_frame(self._process.stdin, job)
+            send_frame(self._process.stdin, message)
             if self._wait_readable(remaining):
-                measurement = receive_frame(self._process.stdout)
+                reply = receive_frame(self._process.stdout)
                 self._note_peak_rss()
-                return measurement
+                return reply
         except (EOFError, OSError, pickle.UnpicklingError):
             return self._crashed(job)
         if self._process.poll() is not None:
             return self._crashed(job)
         self._kill()
         return self._timed_out(job)
+
+    def run_round(self, spec: BenchmarkSpec, index: int) -> RoundMeasured:
+        """Round ``index`` of ``spec``, measured on the worker's preparation of it (made in round 0,
+        or again by a fresh worker); within ``timeout_s``."""
+        reply = self._request(Round(spec, index), spec, self._timeout_s)
+        return RoundMeasured(reply, index) if isinstance(reply, Measurement) else reply
 
     def harness_overhead(self, profiler: str, device: str) -> float | None:
         """The harness's cost per call as the worker measures it; None if the worker could not."""
