@@ -13,8 +13,8 @@ A timing row is ``slower`` or ``faster`` only when all three hold:
 
 A row is ``same`` when its ratio's 95% interval lies inside the threshold band
 [1 / (1 + threshold), 1 + threshold]: no change as large as the threshold is compatible with it.
-Anything else, and any row measured on a busy machine or short of its precision target, is
-``inconclusive``: say so rather than guess.
+Anything else, and any row measured on a busy machine or with half or more of a side's runs short
+of their precision target (``diff.doubt``), is ``inconclusive``: say so rather than guess.
 """
 
 from __future__ import annotations

@@ -36,6 +36,7 @@ class Side:
     imprecise: bool
     busy: bool
     busy_runs: int = 0
+    imprecise_runs: int = 0
 
     @property
     def runs(self) -> int:
@@ -124,14 +125,19 @@ def side(records: Sequence[RunRecord], phase: str) -> Side | None:
         imprecise=any(r.imprecise for r, _ in measured),
         busy=any(r.busy for r, _ in measured),
         busy_runs=sum(r.busy for r, _ in measured),
+        imprecise_runs=sum(r.imprecise for r, _ in measured),
     )
 
 
 def doubt(base: Side, new: Side, rounds: bool = False) -> str | None:
     """Why a row measured on both sides cannot be called at all, or None.
 
-    Separate sweeps: any run on a busy machine or short of its precision target. Paired rounds of an
-    A/B job, whose sides share the machine's state turn by turn: a busy machine in most rounds (in
+    Separate sweeps: any run on a busy machine, or half or more of a side's runs short of their
+    precision target (so a single sweep's imprecise row stays uncalled). Fewer imprecise runs do not
+    disqualify the row: its figure is the median of the side's runs, which a minority cannot carry,
+    and the runs' spread enters its test (with three sweeps a side, an any-run rule left no row
+    callable: nearly every row had one run of the six short of its target). Paired rounds of an A/B
+    job, whose sides share the machine's state turn by turn: a busy machine in most rounds (in
     fewer, the rounds' disagreement shows it), and never a round's precision (each had a share of
     the budget; the rounds' agreement is the row's precision)."""
     reasons = [
@@ -139,7 +145,7 @@ def doubt(base: Side, new: Side, rounds: bool = False) -> str | None:
         for name, figures in (("base", base), ("new", new))
         for flag, raised in (
             ("busy machine", 2 * figures.busy_runs > figures.runs if rounds else figures.busy),
-            ("short of its precision target", figures.imprecise and not rounds),
+            ("short of its precision target", not rounds and 2 * figures.imprecise_runs >= figures.runs),
         )
         if raised
     ]
