@@ -13,7 +13,9 @@ import pytest
 
 from opperf.ab import mismatches, order
 from opperf.cli import main
-from opperf.isolation import BuildDescription
+from opperf.isolation import BuildDescription, IsolatedRunner
+from opperf.options import RunOptions
+from opperf.results import BenchmarkSpec, Status, TensorSpec, freeze_inputs
 from opperf.verdicts.decide import Verdict
 from opperf.verdicts.diff import diff
 from opperf.verdicts.load import Key, PhaseRun, Run, RunRecord
@@ -48,6 +50,9 @@ def test_two_interpreters_one_with_an_environment_change(tmp_path, capsys):
     configurations = {(r["op"], json.dumps(r["inputs"], sort_keys=True)) for r in records}
     assert len(records) == len(configurations) * 2 * 2  # rounds x sides
     assert {(r["side"], r["round"]) for r in records} == {(s, k) for s in ("base", "new") for k in (0, 1)}
+    # One preparation and one memory probe per configuration and side, both in round 0.
+    assert {r["prepared_in_round"] for r in records} == {0}
+    assert all((r["memory_peak_bytes"] is not None) == (r["round"] == 0) for r in records)
 
     def median(op: str, side: str) -> float:
         return sorted(r["forward"]["median_s"] for r in records if r["op"] == op and r["side"] == side)[0]
@@ -59,6 +64,28 @@ def test_two_interpreters_one_with_an_environment_change(tmp_path, capsys):
     rows = json.loads(capsys.readouterr().out)["rows"]
     exp_ratios = [r["ratio"] for r in rows if r["op"] == "exp" and r.get("ratio")]
     assert exp_ratios and 1.5 < statistics.median(exp_ratios) < 2.7
+
+
+def _exp(shape: tuple[int, ...]) -> BenchmarkSpec:
+    options = RunOptions(run_backward=True, warmup=1, runs=3, threads=1)
+    return BenchmarkSpec("mx.nd", "exp", freeze_inputs({"data": TensorSpec(shape)}), options)
+
+
+def test_rounds_share_one_preparation_and_one_memory_probe():
+    """A worker prepares a configuration in round 0 and measures its later rounds on that
+    preparation; a round of a configuration it does not hold (a fresh worker after a crash, say)
+    prepares it there, and only a preparing round probes peak memory."""
+    first, second = _exp((64, 64)), _exp((32, 32))
+    with IsolatedRunner(timeout_s=120, threads=1) as runner:
+        rounds = [runner.run_round(first, index) for index in range(3)]
+        unheld = runner.run_round(second, 1)
+        again = runner.run_round(first, 2)
+    assert all(r.measurement.status is Status.OK and len(r.measurement.forward) == 3 for r in rounds)
+    assert [r.prepared_in for r in rounds] == [0, 0, 0]
+    assert [r.measurement.memory_peak_bytes is not None for r in rounds] == [True, False, False]
+    assert rounds[1].measurement.backward and rounds[2].measurement.backward_reason is None
+    assert unheld.prepared_in == 1 and unheld.measurement.memory_peak_bytes is not None
+    assert again.prepared_in == 2 and again.measurement.spec == first
 
 
 def test_a_malformed_environment_assignment_is_a_usage_error(capsys):
