@@ -9,8 +9,9 @@ side always goes first; each side's workers run its own interpreter (``--base-py
 ``--new-env``: a setting such as ``MXNET_MKLDNN_ENABLED=0``). Each side's worker prepares a
 configuration once (inputs, passes, the backward probe), in its first round, and probes its peak
 memory then; every round is a warm-up and an adaptive measurement on that preparation with
-``1/rounds`` of the sweep's time budget, so the job costs about two sweeps' sampling and two
-sweeps' preparation. Each record says which round's preparation it used (``prepared_in_round``).
+``1/rounds`` of the sweep's time budget and a precision target sqrt(rounds) times looser
+(``round_options``), so the job costs about two sweeps. Each record says which round's preparation
+it used (``prepared_in_round``).
 
 The pairs of a round are the unit of replication: ``opperf diff AB.json`` tests the per-round log
 ratios of each configuration (``opperf.verdicts``).
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import math
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -29,6 +31,7 @@ from opperf.errors import OpperfError
 from opperf.frameworks import get_backend
 from opperf.isolation import BuildDescription, IsolatedRunner
 from opperf.op_info import OpInfo
+from opperf.options import RunOptions
 from opperf.report.document import SCHEMA_VERSION, record
 from opperf.results import BenchmarkSpec, Measurement
 from opperf.sweep import SweepConfig, plan_operator, select_operators
@@ -37,6 +40,8 @@ from opperf.utils.environment import Machine
 
 SIDES = ("base", "new")
 DEFAULT_ROUNDS = 3
+MAX_ROUND_TARGET = 0.2
+"""The loosest precision target a round is given, however many rounds there are."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,17 @@ class AbResult:
 Progress = Callable[[int, int, OpInfo], None]
 
 
+def round_options(options: RunOptions, rounds: int) -> RunOptions:
+    """What one round of ``rounds`` measures with: ``1/rounds`` of the time budget, and a precision
+    target ``sqrt(rounds)`` times looser (at most ``MAX_ROUND_TARGET``). A row's figure combines its
+    rounds, so rounds each known within target x sqrt(rounds) give it about the sweep's target; held
+    to the sweep's target, a round rarely met it in its share of the budget and spent all of it,
+    which made the rounds together cost more sampling than the sweep (a sweep's configurations
+    mostly stop early, at their target)."""
+    target = min(options.target_precision * math.sqrt(rounds), MAX_ROUND_TARGET)
+    return replace(options, budget_s=options.budget_s / rounds, target_precision=target)
+
+
 def order(round_index: int) -> tuple[str, str]:
     """Which side goes first in a round: base in even rounds, new in odd ones."""
     return SIDES if round_index % 2 == 0 else SIDES[::-1]
@@ -95,8 +111,7 @@ def run_ab(
         raise OpperfError(f"rounds must be at least 1, got {rounds}")
     backend = get_backend(config.options.framework)
     options = config.options.validated(backend)
-    per_round = replace(options, budget_s=options.budget_s / rounds)
-    config = replace(config, options=per_round)
+    config = replace(config, options=round_options(options, rounds))
     operators = select_operators(backend, config.ops, config.categories)
     threads = backend.set_threads(options.threads)
     cpus = worker_cpus(config.affinity, threads, available_cpus())

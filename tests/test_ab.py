@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from opperf.ab import mismatches, order
+from opperf.ab import MAX_ROUND_TARGET, mismatches, order, round_options
 from opperf.cli import main
 from opperf.isolation import BuildDescription, IsolatedRunner
 from opperf.options import RunOptions
@@ -146,3 +146,10 @@ def test_paired_rounds_find_a_slowdown_and_nothing_else():
     # Unpaired, the same figures cannot be told apart from the machine's stretches.
     unpaired = diff(_rounds(base), _rounds(new), threshold=0.05, alpha=0.05)
     assert Verdict.SLOWER not in {row.verdict for row in unpaired.rows}
+
+
+def test_a_round_gets_a_share_of_the_budget_and_a_looser_target():
+    options = RunOptions(budget_s=0.3, target_precision=0.02)
+    assert round_options(options, 4) == RunOptions(budget_s=0.075, target_precision=0.04)
+    assert round_options(options, 1) == options
+    assert round_options(RunOptions(target_precision=0.1), 16).target_precision == MAX_ROUND_TARGET

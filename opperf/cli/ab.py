@@ -61,7 +61,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--rounds",
         default=DEFAULT_ROUNDS,
         type=whole(1, "rounds"),
-        help="rounds per configuration, the sides taking turns (each round gets 1/rounds of --budget) "
+        help="rounds per configuration, the sides taking turns (each round gets 1/rounds of --budget and "
+        "a --target-precision sqrt(rounds) times looser) "
         f"(default: {DEFAULT_ROUNDS})",
     )
     parser.add_argument("--output-file", required=True, help="the A/B file to write (JSON)")
