@@ -3,7 +3,8 @@
 A framework supplies a small ``Session``: it prepares a spec's inputs and hands back the ``Passes``
 (run the operator on the next input set, the backward pass of a forward pass's outputs, synchronise
 the device), its timing strategies, a peak-memory probe and the text of its errors. Everything else
-happens here, the same way for each framework: the check that the tensors fit, warm-up and sampling
+happens here, the same way for each framework: the check that the tensors fit (inputs, outputs as
+the framework infers them from shapes, and their gradients), warm-up and sampling
 as the plan says, the competing CPU load meanwhile, the peak-memory probe, the time the sampling took
 (``sampling_s``, from which a sweep's ``harness_efficiency`` is computed), and failures as results.
 """
@@ -134,6 +135,10 @@ class Session(Protocol):
     def available_memory(self, device: str) -> int | None:
         """Bytes free on ``device``, or None if unknown."""
 
+    def output_bytes(self, spec: BenchmarkSpec, function: Callable[..., object] | None) -> int | None:
+        """Bytes a forward pass's outputs take, inferred from the inputs' shapes without running the
+        operator; None where the framework cannot infer them."""
+
     def describe_error(self, error: BaseException) -> str:
         """One line naming what went wrong."""
 
@@ -158,7 +163,9 @@ def prepare(
     """``spec``'s inputs and passes, ready to be measured (once, or round after round by an A/B
     job); or the ``skipped`` or ``failed`` result when they cannot be made."""
     try:
-        problem = fit_problem(spec, session.available_memory(spec.options.device))
+        available = session.available_memory(spec.options.device)
+        outputs = session.output_bytes(spec, function) if available is not None else None
+        problem = fit_problem(spec, available, outputs)
         if problem is not None:
             return Measurement(spec=spec, status=Status.SKIPPED, reason=problem)
         return session.prepare(spec, spec.options.seed, function)

@@ -3,15 +3,16 @@
 The worker is a spawned Python process that imports the framework once and measures specs sent to it
 over a pipe, one at a time, until told to stop. A worker that dies (segmentation fault, abort,
 out-of-memory kill) yields a ``crashed`` record with the signal and the end of its output; one that
-outlives the per-operator time limit is killed and yields ``timeout`` records. Either way the next
-spec gets a fresh worker.
+outlives the per-operator time limit (or stalls part way through a reply) is killed and yields
+``timeout`` records; one that outgrows its memory is stopped before the kernel's OOM killer acts
+(``opperf.utils.memory_guard``) and yields a ``crashed`` record saying so, with its peak. Either way
+the next spec gets a fresh worker. The worker's log is unlinked as soon as it is made, and the worker
+dies with the sweep, so a killed sweep leaves neither behind.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import gc
 import os
 import pickle
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from opperf.results import BenchmarkSpec, Measurement, Status
 from opperf.utils.affinity import pin_process
 from opperf.utils.memory import peak_rss_bytes
+from opperf.utils.memory_guard import MemoryGuard, OutOfMemory
 
 if TYPE_CHECKING:
     from opperf.frameworks import Backend
@@ -36,6 +38,8 @@ if TYPE_CHECKING:
 
 OUTPUT_TAIL_CHARS = 2000
 STARTUP_TIMEOUT_S = 120.0
+# How long a reply is awaited before the memory guard first looks at the worker.
+FIRST_LOOK_S = 0.05
 
 
 @dataclass(frozen=True)
@@ -111,7 +115,33 @@ class BuildDescription:
 
 
 _FRAME = struct.Struct("!Q")
-PR_SET_PDEATHSIG = 1
+
+# How a worker starts: before Python imports anything of opperf (or a framework), the kernel is asked
+# to kill it when the sweep dies, and it exits at once if the sweep died already (argv[1] is the
+# sweep's pid); then it runs ``opperf.worker`` with the remaining arguments.
+_BOOTSTRAP = (
+    "import ctypes, os, runpy, sys\n"
+    "try:\n"
+    "    ctypes.CDLL(None).prctl(1, 9)\n"
+    "except (OSError, AttributeError):\n"
+    "    pass\n"
+    "if os.getppid() != int(sys.argv[1]):\n"
+    "    os._exit(1)\n"
+    "sys.argv = ['opperf.worker', *sys.argv[2:]]\n"
+    "runpy.run_module('opperf.worker', run_name='__main__', alter_sys=True)\n"
+)
+
+
+class _StalledError(Exception):
+    """The worker's reply did not come (or stopped part way) within the time it had."""
+
+
+class _OutOfMemoryError(Exception):
+    """The memory guard stopped the worker."""
+
+    def __init__(self, stopped: OutOfMemory) -> None:
+        super().__init__(stopped.reason)
+        self.stopped = stopped
 
 
 def send_frame(stream: BinaryIO, message: object) -> None:
@@ -126,13 +156,6 @@ def receive_frame(stream: BinaryIO) -> object:
         raise EOFError("the benchmark worker closed its pipe")
     (length,) = _FRAME.unpack(header)
     return pickle.loads(stream.read(length))
-
-
-def _die_with_parent() -> None:
-    """On Linux, have the kernel kill this worker when the sweep that started it dies (even by SIGKILL)."""
-    with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def thread_environment(threads: int | None) -> dict[str, str]:
@@ -151,7 +174,6 @@ def worker_main(framework: str, threads: int | None = None, cpus: Sequence[int] 
     reads after a crash, so nothing a framework prints can corrupt a frame.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what an interrupt stops
-    _die_with_parent()
     if cpus:
         pin_process(cpus)
     replies = os.fdopen(os.dup(1), "wb")
@@ -217,8 +239,9 @@ class IsolatedRunner:
         self._cpus = tuple(cpus) if cpus else ()
         self._timeout_s = timeout_s
         self._process: subprocess.Popen | None = None
-        self._output_path = ""
+        self._log: int | None = None  # the worker's log, already unlinked: read through this descriptor
         self._job_output_start = 0
+        self._guard = MemoryGuard.from_environment()
         # The largest peak resident memory of this runner's workers, read after each reply and before a
         # worker is killed; a worker that dies takes the peak of its last job with it.
         self.peak_rss_bytes: int | None = None
@@ -246,18 +269,23 @@ class IsolatedRunner:
         """Send ``message`` about ``job``; the worker's reply, or ``job``'s crashed or timed-out result."""
         try:
             self._ensure_worker()
-            self._job_output_start = os.path.getsize(self._output_path)
+            self._job_output_start = os.fstat(self._log).st_size
             send_frame(self._process.stdin, message)
-            if self._wait_readable(remaining):
-                reply = receive_frame(self._process.stdout)
-                self._note_peak_rss()
-                return reply
+            reply = self._receive(remaining)
+            self._note_peak_rss()
+            return reply
+        except _OutOfMemoryError as error:
+            self._kill()
+            return Measurement(
+                spec=job, status=Status.CRASHED, reason=str(error), memory_peak_bytes=error.stopped.peak_bytes
+            )
+        except _StalledError:
+            if self._process.poll() is not None:
+                return self._crashed(job)
+            self._kill()
+            return self._timed_out(job)
         except (EOFError, OSError, pickle.UnpicklingError):
             return self._crashed(job)
-        if self._process.poll() is not None:
-            return self._crashed(job)
-        self._kill()
-        return self._timed_out(job)
 
     def run_round(self, spec: BenchmarkSpec, index: int) -> RoundMeasured:
         """Round ``index`` of ``spec``, measured on the worker's preparation of it (made in round 0,
@@ -277,18 +305,44 @@ class IsolatedRunner:
         try:
             self._ensure_worker()
             send_frame(self._process.stdin, probe)
-            if self._wait_readable(self._timeout_s):
-                answer = receive_frame(self._process.stdout)
-                self._note_peak_rss()
-                return answer
-        except (EOFError, OSError, pickle.UnpicklingError):
+            answer = self._receive(self._timeout_s)
+            self._note_peak_rss()
+            return answer
+        except (_StalledError, _OutOfMemoryError, EOFError, OSError, pickle.UnpicklingError):
             pass
         self._kill()
         return None
 
-    def _wait_readable(self, timeout: float) -> bool:
-        readable, _, _ = select.select([self._process.stdout], [], [], max(timeout, 0.0))
-        return bool(readable)
+    def _receive(self, timeout: float) -> object:
+        """The worker's next frame, read within ``timeout`` seconds however it arrives (a worker that
+        stops part way through a reply raises ``_StalledError`` at the deadline too), the memory guard
+        looking at the worker whenever it is quiet for the guard's interval. Raises ``EOFError`` when
+        the worker closed its end, ``_OutOfMemoryError`` when the guard stopped it."""
+        deadline = time.monotonic() + timeout
+        descriptor = self._process.stdout.fileno()
+        received = bytearray()
+        wanted, header = _FRAME.size, True
+        interval = FIRST_LOOK_S
+        while True:
+            if len(received) == wanted:
+                if not header:
+                    return pickle.loads(bytes(received[_FRAME.size :]))
+                wanted, header = _FRAME.size + _FRAME.unpack(received)[0], False
+                continue
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _StalledError
+            readable, _, _ = select.select([descriptor], [], [], min(left, interval))
+            if readable:
+                chunk = os.read(descriptor, wanted - len(received))
+                if not chunk:
+                    raise EOFError("the benchmark worker closed its pipe")
+                received += chunk
+                continue
+            reading = self._guard.look(self._process.pid)
+            if reading.stop is not None:
+                raise _OutOfMemoryError(reading.stop)
+            interval = reading.next_look_s
 
     def _timed_out(self, job: BenchmarkSpec) -> Measurement:
         reason = f"exceeded the time limit of {self._timeout_s:g} s per operator; the worker was killed"
@@ -309,28 +363,35 @@ class IsolatedRunner:
         if self._process is not None and self._process.poll() is None:
             return
         self._kill()
-        handle, self._output_path = tempfile.mkstemp(prefix="opperf-worker-", suffix=".log")
+        self._log, path = tempfile.mkstemp(prefix="opperf-worker-", suffix=".log")
+        os.unlink(path)  # the worker writes through its descriptor and the sweep reads through this one
         threads = [] if self._threads is None else ["--threads", str(self._threads)]
         cpus = ["--cpus", ",".join(map(str, self._cpus))] if self._cpus else []
         self._process = subprocess.Popen(
-            [self._python, "-m", "opperf.worker", self._framework, *threads, *cpus],
+            [self._python, "-c", _BOOTSTRAP, str(os.getpid()), self._framework, *threads, *cpus],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=handle,
+            stderr=self._log,
+            bufsize=0,
             env={**os.environ, **thread_environment(self._threads), **self._environment},
         )
-        os.close(handle)
-        if not self._wait_readable(STARTUP_TIMEOUT_S) or receive_frame(self._process.stdout) != "ready":
+        try:
+            ready = self._receive(STARTUP_TIMEOUT_S)
+        except (_StalledError, _OutOfMemoryError, EOFError, pickle.UnpicklingError):
+            ready = None
+        if ready != "ready":
             raise OSError(f"the benchmark worker did not start: {self._output_tail()}")
 
     def _output_tail(self) -> str:
         """The end of what the worker printed since the current job was sent."""
+        if self._log is None:
+            return ""
         try:
-            with open(self._output_path, "rb") as output:
-                output.seek(self._job_output_start)
-                text = output.read().decode("utf-8", errors="replace")
+            size = os.fstat(self._log).st_size - self._job_output_start
+            data = os.pread(self._log, max(0, size), self._job_output_start)
         except OSError:
             return ""
+        text = data.decode("utf-8", errors="replace")
         return " ".join(text[-OUTPUT_TAIL_CHARS:].split())
 
     def _note_peak_rss(self) -> None:
@@ -348,10 +409,10 @@ class IsolatedRunner:
             for stream in (self._process.stdin, self._process.stdout):
                 with contextlib.suppress(OSError):
                     stream.close()
-        if self._output_path:
+        if self._log is not None:
             with contextlib.suppress(OSError):
-                os.unlink(self._output_path)
-        self._process, self._output_path, self._job_output_start = None, "", 0
+                os.close(self._log)
+        self._process, self._log, self._job_output_start = None, None, 0
 
     def close(self) -> None:
         """Stop the worker: politely if it is idle, by force if it does not exit."""

@@ -1,13 +1,22 @@
-"""Will a benchmark fit? An estimate of the bytes its tensors need, against what the device has."""
+"""Will a benchmark fit? An estimate of the bytes its tensors need, against what the device has.
+
+What the host has is the least of ``/proc/meminfo``'s MemAvailable, what this process's memory cgroups
+still allow, and the allowance ``OPPERF_MEMORY_LIMIT`` sets (the most a benchmark process may hold
+resident: ``4GiB``, ``512MiB`` or bytes), less what this process holds already.
+"""
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
 import functools
+import os
+import re
 from collections.abc import Callable
 
+from opperf.errors import OpperfError
 from opperf.results import BenchmarkSpec, TensorSpec
+from opperf.utils.cgroups import memory_headroom_bytes
 
 ITEMSIZE = {
     "float16": 2,
@@ -20,9 +29,14 @@ ITEMSIZE = {
     "int64": 8,
     "bool": 1,
 }
-# Inputs, an output of the same size, and (with backward) their gradients.
-COPIES_FORWARD = 2
-COPIES_BACKWARD = 4
+# With backward, the inputs' and outputs' gradients double what a forward pass holds.
+COPIES_BACKWARD = 2
+
+LIMIT_VARIABLE = "OPPERF_MEMORY_LIMIT"
+# What must stay available on the host and in the memory cgroups: a worker that leaves less is stopped
+# (``memory_guard``), so the fit check counts it as taken.
+RESERVE_BYTES = 256 * 2**20
+_UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
 
 
 def input_bytes(spec: BenchmarkSpec) -> int:
@@ -36,19 +50,60 @@ def input_bytes(spec: BenchmarkSpec) -> int:
     return total
 
 
-def estimated_bytes(spec: BenchmarkSpec) -> int:
-    """A rough peak: inputs, outputs of input size and, with backward, gradients of both."""
-    return input_bytes(spec) * (COPIES_BACKWARD if spec.options.run_backward else COPIES_FORWARD)
+def estimated_bytes(spec: BenchmarkSpec, output_bytes: int | None = None) -> int:
+    """A rough peak: inputs, outputs (``output_bytes`` as the framework inferred them from shapes;
+    of the inputs' size where it could not) and, with backward, gradients of both."""
+    inputs = input_bytes(spec)
+    forward = inputs + (inputs if output_bytes is None else output_bytes)
+    return forward * (COPIES_BACKWARD if spec.options.run_backward else 1)
+
+
+def memory_limit_bytes() -> int | None:
+    """The allowance ``OPPERF_MEMORY_LIMIT`` sets for a benchmark process, or None when unset;
+    raises OpperfError naming the variable for a value that is no size."""
+    text = os.environ.get(LIMIT_VARIABLE, "").strip()
+    if not text:
+        return None
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?", text.lower())
+    if match is None or float(match.group(1)) <= 0:
+        raise OpperfError(
+            f"{LIMIT_VARIABLE}={text!r} is not a memory size: give bytes or a size such as 512MiB or 4GiB"
+        )
+    return int(float(match.group(1)) * _UNITS[match.group(2)])
+
+
+def system_available_bytes() -> int | None:
+    """What the host and this process's memory cgroups still allow: the least of MemAvailable from
+    /proc/meminfo and the cgroups' headroom; None where neither can be read."""
+    known = [b for b in (_meminfo_available(), memory_headroom_bytes()) if b is not None]
+    return min(known) if known else None
 
 
 def available_host_bytes() -> int | None:
-    """MemAvailable from /proc/meminfo, or None where it cannot be read."""
+    """Bytes this process may still allocate: ``system_available_bytes`` less the reserve, and no
+    more than the ``OPPERF_MEMORY_LIMIT`` allowance less what this process holds resident."""
+    system = system_available_bytes()
+    available = None if system is None else max(0, system - RESERVE_BYTES)
+    limit = memory_limit_bytes()
+    if limit is None:
+        return available
+    left = max(0, limit - (resident_bytes() or 0))
+    return left if available is None else min(available, left)
+
+
+def _meminfo_available() -> int | None:
+    """MemAvailable from /proc/meminfo (the host's, even inside a container), or None."""
+    return _proc_field("/proc/meminfo", "MemAvailable:")
+
+
+def _proc_field(path: str, key: str) -> int | None:
+    """A ``KEY: N kB`` line of a /proc file, in bytes; None where it cannot be read."""
     try:
-        with open("/proc/meminfo", encoding="utf-8") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
+        with open(path, encoding="utf-8") as lines:
+            for line in lines:
+                if line.startswith(key):
                     return int(line.split()[1]) * 1024
-    except OSError:
+    except (OSError, ValueError, IndexError):
         return None
     return None
 
@@ -81,22 +136,28 @@ def release_free_memory() -> None:
 def peak_rss_bytes(pid: int | str = "self") -> int | None:
     """The most resident memory a live process (this one by default) has held: VmHWM from
     /proc/PID/status (the kernel's high-water mark, ``ru_maxrss``), or None where it cannot be read."""
-    try:
-        with open(f"/proc/{pid}/status", encoding="utf-8") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    return None
+    return _proc_field(f"/proc/{pid}/status", "VmHWM:")
 
 
-def fit_problem(spec: BenchmarkSpec, available: int | None) -> str | None:
-    """Why the spec will not fit in ``available`` bytes, or None if it fits (or nothing is known)."""
-    needed = estimated_bytes(spec)
+def resident_bytes(pid: int | str = "self") -> int | None:
+    """The resident memory a live process (this one by default) holds now (VmRSS), or None."""
+    return _proc_field(f"/proc/{pid}/status", "VmRSS:")
+
+
+def fit_problem(spec: BenchmarkSpec, available: int | None, output_bytes: int | None = None) -> str | None:
+    """Why the spec will not fit in ``available`` bytes, or None if it fits (or nothing is known);
+    ``output_bytes`` are the forward pass's outputs as inferred from shapes, when they could be."""
+    needed = estimated_bytes(spec, output_bytes)
     if available is None or needed <= available:
         return None
+    outputs = "" if output_bytes is None else f", {describe_bytes(output_bytes)} of them outputs"
     return (
-        f"needs about {needed / 2**30:.1f} GiB for its tensors but {spec.options.device} has "
-        f"{available / 2**30:.1f} GiB available; use smaller shapes or a larger machine"
+        f"out of memory (not run): needs about {describe_bytes(needed)} for its tensors{outputs}, but "
+        f"{spec.options.device} has {describe_bytes(available)} available; use smaller shapes or a "
+        "larger machine"
     )
+
+
+def describe_bytes(count: int) -> str:
+    """``3.35 GiB`` or ``512.0 MiB``: a memory size as messages give it."""
+    return f"{count / 2**30:.2f} GiB" if count >= 2**30 else f"{count / 2**20:.1f} MiB"

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from opperf.frameworks.mxnet import devices, profiling
+from opperf.frameworks.mxnet import devices, profiling, shapes
 from opperf.frameworks.mxnet.arrays import (
     ND_FRONTEND,
     NUMPY_FRONTEND,
@@ -58,6 +58,13 @@ class MXNetSession:
             sets = input_sets(spec.options.cache, input_bytes(spec), last_level_cache_bytes())
             calls = [_prepare(spec, function, info, frontend, rng) for _ in range(sets)]
             return _passes(spec, calls, frontend)
+
+    def output_bytes(self, spec: BenchmarkSpec, function: Callable[..., object] | None) -> int | None:
+        """Bytes of a forward pass's outputs, from MXNet's shape and type inference (registered
+        operators and their generated front ends; a Python wrapper such as ``mx.nd.add`` may call
+        several, and is not inferred)."""
+        info = identify(function).info if function else load_registry().by_name.get(spec.op)
+        return None if info is None else shapes.output_bytes(spec, info)
 
     def trivial(self, device: str) -> Passes:
         import mxnet as mx

@@ -8,11 +8,12 @@ all passes, not inside each, so the timed region is the call alone.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from opperf.frameworks.torch import devices, gradients, profiling
+from opperf.frameworks.torch import devices, gradients, profiling, shapes
 from opperf.frameworks.torch.calls import Call, arrange, takes_keywords
 from opperf.frameworks.torch.errors import describe_error
 from opperf.frameworks.torch.namespaces import identify, resolve
@@ -58,9 +59,22 @@ class TorchSession:
         info = identify(function).info if function else load_registry().by_name.get(spec.op)
         function = function or resolve(spec.namespace, spec.function or spec.op)
         generator = _generator(seed)
+        device = devices.torch_device(spec.options.device)
+        make = functools.partial(materialize, dtype=spec.options.dtype, device=device, generator=generator)
         sets = input_sets(spec.options.cache, input_bytes(spec), last_level_cache_bytes())
-        prepared = [_prepare(spec, function, info, generator) for _ in range(sets)]
+        prepared = [_prepare(spec, function, info, make) for _ in range(sets)]
         return self._passes(spec, prepared)
+
+    def output_bytes(self, spec: BenchmarkSpec, function: Callable[..., object] | None) -> int | None:
+        """Bytes of a forward pass's outputs, from one call on the meta device (nothing allocated)."""
+        try:
+            info = identify(function).info if function else load_registry().by_name.get(spec.op)
+            function = function or resolve(spec.namespace, spec.function or spec.op)
+            make = functools.partial(shapes.meta_input, dtype=spec.options.dtype)
+            prepared = _prepare(spec, function, info, make)
+        except Exception:  # nothing inferred; prepare meets the same error and reports it
+            return None
+        return shapes.output_bytes(prepared.call)
 
     def _passes(self, spec: BenchmarkSpec, prepared: list[_Prepared]) -> Passes:
         """The passes over the ``prepared`` input sets, taken in turn: one when measuring hot, several
@@ -180,17 +194,20 @@ def _generator(seed: int):
 
 
 def _prepare(
-    spec: BenchmarkSpec, function: Callable[..., object], info: OpInfo | None, generator
+    spec: BenchmarkSpec,
+    function: Callable[..., object],
+    info: OpInfo | None,
+    make: Callable[[InputValue], object],
 ) -> _Prepared:
-    """Materialise one set of the spec's inputs, drawn from ``generator``, and arrange the call."""
-    device = devices.torch_device(spec.options.device)
+    """Materialise one set of the spec's inputs with ``make`` (seeded tensors on the device, or empty
+    ones on the meta device), and arrange the call."""
     values: dict[str, object] = {}
     leaves: dict[str, tuple] = {}
     for name, value in spec.inputs:
         if isinstance(value, Alias):
             values[name] = resolve_alias(value, values[value.source])
             continue
-        values[name] = _typed(info, name, materialize(value, spec.options.dtype, device, generator))
+        values[name] = _typed(info, name, make(value))
         tensors = _differentiable_tensors(value, values[name])
         if tensors:
             leaves[name] = tensors
