@@ -33,12 +33,13 @@ PyTorch); and for PyTorch only: compressed sparse columns, MKL-DNN's opaque layo
 channel along dimension 0 (a quantized dtype), packed for FBGEMM's matrix product, a nested (jagged)
 tensor of the rows, or a non-contiguous view (every second element along the last axis)."""
 
-Structure = Literal["spd", "lower_triangular", "sorted_unique", "png"]
+Structure = Literal["spd", "lower_triangular", "sorted_unique", "png", "boxes"]
 """Matrix structure over the last two axes: symmetric positive-definite, or lower-triangular with a
 dominant diagonal (factorizations, inverses and triangular solves need one of them); or, for a vector,
 distinct integers in [low, high) in ascending order (vertex and row id lists); or, for a (height, width,
 channels) shape, the PNG file of a uint8 image of random pixels that size, as a vector of its bytes
-(what image decoders take; MXNet only)."""
+(what image decoders take; MXNet only); or ``boxes``: the last four entries of the last axis are
+x1, y1, x2, y2 within [low, high), each width and height 5% to 50% of the range (long-tail operators)."""
 
 
 @dataclass(frozen=True)
