@@ -12,6 +12,7 @@ from typing import Literal
 
 from opperf.options import RunOptions
 from opperf.sampling import StopReason
+from opperf.stages import EAGER, StageCheck
 from opperf.utils.stats import Summary, summarize
 
 
@@ -114,7 +115,8 @@ class BenchmarkSpec:
     """One benchmark: an operator in a namespace, with one input configuration, run as ``options`` say.
 
     ``op`` is the registry's canonical name (the stable key); ``function`` the name in ``namespace``
-    when it differs.
+    when it differs; ``stage`` how it runs (``opperf.stages``: eager, graph, compile), one of the
+    options' ``stages``.
     """
 
     namespace: str
@@ -123,6 +125,7 @@ class BenchmarkSpec:
     options: RunOptions = field(default_factory=RunOptions)
     category: str = "misc"
     function: str = ""
+    stage: str = EAGER
 
     @property
     def framework(self) -> str:
@@ -173,7 +176,9 @@ class Measurement:
     and ``met_target`` say how sampling went (``met_target`` is None for fixed run counts);
     ``competing_load`` is the cores' worth of CPU other processes used meanwhile (None if unknown);
     ``sampling_s`` the wall-clock seconds warm-up and measured passes took together (the part of a
-    sweep spent running the operator rather than preparing or reporting it).
+    sweep spent running the operator rather than preparing or reporting it). For a graph or compile
+    stage, ``compile_s`` is the seconds capturing or compiling took (with the first call, measured once,
+    never a sample) and ``stage_check`` how its outputs compared with eager ones.
     """
 
     spec: BenchmarkSpec
@@ -189,6 +194,8 @@ class Measurement:
     met_target: bool | None = None
     competing_load: float | None = None
     sampling_s: float | None = None
+    compile_s: float | None = None
+    stage_check: StageCheck | None = None
 
     @property
     def forward_summary(self) -> Summary | None:

@@ -63,7 +63,7 @@ class LongTailOp:
 
 def catalogue() -> tuple[LongTailOp, ...]:
     """Every long-tail operator, in the catalogue's order."""
-    from opperf.longtail.catalogue import OPERATORS
+    from opperf.longtail.entries import OPERATORS
 
     return OPERATORS
 

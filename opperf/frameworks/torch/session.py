@@ -10,17 +10,20 @@ from __future__ import annotations
 import contextlib
 import itertools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from opperf import longtail
 from opperf.frameworks.torch import devices, gradients, profiling
 from opperf.frameworks.torch.calls import Call, arrange, takes_keywords
 from opperf.frameworks.torch.errors import describe_error
 from opperf.frameworks.torch.namespaces import identify, resolve
 from opperf.frameworks.torch.registry import load_registry
+from opperf.frameworks.torch.stages import stage_calls
 from opperf.frameworks.torch.tensors import is_float_tensor, materialize, resolve_alias, torch_constant
 from opperf.harness import Passes, PerCallSampler, Sampler, SkipError
 from opperf.op_info import OpInfo
 from opperf.results import Alias, BenchmarkSpec, InputValue, TensorSpec
+from opperf.stages import EAGER
 from opperf.utils.cache import input_sets, last_level_cache_bytes
 from opperf.utils.memory import available_host_bytes, input_bytes, release_free_memory
 from opperf.utils.timing import PythonTimer
@@ -56,7 +59,7 @@ class TorchSession:
     def prepare(self, spec: BenchmarkSpec, seed: int, function: Callable[..., object] | None) -> Passes:
         release_free_memory()  # what earlier configurations freed: each starts from a trimmed heap
         info = identify(function).info if function else load_registry().by_name.get(spec.op)
-        function = function or resolve(spec.namespace, spec.function or spec.op)
+        function = function or _function(spec)
         generator = _generator(seed)
         sets = input_sets(spec.options.cache, input_bytes(spec), last_level_cache_bytes())
         prepared = [_prepare(spec, function, info, generator) for _ in range(sets)]
@@ -74,6 +77,17 @@ class TorchSession:
         record = recording.differentiable
         for other in prepared[1:] if record else ():
             gradients.require_grad(recording.leaves(other.leaves))
+        scope = (
+            (lambda: torch.inference_mode())
+            if spec.options.mode == "inference"
+            else (lambda: torch.set_grad_enabled(record))
+        )
+        staged = None
+        if spec.stage != EAGER:
+            script = _longtail_function(spec) if spec.namespace == longtail.NAMESPACE else None
+            synchronize = devices.synchronizer(spec.options.device)
+            staged = stage_calls(spec.stage, spec.op, [p.call for p in prepared], script, scope, synchronize)
+            prepared = [replace(p, call=call) for p, call in zip(prepared, staged.calls, strict=True)]
         rotation = itertools.cycle(prepared)
 
         def forward() -> _Outputs:
@@ -88,9 +102,9 @@ class TorchSession:
             backward=backward_of if record else None,
             backward_reason=recording.reason,
             synchronize=devices.synchronizer(spec.options.device),
-            scope=lambda: torch.inference_mode()
-            if spec.options.mode == "inference"
-            else torch.set_grad_enabled(record),
+            scope=scope,
+            compile_s=staged.compile_s if staged else None,
+            stage_check=staged.check if staged else None,
         )
 
     def _recording(self, spec: BenchmarkSpec, prepared: _Prepared) -> gradients.Recording:
@@ -167,6 +181,19 @@ class _Outputs:
 
     value: object
     leaves: tuple
+
+
+def _function(spec: BenchmarkSpec) -> Callable[..., object]:
+    """What ``spec`` calls: a long-tail operator's implementation, else the public entry point."""
+    if spec.namespace == longtail.NAMESPACE:
+        return _longtail_function(spec)
+    return resolve(spec.namespace, spec.function or spec.op)
+
+
+def _longtail_function(spec: BenchmarkSpec) -> Callable[..., object]:
+    from opperf.frameworks.torch.longtail import IMPLEMENTATIONS
+
+    return IMPLEMENTATIONS[spec.op]
 
 
 def _on_gpu(device: str) -> bool:
