@@ -14,11 +14,13 @@ from opperf.cli import compare
 from opperf.cli.common import (
     JOURNAL_SUFFIX,
     add_selection,
+    add_tag_selection,
     check_writable,
     names,
     on_off,
     report_format,
     seconds,
+    selected_tags,
 )
 from opperf.errors import OpperfError
 from opperf.frameworks import FRAMEWORKS, FrameworkFlag, framework_module, get_backend
@@ -82,6 +84,7 @@ def categories_epilog() -> str:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     RunOptions.add_arguments(parser)
     add_selection(parser)
+    add_tag_selection(parser)
     parser.add_argument(
         "--compare",
         default=(),
@@ -245,6 +248,8 @@ def run(arguments: argparse.Namespace) -> int:
         profile=INT64 if arguments.int64_tensor else STANDARD,
         ops=arguments.ops,
         categories=arguments.categories,
+        tags=selected_tags(arguments),
+        tags_all=arguments.tags_all,
         isolate=not arguments.no_isolation,
         timeout_s=arguments.timeout,
         journal=journal,

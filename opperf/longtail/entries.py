@@ -222,7 +222,7 @@ OPERATORS: tuple[LongTailOp, ...] = (
         (8, 5),
     ),
     LongTailOp(
-        "smooth_l1_loss",
+        "mmdet_smooth_l1_loss",
         ("IfElseBranch", "AdvancedIndexing"),
         "mmdet",
         f"{_MMDET}, losses/smooth_l1_loss.py smooth_l1_loss; sample collected by DLOP-Bench",

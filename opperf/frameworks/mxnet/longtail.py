@@ -140,7 +140,7 @@ def focal_loss(F, logits, labels, ignore_index=255, alpha=0.25, gamma=2.0):
     return F.mean(alpha * (1 - F.exp(-ce)) ** gamma * ce)
 
 
-def smooth_l1_loss(F, pred, target, beta=1.0):
+def mmdet_smooth_l1_loss(F, pred, target, beta=1.0):
     if _empty(target):
         return F.sum(pred) * 0
     diff = F.abs(pred - target)
@@ -265,7 +265,7 @@ IMPLEMENTATIONS: dict[str, Callable[..., object]] = {
         giou_loss,
         sigmoid_focal_loss,
         focal_loss,
-        smooth_l1_loss,
+        mmdet_smooth_l1_loss,
         gen_base_anchors,
         grid_anchors,
         valid_flags,

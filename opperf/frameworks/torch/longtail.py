@@ -167,7 +167,7 @@ def focal_loss(
     return (alpha * (1 - torch.exp(-ce)) ** gamma * ce).mean()
 
 
-def smooth_l1_loss(pred: torch.Tensor, target: torch.Tensor, beta: float = 1.0) -> torch.Tensor:
+def mmdet_smooth_l1_loss(pred: torch.Tensor, target: torch.Tensor, beta: float = 1.0) -> torch.Tensor:
     if target.numel() == 0:
         return pred.sum() * 0
     diff = torch.abs(pred - target)
@@ -299,7 +299,7 @@ IMPLEMENTATIONS: dict[str, Callable[..., object]] = {
         giou_loss,
         sigmoid_focal_loss,
         focal_loss,
-        smooth_l1_loss,
+        mmdet_smooth_l1_loss,
         gen_base_anchors,
         grid_anchors,
         valid_flags,
