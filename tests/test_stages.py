@@ -11,7 +11,7 @@ from opperf import harness, longtail
 from opperf.frameworks import get_backend
 from opperf.options import RunOptions
 from opperf.report.document import measurement_from_record, record
-from opperf.report.stages import tag_speedups
+from opperf.report.stages import render_tag_speedups, tag_speedups
 from opperf.results import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs
 from opperf.stages import StageCheck, compare
 from opperf.sweep import SweepConfig, specs_for
@@ -134,14 +134,15 @@ def test_the_stage_is_in_every_record_in_the_row_key_and_read_back():
     assert record(restored) == records[1]
 
 
-def _record(op: str, stage: str, median: float | None, size: int = 1) -> dict[str, object]:
+def _record(op: str, stage: str, median: float | None, profiler: str = "python") -> dict[str, object]:
     return {
         "framework": "torch",
         "namespace": longtail.NAMESPACE,
         "op": op,
         "category": longtail.CATEGORY,
-        "inputs": {"n": size},
+        "inputs": {"n": 1},
         "stage": stage,
+        "profiler": profiler,
         "status": "ok" if median else "skipped",
         "forward": {"median_s": median} if median else None,
     }
@@ -162,3 +163,7 @@ def test_per_tag_speedup_is_the_geometric_mean_over_configurations_with_skips_co
     assert (figures["ForLoop", "graph"].measured, figures["ForLoop", "graph"].not_measured) == (1, 1)
     assert figures["InputAware", "graph"].speedup is None  # only nms_loop, skipped
     assert ("Reduce", "graph") not in figures
+    native = [_record(r["op"], r["stage"], (r["forward"] or {}).get("median_s"), "native") for r in results]
+    assert tag_speedups(native) == []
+    assert "--profiler python" in render_tag_speedups(native)
+    assert render_tag_speedups(results).count("| ForLoop") == 2

@@ -78,6 +78,7 @@ def categories_epilog() -> str:
     for name in FRAMEWORKS:
         listed = ", ".join(c.name for c in framework_module(name, "categories").CATEGORIES)
         lines.append(f"{name} categories: {listed}")
+    lines.append("both: longtail (opperf's long-tail operators; `opperf list --tags` shows their tags)")
     return "\n".join(lines)
 
 

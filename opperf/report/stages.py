@@ -4,7 +4,10 @@ which defeat it (LongTail-Bench's question), from a results document's records; 
 A configuration's speedup in a stage is its eager forward median over the stage's, both from the same
 results file (the row key less the stage); a tag's figure is the geometric mean over the long-tail
 configurations of operators carrying it. Stages that were skipped or failed are counted beside it, so
-a tag whose operators the compiler could not take is not read as "no gain".
+a tag whose operators the compiler could not take is not read as "no gain". Only records timed by the
+Python timer count: the native profiler times the operators an eager call dispatches but not the
+Python between them, which is what a long-tail operator spends and a compiled region's time includes,
+so its stage ratios would not compare like with like.
 """
 
 from __future__ import annotations
@@ -21,6 +24,11 @@ from opperf import longtail
 from opperf.stages import EAGER, STAGES
 
 STAGED = tuple(stage for stage in STAGES if stage != EAGER)
+TIMER = "python"
+NATIVE_NOTE = (
+    "Stage speedups need `--profiler python`: the native profiler times the operators an eager call "
+    "dispatches but not the Python between them, while a graph or compiled region is timed whole."
+)
 _IDENTITY = ("framework", "namespace", "op", "dtype", "device", "profiler", "mode", "threads", "cache")
 
 
@@ -48,7 +56,7 @@ def _median(record: Mapping[str, object]) -> float | None:
 
 def tag_speedups(results: Sequence[Mapping[str, object]]) -> list[TagStage]:
     """Per tag and non-eager stage present in ``results``, the geometric-mean speedup over eager."""
-    chosen = [r for r in results if r.get("category") == longtail.CATEGORY]
+    chosen = [r for r in _long_tail(results) if r.get("profiler") == TIMER]
     eager = {_identity(r): _median(r) for r in chosen if r.get("stage", EAGER) == EAGER}
     ratios: dict[tuple[str, str], list[float]] = defaultdict(list)
     missing: dict[tuple[str, str], int] = defaultdict(int)
@@ -73,15 +81,21 @@ def tag_speedups(results: Sequence[Mapping[str, object]]) -> list[TagStage]:
     return figures
 
 
+def _long_tail(results: Sequence[Mapping[str, object]]) -> list[Mapping[str, object]]:
+    return [r for r in results if r.get("category") == longtail.CATEGORY]
+
+
 def _geometric_mean(values: Sequence[float]) -> float | None:
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
 
 
 def render_tag_speedups(results: Sequence[Mapping[str, object]]) -> str:
-    """The per-tag table as Markdown, or "" when the results have no long-tail graph or compile stage."""
+    """The per-tag table as Markdown; a note when the stages were timed by the native profiler; "" when
+    the results have no long-tail graph or compile stage."""
     figures = tag_speedups(results)
     if not figures:
-        return ""
+        staged = any(r.get("stage", EAGER) != EAGER for r in _long_tail(results))
+        return NATIVE_NOTE if staged else ""
     rows = [
         [
             f.tag,
