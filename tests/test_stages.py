@@ -4,6 +4,8 @@ the stage in every record and in the row key."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -15,6 +17,7 @@ from opperf.report.stages import render_tag_speedups, tag_speedups
 from opperf.results import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs
 from opperf.stages import StageCheck, compare
 from opperf.sweep import SweepConfig, specs_for
+from opperf.utils.peaks import default_cache_dir
 from opperf.verdicts.load import record_key
 
 FAST = {"warmup": 1, "runs": 3, "profiler": "python", "threads": 1}
@@ -66,12 +69,10 @@ def test_torch_compile_stage_compiles_once_into_opperfs_cache_and_agrees_with_ea
     assert measured.status is Status.OK, measured.reason
     assert measured.stage_check.agrees
     assert measured.compile_s > 0.05  # a compile, not a cached call
-    import os
-
-    from opperf.frameworks.torch.stages import CACHE_VARIABLE, compile_cache_dir
-
-    assert os.environ[CACHE_VARIABLE] == str(compile_cache_dir())
-    assert any(compile_cache_dir().iterdir())
+    cache = get_backend("torch").session.compile_cache
+    assert cache == default_cache_dir() / "torch-compile" / str(os.getpid())
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(cache)
+    assert any(cache.iterdir())  # inductor wrote there, not to /tmp/torchinductor_<user>
 
 
 def _aten(op: str, inputs: dict[str, object]) -> Measurement:

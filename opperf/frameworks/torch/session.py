@@ -18,7 +18,7 @@ from opperf.frameworks.torch.calls import Call, arrange, takes_keywords
 from opperf.frameworks.torch.errors import describe_error
 from opperf.frameworks.torch.namespaces import identify, resolve
 from opperf.frameworks.torch.registry import load_registry
-from opperf.frameworks.torch.stages import stage_calls
+from opperf.frameworks.torch.stages import claim_compile_cache, stage_calls
 from opperf.frameworks.torch.tensors import is_float_tensor, materialize, resolve_alias, torch_constant
 from opperf.harness import Passes, PerCallSampler, Sampler, SkipError
 from opperf.op_info import OpInfo
@@ -52,6 +52,7 @@ class TorchSession:
 
     def __init__(self) -> None:
         self._profiler_warm = False
+        self.compile_cache = claim_compile_cache()
         # (namespace, operator) -> why it is not differentiable, learnt from its first measurement: its
         # later input configurations then run without recording for autograd from the start.
         self._no_backward: dict[tuple[str, str], str] = {}

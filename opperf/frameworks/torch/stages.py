@@ -5,7 +5,7 @@
 and traces an aten operator's call (``torch.jit.trace``: there is no Python to script). ``compile``
 compiles the call with ``torch.compile`` after resetting dynamo, so each configuration compiles
 afresh (and no configuration meets dynamo's recompilation limit); inductor's cache goes to a folder
-of this process under opperf's cache (``compile_cache_dir``), removed when the process ends, so every
+of this process under opperf's cache (``claim_compile_cache``), removed when the process ends, so every
 ``compile_s`` is a cold compile and the disk does not fill (the cache reached 151 MB in a few
 experiments). Whatever a stage cannot take is a ``SkipError`` with the stage's own error.
 """
@@ -40,14 +40,18 @@ class Staged:
     check: StageCheck
 
 
-def compile_cache_dir() -> Path:
-    """Inductor's cache for this process: ``<opperf cache>/torch-compile/<pid>`` unless the user set
-    ``TORCHINDUCTOR_CACHE_DIR``; created on first use and removed at exit."""
+def claim_compile_cache() -> Path:
+    """Point inductor's cache at ``<opperf cache>/torch-compile/<pid>``, removed when this process
+    ends, unless the user set ``TORCHINDUCTOR_CACHE_DIR``; the folder in effect.
+
+    Called when the session starts: PyTorch fixes the variable to its default (``/tmp/torchinductor_<user>``,
+    shared by every run and never cleaned) the first time any of its code asks, which the first eager
+    measurement already does.
+    """
     configured = os.environ.get(CACHE_VARIABLE)
     if configured:
         return Path(configured)
     folder = default_cache_dir() / "torch-compile" / str(os.getpid())
-    folder.mkdir(parents=True, exist_ok=True)
     os.environ[CACHE_VARIABLE] = str(folder)
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
     return folder
@@ -99,7 +103,6 @@ def _scripted(function: Callable[..., object], call: Call) -> Callable[[Call], C
 def _compiled(function: Callable[..., object], call: Call) -> Callable[[Call], Call]:
     import torch
 
-    compile_cache_dir()
     torch._dynamo.reset()
 
     def forward(*args: object, **kwargs: object) -> object:
