@@ -73,14 +73,16 @@ def _benchmark_one(
     namespace, name, info = backend.identify(function)
     measurements = []
     for configuration in inputs:
-        spec = BenchmarkSpec(
-            namespace=namespace,
-            op=name,
-            inputs=freeze_inputs(describe_inputs(function, name, info, configuration)),
-            options=options,
-            category=info.category if info else "custom",
-        )
-        measurements.append(harness.measure(backend.session, spec, function))
+        for stage in options.stages:
+            spec = BenchmarkSpec(
+                namespace=namespace,
+                op=name,
+                inputs=freeze_inputs(describe_inputs(function, name, info, configuration)),
+                options=options,
+                category=info.category if info else "custom",
+                stage=stage,
+            )
+            measurements.append(harness.measure(backend.session, spec, function))
     return measurements
 
 

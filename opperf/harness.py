@@ -21,6 +21,7 @@ from typing import Protocol
 
 from opperf.results import BenchmarkSpec, Measurement, Status
 from opperf.sampling import OVERHEAD_PLAN, Sampled, SamplingPlan, sample
+from opperf.stages import StageCheck
 from opperf.utils import load
 from opperf.utils.memory import fit_problem
 from opperf.utils.timing import Timer
@@ -46,7 +47,9 @@ class Passes:
     ``forward`` runs the operator on the next input set (several rotate when measuring cold) and
     returns its outputs; ``backward`` (None when there is no backward pass, ``backward_reason`` says
     why) turns those outputs into the call of their backward pass; ``synchronize`` waits for the
-    device's queued work; every pass runs inside ``scope`` (a framework's grad or array mode).
+    device's queued work; every pass runs inside ``scope`` (a framework's grad or array mode). A graph
+    or compile stage's passes carry the seconds capturing or compiling took (``compile_s``) and how
+    their outputs compared with eager ones (``stage_check``).
     """
 
     forward: Callable[[], object]
@@ -54,6 +57,8 @@ class Passes:
     backward_reason: str | None
     synchronize: Callable[[], None]
     scope: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext
+    compile_s: float | None = None
+    stage_check: StageCheck | None = None
 
     def full_pass(self) -> object:
         """A forward pass and, when there is one, its backward pass; the forward outputs."""
@@ -168,7 +173,17 @@ def prepare(
         problem = fit_problem(spec, available, outputs)
         if problem is not None:
             return Measurement(spec=spec, status=Status.SKIPPED, reason=problem)
-        return session.prepare(spec, spec.options.seed, function)
+        passes = session.prepare(spec, spec.options.seed, function)
+        check = passes.stage_check
+        if check is not None and not check.agrees:
+            return Measurement(
+                spec=spec,
+                status=Status.FAILED,
+                reason=f"the {spec.stage} stage's outputs differ from eager: {check.detail}",
+                compile_s=passes.compile_s,
+                stage_check=check,
+            )
+        return passes
     except SkipError as error:
         session.settle()
         return Measurement(spec=spec, status=Status.SKIPPED, reason=str(error))
@@ -226,6 +241,8 @@ def _measure_passes(session: Session, spec: BenchmarkSpec, passes: Passes, probe
         met_target=sampled.met_target,
         competing_load=competing,
         sampling_s=sampling_s,
+        compile_s=passes.compile_s,
+        stage_check=passes.stage_check,
     )
 
 

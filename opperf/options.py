@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from opperf.errors import OpperfError
 from opperf.sampling import DEFAULT_BUDGET_S, DEFAULT_TARGET, SamplingPlan
+from opperf.stages import STAGES, check_stages, parse_stages
 from opperf.utils.cache import CACHE_MODES
 
 if TYPE_CHECKING:
@@ -225,6 +226,16 @@ class RunOptions:
     seed: int = option(
         0, flag="--seed", help="seed of the generated inputs", parse=_integer, check=_count(0, optional=False)
     )
+    stages: tuple[str, ...] = option(
+        ("eager",),
+        flag="--stages",
+        help=f"comma-separated stages each input configuration runs in, one record each: {', '.join(STAGES)} "
+        "(graph: MXNet's hybridized CachedOp, torch.jit for PyTorch; compile: torch.compile); the capture "
+        "or compile time is recorded once as compile_s and each stage's outputs are checked against eager",
+        parse=parse_stages,
+        check=check_stages,
+        metavar="STAGES",
+    )
 
     @property
     def plan(self) -> SamplingPlan:
@@ -260,7 +271,7 @@ class RunOptions:
     def settings(self) -> dict[str, object]:
         """Every option by name: what a journal must match to be resumed, and what the environment of
         a results file records."""
-        return {item.name: getattr(self, item.name) for item in fields(self)}
+        return {item.name: _plain(getattr(self, item.name)) for item in fields(self)}
 
     @classmethod
     def from_record(cls, record: Mapping[str, object]) -> RunOptions:
@@ -276,8 +287,9 @@ class RunOptions:
                 parser.add_argument(spec.flag, dest=item.name, action="store_false", help=spec.help)
                 continue
             default = None if item.name == "device" else item.default
+            shown_default = ",".join(item.default) if isinstance(item.default, tuple) else item.default
             shown = (
-                f" (default: {item.default})" if item.default is not None and item.name != "device" else ""
+                f" (default: {shown_default})" if item.default is not None and item.name != "device" else ""
             )
             parser.add_argument(
                 spec.flag,
@@ -297,6 +309,11 @@ class RunOptions:
         }
         values = {name: value for name, value in values.items() if value is not None or name != "device"}
         return cls(**{**values, **overrides})
+
+
+def _plain(value: object) -> object:
+    """A setting as JSON reads it back (a tuple as a list), so a resumed journal's settings compare equal."""
+    return list(value) if isinstance(value, tuple) else value
 
 
 def _option(name: str) -> Option:

@@ -12,6 +12,7 @@ from typing import Literal
 
 from opperf.options import RunOptions
 from opperf.sampling import StopReason
+from opperf.stages import EAGER, StageCheck
 from opperf.utils.stats import Summary, summarize
 
 
@@ -33,12 +34,13 @@ PyTorch); and for PyTorch only: compressed sparse columns, MKL-DNN's opaque layo
 channel along dimension 0 (a quantized dtype), packed for FBGEMM's matrix product, a nested (jagged)
 tensor of the rows, or a non-contiguous view (every second element along the last axis)."""
 
-Structure = Literal["spd", "lower_triangular", "sorted_unique", "png"]
+Structure = Literal["spd", "lower_triangular", "sorted_unique", "png", "boxes"]
 """Matrix structure over the last two axes: symmetric positive-definite, or lower-triangular with a
 dominant diagonal (factorizations, inverses and triangular solves need one of them); or, for a vector,
 distinct integers in [low, high) in ascending order (vertex and row id lists); or, for a (height, width,
 channels) shape, the PNG file of a uint8 image of random pixels that size, as a vector of its bytes
-(what image decoders take; MXNet only)."""
+(what image decoders take; MXNet only); or ``boxes``: the last four entries of the last axis are
+x1, y1, x2, y2 within [low, high), each width and height 5% to 50% of the range (long-tail operators)."""
 
 
 @dataclass(frozen=True)
@@ -113,7 +115,8 @@ class BenchmarkSpec:
     """One benchmark: an operator in a namespace, with one input configuration, run as ``options`` say.
 
     ``op`` is the registry's canonical name (the stable key); ``function`` the name in ``namespace``
-    when it differs.
+    when it differs; ``stage`` how it runs (``opperf.stages``: eager, graph, compile), one of the
+    options' ``stages``.
     """
 
     namespace: str
@@ -122,6 +125,7 @@ class BenchmarkSpec:
     options: RunOptions = field(default_factory=RunOptions)
     category: str = "misc"
     function: str = ""
+    stage: str = EAGER
 
     @property
     def framework(self) -> str:
@@ -172,7 +176,9 @@ class Measurement:
     and ``met_target`` say how sampling went (``met_target`` is None for fixed run counts);
     ``competing_load`` is the cores' worth of CPU other processes used meanwhile (None if unknown);
     ``sampling_s`` the wall-clock seconds warm-up and measured passes took together (the part of a
-    sweep spent running the operator rather than preparing or reporting it).
+    sweep spent running the operator rather than preparing or reporting it). For a graph or compile
+    stage, ``compile_s`` is the seconds capturing or compiling took (with the first call, measured once,
+    never a sample) and ``stage_check`` how its outputs compared with eager ones.
     """
 
     spec: BenchmarkSpec
@@ -188,6 +194,8 @@ class Measurement:
     met_target: bool | None = None
     competing_load: float | None = None
     sampling_s: float | None = None
+    compile_s: float | None = None
+    stage_check: StageCheck | None = None
 
     @property
     def forward_summary(self) -> Summary | None:

@@ -16,6 +16,7 @@ from opperf.checkpoint import JournalWriter, check_settings, load_journal
 from opperf.errors import OpperfError, suggest
 from opperf.frameworks import Backend, get_backend
 from opperf.isolation import IsolatedRunner
+from opperf.longtail import check_tags, has_tags
 from opperf.op_info import OpInfo
 from opperf.results import BenchmarkSpec, InputValue, Measurement, Status, freeze_inputs
 from opperf.rules import NoRuleError, SizeProfile, inputs_for
@@ -42,6 +43,8 @@ class SweepConfig:
     profile: SizeProfile = STANDARD
     ops: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    tags_all: bool = False
     isolate: bool = True
     timeout_s: float = DEFAULT_TIMEOUT_S
     journal: str | None = None
@@ -62,6 +65,7 @@ class SweepConfig:
             "shard": shard,
             "isolate": self.isolate,
             "framework_flags": dict(self.framework_flags),
+            **({"tags": list(self.tags), "tags_all": self.tags_all} if self.tags else {}),
         }
 
 
@@ -86,9 +90,17 @@ class SweepResult:
         return len({m.spec.op for m in self.measurements})
 
 
-def select_operators(backend: Backend, ops: Sequence[str], categories: Sequence[str]) -> list[OpInfo]:
-    """The registry's operators named in ``ops`` (canonical or alias) or in ``categories``; all if neither."""
+def select_operators(
+    backend: Backend,
+    ops: Sequence[str],
+    categories: Sequence[str],
+    tags: Sequence[str] = (),
+    tags_all: bool = False,
+) -> list[OpInfo]:
+    """The registry's operators named in ``ops`` (canonical or alias), in ``categories``, or carrying
+    any of ``tags`` (every one of them with ``tags_all``); all if none of these is given."""
     registry = backend.operators()
+    check_tags(tags)
     by_name = {name: op for op in registry for name in op.all_names}
     known = sorted({op.category for op in registry})
     unknown_categories = [c for c in categories if c not in known]
@@ -101,14 +113,17 @@ def select_operators(backend: Backend, ops: Sequence[str], categories: Sequence[
     for name in ops:
         if name not in by_name:
             raise OpperfError(f"unknown operator {name!r}{suggest(name, by_name)}")
-    if not ops and not categories:
+    if not ops and not categories and not tags:
         return list(registry)
     chosen = {by_name[name].name for name in ops}
     chosen |= {op.name for op in registry if op.category in categories}
+    chosen |= {op.name for op in registry if tags and has_tags(op.name, tags, every=tags_all)}
     return [op for op in registry if op.name in chosen]
 
 
-def _spec(op: OpInfo, options: RunOptions, inputs: dict[str, InputValue]) -> BenchmarkSpec:
+def _spec(
+    op: OpInfo, options: RunOptions, inputs: dict[str, InputValue], stage: str = "eager"
+) -> BenchmarkSpec:
     return BenchmarkSpec(
         namespace=op.namespaces[0],
         op=op.name,
@@ -116,14 +131,17 @@ def _spec(op: OpInfo, options: RunOptions, inputs: dict[str, InputValue]) -> Ben
         options=options,
         category=op.category,
         function=op.function_name if op.function_name != op.name else "",
+        stage=stage,
     )
 
 
 def specs_for(op: OpInfo, config: SweepConfig, backend: Backend) -> list[BenchmarkSpec]:
-    """One spec per input configuration the rules give ``op``; raises NoRuleError when there are none."""
+    """One spec per input configuration the rules give ``op`` and stage the options name (a
+    configuration's stages one after another); raises NoRuleError when there are none."""
     return [
-        _spec(op, config.options, backend.applicable_inputs(op, inputs))
+        _spec(op, config.options, backend.applicable_inputs(op, inputs), stage)
         for inputs in inputs_for(op, config.profile, device_kind(config.options.device))
+        for stage in config.options.stages
     ]
 
 
@@ -143,7 +161,7 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
     options = config.options
     if config.profile.needs_int64:
         backend.require_large_tensors()
-    operators = select_operators(backend, config.ops, config.categories)
+    operators = select_operators(backend, config.ops, config.categories, config.tags, config.tags_all)
     if config.shard is not None:
         operators = _in_shard(operators, config)
     finished = _resume(config)

@@ -69,6 +69,41 @@ def add_selection(parser: argparse.ArgumentParser) -> None:
     )
 
 
+SHOW_TAGS = ()
+"""``--tags`` given without names (``opperf list --tags``): show the tags instead of selecting by them."""
+
+
+def add_tag_selection(parser: argparse.ArgumentParser, listing: bool = False) -> None:
+    """``--tags`` and ``--tags-all``: long-tail operators by their DLOP-Bench tags. With ``listing``,
+    ``--tags`` without names asks for the tags themselves (``SHOW_TAGS``)."""
+    parser.add_argument(
+        "--tags",
+        default=None,
+        type=names,
+        metavar="TAGS",
+        nargs="?" if listing else None,
+        const=SHOW_TAGS if listing else None,
+        help="comma-separated DLOP-Bench tags: the long-tail operators carrying any of them, e.g. "
+        "ForLoop,InputAware"
+        + ("; without names, list the tags with their counts and members" if listing else ""),
+    )
+    parser.add_argument(
+        "--tags-all",
+        action="store_true",
+        help="with --tags: only the operators carrying every one of the tags",
+    )
+
+
+def selected_tags(arguments: argparse.Namespace) -> tuple[str, ...]:
+    """The tags to select by (none when --tags is absent or lists tags); --tags-all needs --tags."""
+    tags = arguments.tags or ()
+    if arguments.tags_all and not tags:
+        raise OpperfError(
+            "--tags-all narrows --tags; name the tags, e.g. --tags ForLoop,InputAware --tags-all"
+        )
+    return tags
+
+
 JOURNAL_SUFFIX = ".journal.jsonl"
 """What a sweep's journal adds to its report's name (``opperf.checkpoint``)."""
 

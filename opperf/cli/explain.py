@@ -2,13 +2,15 @@
 
 The registry record (aliases, entry point, arguments), the category and the predicate that chose it,
 the rule that makes its inputs and the input configurations it makes, the work counter behind its
-roofline figures, or the reason it is skipped.
+roofline figures, or the reason it is skipped. A long-tail operator shows its DLOP-Bench tags, its
+source and what it computes instead of a registry record.
 """
 
 from __future__ import annotations
 
 import argparse
 
+from opperf import longtail
 from opperf.frameworks import FRAMEWORKS, framework_module, get_backend
 from opperf.op_info import OpInfo
 from opperf.options import RunOptions
@@ -37,6 +39,8 @@ def run(arguments: argparse.Namespace) -> int:
 
 def explain(op: OpInfo, device_kind: str) -> str:
     """The explanation of ``op`` as text."""
+    if op.category == longtail.CATEGORY:
+        return explain_longtail(op)
     category = next(
         c for c in framework_module(op.framework, "categories").CATEGORIES if c.name == op.category
     )
@@ -71,6 +75,28 @@ def explain(op: OpInfo, device_kind: str) -> str:
         work = count_work(spec)
         counted = f"  [{work.bytes_moved:,} bytes, {work.flops:,} FLOPs]" if work else ""
         lines.append(f"    {index}. {described}{counted}")
+    return "\n".join(lines)
+
+
+def explain_longtail(op: OpInfo) -> str:
+    """A long-tail operator: tags, origin and source, what it computes, its input configurations."""
+    entry = longtail.entry(op.name)
+    lines = [
+        f"{op.name} ({op.framework}, long-tail)",
+        f"  called as:   {longtail.NAMESPACE}.{op.name} (opperf/frameworks/{op.framework}/longtail.py)",
+        f"  category:    {longtail.CATEGORY}: a composite of basic operators written in Python",
+        f"  tags:        {', '.join(entry.tags)} (DLOP-Bench's vocabulary)",
+        f"  origin:      {entry.origin}",
+        f"  source:      {entry.source}",
+        f"  computes:    {entry.computes}",
+        "  arguments:",
+        *(f"    {a.name}: {a.type_string}" for a in op.arguments),
+        "  input rule:  the catalogue's sizes (opperf/longtail/entries.py)",
+        f"  input configurations (sizes {', '.join('x'.join(map(str, size)) for size in entry.sizes)}):",
+    ]
+    for index, inputs in enumerate(entry.configurations(), start=1):
+        described = ", ".join(f"{name}={_text(describe_value(value))}" for name, value in inputs.items())
+        lines.append(f"    {index}. {described}")
     return "\n".join(lines)
 
 

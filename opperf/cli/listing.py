@@ -1,14 +1,17 @@
 """``opperf list``: the operators a sweep would run, with their category, entry point and aliases,
-without running anything."""
+without running anything; ``--tags`` alone lists the long-tail operators' tags with their counts and
+members."""
 
 from __future__ import annotations
 
 import argparse
 from collections import Counter
+from collections.abc import Iterable
 
 from tabulate import tabulate
 
-from opperf.cli.common import add_selection
+from opperf import longtail
+from opperf.cli.common import SHOW_TAGS, add_selection, add_tag_selection, selected_tags
 from opperf.frameworks import FRAMEWORKS, get_backend
 from opperf.sweep import select_operators
 
@@ -18,11 +21,16 @@ HELP = "list the operators a sweep would run (name, category, entry point, alias
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--framework", default="mxnet", choices=tuple(FRAMEWORKS), help="whose registry")
     add_selection(parser)
+    add_tag_selection(parser, listing=True)
 
 
 def run(arguments: argparse.Namespace) -> int:
     backend = get_backend(arguments.framework)
-    operators = select_operators(backend, arguments.ops, arguments.categories)
+    tags = selected_tags(arguments)
+    operators = select_operators(backend, arguments.ops, arguments.categories, tags, arguments.tags_all)
+    if arguments.tags == SHOW_TAGS:
+        print(render_tags(op.name for op in operators))
+        return 0
     rows = [
         [op.name, op.category, f"{op.namespaces[0]}.{op.function_name}", ", ".join(op.aliases)]
         for op in operators
@@ -32,3 +40,13 @@ def run(arguments: argparse.Namespace) -> int:
     listed = ", ".join(f"{category} {count}" for category, count in sorted(counts.items()))
     print(f"\n{len(operators)} {arguments.framework} operators in {len(counts)} categories: {listed}")
     return 0
+
+
+def render_tags(names: Iterable[str]) -> str:
+    """The DLOP-Bench tags of the long-tail operators among ``names``: count and members per tag."""
+    names = list(names)
+    found = longtail.tag_counts(names)
+    rows = [[tag, len(members), ", ".join(members)] for tag, members in found.items()]
+    chosen = sum(1 for name in names if name in longtail.by_name())
+    table = tabulate(rows, headers=("tag", "operators", "members"), tablefmt="simple")
+    return f"{table}\n\n{len(found)} tags over {chosen} long-tail operators (category {longtail.CATEGORY})"

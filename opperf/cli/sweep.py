@@ -14,11 +14,13 @@ from opperf.cli import compare
 from opperf.cli.common import (
     JOURNAL_SUFFIX,
     add_selection,
+    add_tag_selection,
     check_writable,
     names,
     on_off,
     report_format,
     seconds,
+    selected_tags,
 )
 from opperf.errors import OpperfError
 from opperf.frameworks import FRAMEWORKS, FrameworkFlag, framework_module, get_backend
@@ -76,12 +78,14 @@ def categories_epilog() -> str:
     for name in FRAMEWORKS:
         listed = ", ".join(c.name for c in framework_module(name, "categories").CATEGORIES)
         lines.append(f"{name} categories: {listed}")
+    lines.append("both: longtail (opperf's long-tail operators; `opperf list --tags` shows their tags)")
     return "\n".join(lines)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     RunOptions.add_arguments(parser)
     add_selection(parser)
+    add_tag_selection(parser)
     parser.add_argument(
         "--compare",
         default=(),
@@ -245,6 +249,8 @@ def run(arguments: argparse.Namespace) -> int:
         profile=INT64 if arguments.int64_tensor else STANDARD,
         ops=arguments.ops,
         categories=arguments.categories,
+        tags=selected_tags(arguments),
+        tags_all=arguments.tags_all,
         isolate=not arguments.no_isolation,
         timeout_s=arguments.timeout,
         journal=journal,

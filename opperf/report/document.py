@@ -10,6 +10,7 @@ from opperf.report.assessment import Calibration, Roofline, flags, roofline
 from opperf.report.coverage import Coverage
 from opperf.results import Alias, BenchmarkSpec, Measurement, Status, TensorSpec
 from opperf.sampling import StopReason
+from opperf.stages import EAGER, StageCheck
 
 SCHEMA_VERSION = 1
 
@@ -82,6 +83,9 @@ def record(measurement: Measurement, calibration: Calibration | None = None) -> 
             "seconds": measurement.sampling_s,
         },
         "competing_load": measurement.competing_load,
+        "stage": spec.stage,
+        "compile_s": measurement.compile_s,
+        "stage_check": measurement.stage_check.to_json() if measurement.stage_check else None,
         **derived,
     }
 
@@ -108,6 +112,7 @@ def measurement_from_record(result: dict[str, object]) -> Measurement:
         options=RunOptions.from_record(result),
         category=result["category"],
         function=_function_name(result),
+        stage=str(result.get("stage", EAGER)),
     )
     sampling = result.get("sampling") or {}
     samples = {
@@ -128,6 +133,8 @@ def measurement_from_record(result: dict[str, object]) -> Measurement:
         met_target=sampling.get("met_target"),
         competing_load=result.get("competing_load"),
         sampling_s=sampling.get("seconds"),
+        compile_s=result.get("compile_s"),
+        stage_check=StageCheck.from_json(result.get("stage_check")),
     )
 
 

@@ -7,6 +7,7 @@ from collections import defaultdict
 from tabulate import tabulate
 
 from opperf.report.coverage import STATUS_KEYS
+from opperf.report.stages import render_tag_speedups
 
 MS = 1e3
 HEADERS = (
@@ -83,7 +84,9 @@ def _roofline(block: dict[str, object] | None) -> list[str]:
 def _name(result: dict[str, object]) -> str:
     """The function users call, with the registry's name beside it where the two differ."""
     function = str(result.get("function") or f"{result['namespace']}.{result['op']}")
-    return function if function.endswith(f".{result['op']}") else f"{function} ({result['op']})"
+    named = function if function.endswith(f".{result['op']}") else f"{function} ({result['op']})"
+    stage = result.get("stage", "eager")
+    return named if stage == "eager" else f"{named} [{stage}]"
 
 
 def _row(result: dict[str, object]) -> list[str]:
@@ -126,6 +129,9 @@ def render_markdown(document: dict[str, object]) -> str:
         lines += [f"## {category}", ""]
         rows = [_row(r) for r in by_category[category]]
         lines += [tabulate(rows, headers=HEADERS, tablefmt="github", disable_numparse=True), ""]
+    per_tag = render_tag_speedups(results)
+    if per_tag:
+        lines += ["## Stage speedups per tag (long-tail operators)", "", per_tag, ""]
     not_ok = [r for r in results if r["status"] != "ok"]
     if not_ok:
         lines += ["## Not benchmarked", ""]

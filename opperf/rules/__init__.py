@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 
+from opperf import longtail
 from opperf.op_info import OpInfo
 from opperf.results import InputValue
 from opperf.rules.generic import NoRuleError
@@ -21,6 +22,8 @@ def inputs_for(
     op: OpInfo, profile: SizeProfile = STANDARD, device_kind: str = "cpu"
 ) -> list[dict[str, InputValue]]:
     """The input configurations to benchmark ``op`` with on a device of ``device_kind``; raises
-    ``NoRuleError`` with the reason if there are none."""
+    ``NoRuleError`` with the reason if there are none. Long-tail operators take their catalogue's."""
+    if op.category == longtail.CATEGORY:
+        return longtail.inputs_for(op.name)
     rules = importlib.import_module(f"opperf.frameworks.{op.framework}.rules")
     return rules.inputs_for(op, profile, device_kind)

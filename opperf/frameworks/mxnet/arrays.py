@@ -33,7 +33,9 @@ def host_values(spec: TensorSpec, dtype: str, rng: np.random.Generator) -> np.nd
         values = rng.integers(*INTEGER_RANGE, size=spec.shape)
     else:
         values = rng.uniform(spec.low, spec.high, size=spec.shape)
-    if spec.structure is not None:
+    if spec.structure == "boxes":
+        values = _boxes(values, spec.low, spec.high)
+    elif spec.structure is not None:
         values = _structured(values, spec.structure)
     if spec.storage != "default":
         values = _sparsified(values, spec, rng)
@@ -65,6 +67,16 @@ def _sparsified(values: np.ndarray, spec: TensorSpec, rng: np.random.Generator) 
     """``values`` with all but a ``density`` fraction of the elements (CSR) or rows zeroed."""
     kept_shape = values.shape if spec.storage == "csr" else values.shape[:1] + (1,) * (values.ndim - 1)
     return np.where(rng.uniform(size=kept_shape) < spec.density, values, 0)
+
+
+def _boxes(values: np.ndarray, low: float, high: float) -> np.ndarray:
+    """Uniform values whose last four entries (last axis) become x1, y1, x2, y2 inside [low, high)
+    with sizes 5% to 50% of the range (see ``opperf.results.Structure``)."""
+    span = high - low
+    fraction = (values[..., -4:] - low) / span
+    start = low + 0.5 * span * fraction[..., :2]
+    end = start + span * (0.05 + 0.45 * fraction[..., 2:])
+    return np.concatenate([values[..., :-4], start, end], axis=-1)
 
 
 def _structured(values: np.ndarray, structure: Structure) -> np.ndarray:

@@ -8,6 +8,7 @@ import os
 import platform
 from collections.abc import Callable
 
+from opperf import longtail
 from opperf.errors import OpperfError
 from opperf.frameworks.mxnet import devices
 from opperf.frameworks.mxnet.namespaces import NAMESPACE_MODULES, identify
@@ -34,10 +35,11 @@ class MXNetBackend:
         self.session = MXNetSession()
 
     def operators(self) -> tuple[OpInfo, ...]:
-        return load_registry().operators
+        """The registry's operators, then opperf's long-tail operators (``opperf.longtail``)."""
+        return load_registry().operators + longtail.operators(self.framework)
 
     def registered_names(self) -> tuple[str, ...]:
-        return load_registry().registered_names
+        return load_registry().registered_names + tuple(op.name for op in longtail.catalogue())
 
     def normalize_device(self, device: str) -> str:
         return devices.normalize_device(device)
@@ -80,8 +82,10 @@ class MXNetBackend:
         """``inputs`` less the tensors ``op`` does not take with these attributes (MXNet's own answer).
 
         Only single tensors are ever dropped, so operators without one are not asked (composing a symbol
-        of ``reset_arrays`` crashes MXNet).
+        of ``reset_arrays`` crashes MXNet); nor are long-tail operators, which are no registered operator.
         """
+        if op.category == longtail.CATEGORY:
+            return inputs
         if not any(isinstance(value, TensorSpec) for value in inputs.values()):
             return inputs
         attributes = tuple(

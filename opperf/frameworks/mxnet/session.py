@@ -8,12 +8,14 @@ records for autograd and its gradient runs.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from opperf import longtail
 from opperf.frameworks.mxnet import devices, profiling, shapes
 from opperf.frameworks.mxnet.arrays import (
     ND_FRONTEND,
@@ -25,9 +27,11 @@ from opperf.frameworks.mxnet.arrays import (
 from opperf.frameworks.mxnet.invoke import DIRECT_INVOCATION, direct_call
 from opperf.frameworks.mxnet.namespaces import identify, is_generated, resolve
 from opperf.frameworks.mxnet.registry import NUMPY_NAMESPACES, load_registry
-from opperf.harness import Passes, PerCallSampler, Sampler
+from opperf.frameworks.mxnet.stages import operator_body, stage_calls
+from opperf.harness import Passes, PerCallSampler, Sampler, SkipError
 from opperf.op_info import OpInfo
 from opperf.results import Alias, BenchmarkSpec, TensorSpec, is_given_array
+from opperf.stages import EAGER
 from opperf.utils.cache import input_sets, last_level_cache_bytes
 from opperf.utils.memory import available_host_bytes, input_bytes
 from opperf.utils.timing import PythonTimer
@@ -49,7 +53,11 @@ class MXNetSession:
 
     def prepare(self, spec: BenchmarkSpec, seed: int, function: Callable[..., object] | None) -> Passes:
         info = identify(function).info if function else load_registry().by_name.get(spec.op)
-        if function is None:
+        if function is None and spec.namespace == longtail.NAMESPACE:
+            import mxnet as mx
+
+            function = functools.partial(_longtail_body(spec.op), mx.nd)
+        elif function is None:
             direct = spec.op in DIRECT_INVOCATION
             function = direct_call(spec.op) if direct else resolve(spec.namespace, spec.op)
         frontend = NUMPY_FRONTEND if spec.namespace in NUMPY_NAMESPACES else ND_FRONTEND
@@ -57,7 +65,11 @@ class MXNetSession:
             rng = np.random.default_rng(seed)
             sets = input_sets(spec.options.cache, input_bytes(spec), last_level_cache_bytes())
             calls = [_prepare(spec, function, info, frontend, rng) for _ in range(sets)]
-            return _passes(spec, calls, frontend)
+            if spec.stage == EAGER:
+                return _passes(spec, calls, frontend)
+            staged = stage_calls(spec.stage, spec.op, _stage_body(spec, frontend), calls, _keywords_call)
+            passes = _passes(spec, list(staged.calls), frontend)
+            return replace(passes, compile_s=staged.compile_s, stage_check=staged.check)
 
     def output_bytes(self, spec: BenchmarkSpec, function: Callable[..., object] | None) -> int | None:
         """Bytes of a forward pass's outputs, from MXNet's shape and type inference (registered
@@ -106,6 +118,26 @@ class MXNetSession:
 
         with contextlib.suppress(Exception):  # already reported by the run that caused it
             mx.nd.waitall()
+
+
+def _longtail_body(name: str) -> Callable[..., object]:
+    from opperf.frameworks.mxnet.longtail import IMPLEMENTATIONS
+
+    return IMPLEMENTATIONS[name]
+
+
+def _stage_body(spec: BenchmarkSpec, frontend: str) -> Callable[..., object]:
+    """What a graph stage's block runs, ``F`` first: a long-tail operator's implementation, or the
+    registered operator through ``F``'s namespace."""
+    if spec.namespace == longtail.NAMESPACE:
+        return _longtail_body(spec.op)
+    if frontend == NUMPY_FRONTEND:
+        raise SkipError(f"graph stage: opperf hybridizes mx.nd operators only, not {spec.namespace} ones")
+    return operator_body(spec.namespace, spec.function or spec.op)
+
+
+def _keywords_call(function: Callable[..., object], kwargs: dict) -> _Call:
+    return _Call(function=function, args=(), kwargs=kwargs)
 
 
 def _passes(spec: BenchmarkSpec, calls: list[_Call], frontend: str) -> Passes:

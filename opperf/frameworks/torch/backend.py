@@ -6,6 +6,7 @@ import os
 import platform
 from collections.abc import Callable
 
+from opperf import longtail
 from opperf.errors import OpperfError
 from opperf.frameworks.torch import devices
 from opperf.frameworks.torch.namespaces import (
@@ -30,10 +31,11 @@ class TorchBackend:
         self.session = TorchSession()
 
     def operators(self) -> tuple[OpInfo, ...]:
-        return load_registry().operators
+        """The registry's operators, then opperf's long-tail operators (``opperf.longtail``)."""
+        return load_registry().operators + longtail.operators(self.framework)
 
     def registered_names(self) -> tuple[str, ...]:
-        return load_registry().registered_names
+        return load_registry().registered_names + tuple(op.name for op in longtail.catalogue())
 
     def normalize_device(self, device: str) -> str:
         return devices.normalize_device(device)

@@ -11,17 +11,20 @@ import contextlib
 import functools
 import itertools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from opperf import longtail
 from opperf.frameworks.torch import devices, gradients, profiling, shapes
 from opperf.frameworks.torch.calls import Call, arrange, takes_keywords
 from opperf.frameworks.torch.errors import describe_error
 from opperf.frameworks.torch.namespaces import identify, resolve
 from opperf.frameworks.torch.registry import load_registry
+from opperf.frameworks.torch.stages import claim_compile_cache, stage_calls
 from opperf.frameworks.torch.tensors import is_float_tensor, materialize, resolve_alias, torch_constant
 from opperf.harness import Passes, PerCallSampler, Sampler, SkipError
 from opperf.op_info import OpInfo
 from opperf.results import Alias, BenchmarkSpec, InputValue, TensorSpec
+from opperf.stages import EAGER
 from opperf.utils.cache import input_sets, last_level_cache_bytes
 from opperf.utils.memory import available_host_bytes, input_bytes, release_free_memory
 from opperf.utils.timing import PythonTimer
@@ -50,6 +53,7 @@ class TorchSession:
 
     def __init__(self) -> None:
         self._profiler_warm = False
+        self.compile_cache = claim_compile_cache()
         # (namespace, operator) -> why it is not differentiable, learnt from its first measurement: its
         # later input configurations then run without recording for autograd from the start.
         self._no_backward: dict[tuple[str, str], str] = {}
@@ -57,7 +61,7 @@ class TorchSession:
     def prepare(self, spec: BenchmarkSpec, seed: int, function: Callable[..., object] | None) -> Passes:
         release_free_memory()  # what earlier configurations freed: each starts from a trimmed heap
         info = identify(function).info if function else load_registry().by_name.get(spec.op)
-        function = function or resolve(spec.namespace, spec.function or spec.op)
+        function = function or _function(spec)
         generator = _generator(seed)
         device = devices.torch_device(spec.options.device)
         make = functools.partial(materialize, dtype=spec.options.dtype, device=device, generator=generator)
@@ -69,7 +73,7 @@ class TorchSession:
         """Bytes of a forward pass's outputs, from one call on the meta device (nothing allocated)."""
         try:
             info = identify(function).info if function else load_registry().by_name.get(spec.op)
-            function = function or resolve(spec.namespace, spec.function or spec.op)
+            function = function or _function(spec)
             make = functools.partial(shapes.meta_input, dtype=spec.options.dtype)
             prepared = _prepare(spec, function, info, make)
         except Exception:  # nothing inferred; prepare meets the same error and reports it
@@ -88,6 +92,17 @@ class TorchSession:
         record = recording.differentiable
         for other in prepared[1:] if record else ():
             gradients.require_grad(recording.leaves(other.leaves))
+        scope = (
+            (lambda: torch.inference_mode())
+            if spec.options.mode == "inference"
+            else (lambda: torch.set_grad_enabled(record))
+        )
+        staged = None
+        if spec.stage != EAGER:
+            script = _longtail_function(spec) if spec.namespace == longtail.NAMESPACE else None
+            synchronize = devices.synchronizer(spec.options.device)
+            staged = stage_calls(spec.stage, spec.op, [p.call for p in prepared], script, scope, synchronize)
+            prepared = [replace(p, call=call) for p, call in zip(prepared, staged.calls, strict=True)]
         rotation = itertools.cycle(prepared)
 
         def forward() -> _Outputs:
@@ -102,9 +117,9 @@ class TorchSession:
             backward=backward_of if record else None,
             backward_reason=recording.reason,
             synchronize=devices.synchronizer(spec.options.device),
-            scope=lambda: torch.inference_mode()
-            if spec.options.mode == "inference"
-            else torch.set_grad_enabled(record),
+            scope=scope,
+            compile_s=staged.compile_s if staged else None,
+            stage_check=staged.check if staged else None,
         )
 
     def _recording(self, spec: BenchmarkSpec, prepared: _Prepared) -> gradients.Recording:
@@ -181,6 +196,19 @@ class _Outputs:
 
     value: object
     leaves: tuple
+
+
+def _function(spec: BenchmarkSpec) -> Callable[..., object]:
+    """What ``spec`` calls: a long-tail operator's implementation, else the public entry point."""
+    if spec.namespace == longtail.NAMESPACE:
+        return _longtail_function(spec)
+    return resolve(spec.namespace, spec.function or spec.op)
+
+
+def _longtail_function(spec: BenchmarkSpec) -> Callable[..., object]:
+    from opperf.frameworks.torch.longtail import IMPLEMENTATIONS
+
+    return IMPLEMENTATIONS[spec.op]
 
 
 def _on_gpu(device: str) -> bool:

@@ -60,7 +60,9 @@ def host_values(spec: TensorSpec, dtype: str, generator):
         values = values.floor()
     if target.is_complex:
         values = torch.complex(values, _uniform(spec, generator))
-    if spec.structure is not None:
+    if spec.structure == "boxes":
+        values = _boxes(values, spec.low, spec.high)
+    elif spec.structure is not None:
         values = _structured(values, spec.structure)
     if spec.density < 1:
         values = _sparsified(values, spec, generator)
@@ -82,6 +84,18 @@ def _uniform(spec: TensorSpec, generator):
 
     values = torch.rand(spec.shape, generator=generator, dtype=torch.float64)
     return values * (spec.high - spec.low) + spec.low
+
+
+def _boxes(values, low: float, high: float):
+    """Uniform values whose last four entries (last axis) become x1, y1, x2, y2 inside [low, high)
+    with sizes 5% to 50% of the range (see ``opperf.results.Structure``)."""
+    import torch
+
+    span = high - low
+    fraction = (values[..., -4:] - low) / span
+    start = low + 0.5 * span * fraction[..., :2]
+    end = start + span * (0.05 + 0.45 * fraction[..., 2:])
+    return torch.cat([values[..., :-4], start, end], dim=-1)
 
 
 def _structured(values, structure: str):

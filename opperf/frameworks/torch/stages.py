@@ -1,0 +1,151 @@
+"""PyTorch's graph and compile stages: a prepared call captured by ``torch.jit`` or compiled by
+``torch.compile`` (inductor), timed once, and checked against eager.
+
+``graph`` scripts a long-tail operator's Python (``torch.jit.script``: loops and branches stay code)
+and traces an aten operator's call (``torch.jit.trace``: there is no Python to script). ``compile``
+compiles the call with ``torch.compile`` after resetting dynamo, so each configuration compiles
+afresh (and no configuration meets dynamo's recompilation limit); inductor's cache goes to a folder
+of this process under opperf's cache (``claim_compile_cache``), removed when the process ends, so every
+``compile_s`` is a cold compile and the disk does not fill (the cache reached 151 MB in a few
+experiments). Whatever a stage cannot take is a ``SkipError`` with the stage's own error.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from opperf.frameworks.torch.calls import Call
+from opperf.frameworks.torch.errors import describe_error
+from opperf.harness import SkipError
+from opperf.stages import StageCheck, compare
+from opperf.utils.peaks import default_cache_dir
+
+CACHE_VARIABLE = "TORCHINDUCTOR_CACHE_DIR"
+
+
+@dataclass(frozen=True)
+class Staged:
+    """The input sets' calls as the stage runs them, the seconds capturing or compiling took (with the
+    first call), and the stage's outputs against eager."""
+
+    calls: tuple[Call, ...]
+    compile_s: float
+    check: StageCheck
+
+
+def claim_compile_cache() -> Path:
+    """Point inductor's cache at ``<opperf cache>/torch-compile/<pid>``, removed when this process
+    ends, unless the user set ``TORCHINDUCTOR_CACHE_DIR``; the folder in effect.
+
+    Called when the session starts: PyTorch fixes the variable to its default (``/tmp/torchinductor_<user>``,
+    shared by every run and never cleaned) the first time any of its code asks, which the first eager
+    measurement already does.
+    """
+    configured = os.environ.get(CACHE_VARIABLE)
+    if configured:
+        return Path(configured)
+    folder = default_cache_dir() / "torch-compile" / str(os.getpid())
+    os.environ[CACHE_VARIABLE] = str(folder)
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
+def stage_calls(
+    stage: str,
+    op: str,
+    calls: list[Call],
+    script: Callable[..., object] | None,
+    scope: Callable[[], contextlib.AbstractContextManager[object]],
+    synchronize: Callable[[], None],
+) -> Staged:
+    """``calls`` run in ``stage``: ``script`` is the Python function ``torch.jit.script`` captures for
+    the graph stage (None: trace the call instead). The first staged call runs under ``scope``, as the
+    measured passes do; its outputs are compared with an eager call's."""
+    import torch
+
+    build = {"graph": _scripted if script is not None else _traced, "compile": _compiled}[stage]
+    started = time.perf_counter()
+    try:
+        rebuild = build(script or calls[0].function, calls[0])
+        with scope():
+            outputs = rebuild(calls[0])()
+        synchronize()
+    except Exception as error:
+        how = (
+            "torch.jit.script"
+            if build is _scripted
+            else "torch.jit.trace"
+            if build is _traced
+            else "torch.compile"
+        )
+        raise SkipError(f"{stage} stage: {how} cannot take {op}: {describe_error(error)}") from error
+    compile_s = time.perf_counter() - started
+    with torch.no_grad():
+        reference = calls[0]()
+    check = compare(_arrays(reference, op), _arrays(outputs, op))
+    return Staged(tuple(rebuild(call) for call in calls), compile_s, check)
+
+
+def _scripted(function: Callable[..., object], call: Call) -> Callable[[Call], Call]:
+    import torch
+
+    scripted = torch.jit.script(function)
+    return lambda other: Call(scripted, other.args, other.kwargs)
+
+
+def _compiled(function: Callable[..., object], call: Call) -> Callable[[Call], Call]:
+    import torch
+
+    torch._dynamo.reset()
+
+    def forward(*args: object, **kwargs: object) -> object:
+        return function(*args, **kwargs)
+
+    compiled = torch.compile(forward, backend="inductor", dynamic=False)
+    return lambda other: Call(compiled, other.args, other.kwargs)
+
+
+def _traced(function: Callable[..., object], call: Call) -> Callable[[Call], Call]:
+    """A trace of ``call`` as a function of its tensors alone (the other arguments are fixed)."""
+    import torch
+
+    def tensors_of(other: Call) -> tuple:
+        return tuple(v for v in (*other.args, *other.kwargs.values()) if isinstance(v, torch.Tensor))
+
+    template = call
+
+    def pure(*tensors: object) -> object:
+        replacements = iter(tensors)
+        args = tuple(next(replacements) if isinstance(v, torch.Tensor) else v for v in template.args)
+        kwargs = {
+            k: next(replacements) if isinstance(v, torch.Tensor) else v for k, v in template.kwargs.items()
+        }
+        return template.function(*args, **kwargs)
+
+    traced = torch.jit.trace(pure, tensors_of(call), check_trace=False)
+    return lambda other: Call(traced, tensors_of(other), {})
+
+
+def _arrays(outputs: object, op: str) -> list:
+    """The outputs as numpy arrays, for the check; an output that is none is a SkipError."""
+    import torch
+
+    if isinstance(outputs, (tuple, list)):
+        return [array for item in outputs for array in _arrays(item, op)]
+    if isinstance(outputs, torch.Tensor):
+        try:
+            return [outputs.detach().cpu().resolve_conj().numpy()]
+        except Exception as error:
+            raise SkipError(
+                f"{op}'s outputs cannot be compared with eager: {describe_error(error)}"
+            ) from error
+    if isinstance(outputs, (bool, int, float)) or outputs is None:
+        return [] if outputs is None else [outputs]
+    raise SkipError(f"{op}'s outputs ({type(outputs).__name__}) cannot be compared with eager")

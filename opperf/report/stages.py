@@ -1,0 +1,118 @@
+"""Stage speedups per DLOP-Bench tag: which syntax features a graph capture or a compiler gains on, and
+which defeat it (LongTail-Bench's question), from a results document's records; no framework import.
+
+A configuration's speedup in a stage is its eager forward median over the stage's, both from the same
+results file (the row key less the stage); a tag's figure is the geometric mean over the long-tail
+configurations of operators carrying it. Stages that were skipped or failed are counted beside it, so
+a tag whose operators the compiler could not take is not read as "no gain". Only records timed by the
+Python timer count: the native profiler times the operators an eager call dispatches but not the
+Python between them, which is what a long-tail operator spends and a compiled region's time includes,
+so its stage ratios would not compare like with like.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from tabulate import tabulate
+
+from opperf import longtail
+from opperf.stages import EAGER, STAGES
+
+STAGED = tuple(stage for stage in STAGES if stage != EAGER)
+TIMER = "python"
+NATIVE_NOTE = (
+    "Stage speedups need `--profiler python`: the native profiler times the operators an eager call "
+    "dispatches but not the Python between them, while a graph or compiled region is timed whole."
+)
+_IDENTITY = ("framework", "namespace", "op", "dtype", "device", "profiler", "mode", "threads", "cache")
+
+
+@dataclass(frozen=True)
+class TagStage:
+    """One tag in one stage: the geometric-mean speedup over its measured configurations (None when
+    none was measured), how many were measured, and how many the stage skipped or failed."""
+
+    tag: str
+    stage: str
+    speedup: float | None
+    measured: int
+    not_measured: int
+
+
+def _identity(record: Mapping[str, object]) -> str:
+    keyed = {name: record.get(name) for name in _IDENTITY}
+    return json.dumps([keyed, record.get("inputs"), record.get("run_backward")], sort_keys=True)
+
+
+def _median(record: Mapping[str, object]) -> float | None:
+    block = record.get("forward")
+    return block["median_s"] if record.get("status") == "ok" and block else None
+
+
+def tag_speedups(results: Sequence[Mapping[str, object]]) -> list[TagStage]:
+    """Per tag and non-eager stage present in ``results``, the geometric-mean speedup over eager."""
+    chosen = [r for r in _long_tail(results) if r.get("profiler") == TIMER]
+    eager = {_identity(r): _median(r) for r in chosen if r.get("stage", EAGER) == EAGER}
+    ratios: dict[tuple[str, str], list[float]] = defaultdict(list)
+    missing: dict[tuple[str, str], int] = defaultdict(int)
+    stages_present = {r.get("stage") for r in chosen} & set(STAGED)
+    for record in chosen:
+        stage = record.get("stage", EAGER)
+        if stage == EAGER:
+            continue
+        entry = longtail.by_name().get(str(record["op"]))
+        base, staged = eager.get(_identity(record)), _median(record)
+        for tag in entry.tags if entry else ():
+            if base and staged:
+                ratios[tag, stage].append(base / staged)
+            else:
+                missing[tag, stage] += 1
+    figures = []
+    for tag in longtail.TAGS:
+        for stage in sorted(stages_present, key=STAGED.index):
+            found, skipped = ratios[tag, stage], missing[tag, stage]
+            if found or skipped:
+                figures.append(TagStage(tag, stage, _geometric_mean(found), len(found), skipped))
+    return figures
+
+
+def _long_tail(results: Sequence[Mapping[str, object]]) -> list[Mapping[str, object]]:
+    return [r for r in results if r.get("category") == longtail.CATEGORY]
+
+
+def _geometric_mean(values: Sequence[float]) -> float | None:
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def render_tag_speedups(results: Sequence[Mapping[str, object]]) -> str:
+    """The per-tag table as Markdown; a note when the stages were timed by the native profiler; "" when
+    the results have no long-tail graph or compile stage."""
+    figures = tag_speedups(results)
+    if not figures:
+        staged = any(r.get("stage", EAGER) != EAGER for r in _long_tail(results))
+        return NATIVE_NOTE if staged else ""
+    rows = [
+        [
+            f.tag,
+            f.stage,
+            f"{f.speedup:.2f}x" if f.speedup is not None else "—",
+            f.measured,
+            f.not_measured,
+            ", ".join(longtail.members(f.tag)),
+        ]
+        for f in figures
+    ]
+    headers = (
+        "Tag",
+        "Stage",
+        "Speedup over eager (geo-mean)",
+        "Configurations",
+        "Skipped or failed",
+        "Operators",
+    )
+    return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
