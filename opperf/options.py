@@ -111,6 +111,12 @@ def _frameworks() -> Sequence[str]:
     return tuple(FRAMEWORKS)
 
 
+def _shape_modes() -> Sequence[str]:
+    from opperf.rules.fuzz import SHAPE_MODES
+
+    return SHAPE_MODES
+
+
 def _flag(value: object) -> None:
     if not isinstance(value, bool):
         raise ValueError(f"must be True or False, got {value!r}")
@@ -224,6 +230,23 @@ class RunOptions:
     )
     seed: int = option(
         0, flag="--seed", help="seed of the generated inputs", parse=_integer, check=_count(0, optional=False)
+    )
+    shapes: str = option(
+        "standard",
+        flag="--shapes",
+        help="standard: the size profile's shapes; fuzz: --fuzz-count shapes per operator, drawn from "
+        "--seed and the operator's name (log-uniform element counts from latency- to bandwidth-bound, "
+        "singleton and broadcast dimensions, non-contiguous PyTorch inputs); skewed: as fuzz, with one "
+        "dimension holding nearly all elements",
+        check=_one_of(_shape_modes, "shape mode"),
+        choices=_shape_modes,
+    )
+    fuzz_count: int = option(
+        5,
+        flag="--fuzz-count",
+        help="input configurations per operator with --shapes fuzz or skewed",
+        parse=_integer,
+        check=_count(1, optional=False),
     )
 
     @property

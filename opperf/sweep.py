@@ -18,13 +18,14 @@ from opperf.frameworks import Backend, get_backend
 from opperf.isolation import IsolatedRunner
 from opperf.op_info import OpInfo
 from opperf.results import BenchmarkSpec, InputValue, Measurement, Status, freeze_inputs
-from opperf.rules import NoRuleError, SizeProfile, inputs_for
+from opperf.rules import FuzzSettings, NoRuleError, SizeProfile, fuzzed_inputs, inputs_for
+from opperf.rules.fuzz import REGIMES, memory_cap_elements, shapes_checksum
 from opperf.rules.profiles import STANDARD
 from opperf.shards import Shard
 from opperf.utils.affinity import AUTO, available_cpus, worker_cpus
 from opperf.utils.devices import device_kind
 from opperf.utils.environment import Environment, Machine
-from opperf.utils.memory import peak_rss_bytes
+from opperf.utils.memory import ITEMSIZE, available_host_bytes, peak_rss_bytes
 from opperf.utils.peaks import load_peaks
 
 Progress = Callable[[int, int, OpInfo, Sequence[Measurement]], None]
@@ -123,8 +124,20 @@ def specs_for(op: OpInfo, config: SweepConfig, backend: Backend) -> list[Benchma
     """One spec per input configuration the rules give ``op``; raises NoRuleError when there are none."""
     return [
         _spec(op, config.options, backend.applicable_inputs(op, inputs))
-        for inputs in inputs_for(op, config.profile, device_kind(config.options.device))
+        for inputs in _configurations(op, config)
     ]
+
+
+def _configurations(op: OpInfo, config: SweepConfig) -> list[dict[str, InputValue]]:
+    """The rules' configurations for ``op``: the size profile's, or drawn ones under ``--shapes``."""
+    options = config.options
+    kind = device_kind(options.device)
+    if options.shapes == "standard":
+        return inputs_for(op, config.profile, kind)
+    ceiling = max(high for _, high in REGIMES.values())
+    cap = memory_cap_elements(available_host_bytes(), ITEMSIZE.get(options.dtype, 8), ceiling)
+    settings = FuzzSettings(options.shapes, options.seed, options.fuzz_count, cap)
+    return fuzzed_inputs(op, config.profile, kind, settings)
 
 
 def _unmeasured(op: OpInfo, config: SweepConfig, status: Status, reason: str) -> Measurement:
@@ -199,6 +212,7 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
         machine_peaks=peaks,
         shard=str(config.shard) if config.shard else None,
         worker_peak_rss_bytes=runner.peak_rss_bytes,
+        shapes_checksum=_shapes_checksum(measurements, options),
     )
     measured = {m.spec.op for m in measurements}
     return SweepResult(
@@ -210,6 +224,13 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
         interrupted=interrupted,
         resumed=len(set(finished) & measured),
     )
+
+
+def _shapes_checksum(measurements: Sequence[Measurement], options: RunOptions) -> str | None:
+    """The checksum of every configuration drawn under ``--shapes`` fuzz or skewed (None otherwise)."""
+    if options.shapes == "standard":
+        return None
+    return shapes_checksum((m.spec.op, m.spec.describe_inputs()) for m in measurements)
 
 
 def expected_cost(op: OpInfo, config: SweepConfig) -> float:

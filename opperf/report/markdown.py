@@ -7,6 +7,7 @@ from collections import defaultdict
 from tabulate import tabulate
 
 from opperf.report.coverage import STATUS_KEYS
+from opperf.report.sensitivity import render_sensitivity
 
 MS = 1e3
 HEADERS = (
@@ -40,6 +41,8 @@ ENVIRONMENT_KEYS = (
     "runs",
     "harness_overhead_s",
     "size_profile",
+    "shapes",
+    "shapes_checksum",
     "cpu_model",
     "cpu_count",
     "harness_efficiency",
@@ -126,6 +129,7 @@ def render_markdown(document: dict[str, object]) -> str:
         lines += [f"## {category}", ""]
         rows = [_row(r) for r in by_category[category]]
         lines += [tabulate(rows, headers=HEADERS, tablefmt="github", disable_numparse=True), ""]
+    lines += render_sensitivity(document)
     not_ok = [r for r in results if r["status"] != "ok"]
     if not_ok:
         lines += ["## Not benchmarked", ""]
