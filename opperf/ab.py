@@ -93,6 +93,7 @@ def run_ab(
     per_round = replace(options, budget_s=options.budget_s / rounds)
     config = replace(config, options=per_round)
     operators = select_operators(backend, config.ops, config.categories)
+    options.require_one_thread_count("an A/B job")
     threads = backend.set_threads(options.threads)
     cpus = worker_cpus(config.affinity, threads, available_cpus())
     started = _dt.datetime.now(_dt.timezone.utc)

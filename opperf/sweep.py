@@ -17,11 +17,13 @@ from opperf.errors import OpperfError, suggest
 from opperf.frameworks import Backend, get_backend
 from opperf.isolation import IsolatedRunner
 from opperf.op_info import OpInfo
+from opperf.options import is_thread_factor
 from opperf.results import BenchmarkSpec, InputValue, Measurement, Status, freeze_inputs
 from opperf.rules import FuzzSettings, NoRuleError, SizeProfile, fuzzed_inputs, inputs_for
 from opperf.rules.fuzz import REGIMES, memory_cap_elements, shapes_checksum
 from opperf.rules.profiles import STANDARD
 from opperf.shards import Shard
+from opperf.threads import ThreadFactorRunner, ThreadPlan
 from opperf.utils.affinity import AUTO, available_cpus, worker_cpus
 from opperf.utils.devices import device_kind
 from opperf.utils.environment import Environment, Machine
@@ -160,7 +162,8 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
     if config.shard is not None:
         operators = _in_shard(operators, config)
     finished = _resume(config)
-    threads = backend.set_threads(options.threads)
+    thread_plan = _thread_plan(config)
+    threads = None if thread_plan else backend.set_threads(options.threads)
     cpus = worker_cpus(config.affinity, threads, available_cpus()) if config.isolate else None
     peaks = load_peaks(redo=config.recalibrate_peaks) if options.device.startswith("cpu") else None
     started = _dt.datetime.now(_dt.timezone.utc)
@@ -170,7 +173,9 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
     interrupted = False
     with contextlib.ExitStack() as stack:
         writer = _journal_writer(config, append=bool(finished), stack=stack)
-        if config.isolate:
+        if thread_plan:
+            runner = ThreadFactorRunner(options.framework, config.timeout_s, thread_plan)
+        elif config.isolate:
             threads_asked = threads if cpus else options.threads
             runner = IsolatedRunner(options.framework, config.timeout_s, threads_asked, cpus)
         else:
@@ -182,7 +187,7 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
                 op_results = finished.get(op.name)
                 fresh = op_results is None
                 if fresh:
-                    op_results = _measure_operator(op, config, backend, runner)
+                    op_results = _measure_operator(op, config, backend, runner, thread_plan, index - 1)
                     measured_now.extend(op_results)
                 # Kept before it is journaled: an interrupt during the journal's sync loses nothing.
                 measurements.extend(op_results)
@@ -213,6 +218,8 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
         shard=str(config.shard) if config.shard else None,
         worker_peak_rss_bytes=runner.peak_rss_bytes,
         shapes_checksum=_shapes_checksum(measurements, options),
+        usable_cpus=len(available_cpus()),
+        thread_workers=thread_plan.describe() if thread_plan else None,
     )
     measured = {m.spec.op for m in measurements}
     return SweepResult(
@@ -281,10 +288,31 @@ class InProcessRunner:
 
 
 def _measure_operator(
-    op: OpInfo, config: SweepConfig, backend: Backend, runner: IsolatedRunner | InProcessRunner
+    op: OpInfo,
+    config: SweepConfig,
+    backend: Backend,
+    runner: IsolatedRunner | InProcessRunner | ThreadFactorRunner,
+    thread_plan: ThreadPlan | None = None,
+    turn: int = 0,
 ) -> list[Measurement]:
-    planned = plan_operator(op, config, backend)
-    return [planned] if isinstance(planned, Measurement) else list(runner.run(planned))
+    variants = thread_plan.variants(config.options, turn) if thread_plan else [config.options]
+    measured: list[Measurement] = []
+    for options in variants:
+        planned = plan_operator(op, replace(config, options=options), backend)
+        measured += [planned] if isinstance(planned, Measurement) else list(runner.run(planned))
+    return measured
+
+
+def _thread_plan(config: SweepConfig) -> ThreadPlan | None:
+    """The thread counts of a sweep where threads are a factor (``--threads 1,2`` or auto), else None;
+    a factor needs workers, one per count."""
+    if not is_thread_factor(config.options.threads):
+        return None
+    if not config.isolate:
+        raise OpperfError(
+            "--threads with several counts measures each count in its own workers; drop --no-isolation"
+        )
+    return ThreadPlan.of(config.options.threads, config.affinity, available_cpus())
 
 
 def plan_operator(op: OpInfo, config: SweepConfig, backend: Backend) -> list[BenchmarkSpec] | Measurement:

@@ -7,6 +7,7 @@ from collections import defaultdict
 from tabulate import tabulate
 
 from opperf.report.coverage import STATUS_KEYS
+from opperf.report.scaling import render_scaling
 from opperf.report.sensitivity import render_sensitivity
 
 MS = 1e3
@@ -31,6 +32,8 @@ ENVIRONMENT_KEYS = (
     "framework_settings",
     "threads",
     "worker_cpus",
+    "usable_cpus",
+    "thread_workers",
     "device",
     "dtype",
     "profiler",
@@ -130,6 +133,7 @@ def render_markdown(document: dict[str, object]) -> str:
         rows = [_row(r) for r in by_category[category]]
         lines += [tabulate(rows, headers=HEADERS, tablefmt="github", disable_numparse=True), ""]
     lines += render_sensitivity(document)
+    lines += render_scaling(document)
     not_ok = [r for r in results if r["status"] != "ok"]
     if not_ok:
         lines += ["## Not benchmarked", ""]
