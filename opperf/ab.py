@@ -113,6 +113,7 @@ def run_ab(
     options = config.options.validated(backend)
     config = replace(config, options=round_options(options, rounds))
     operators = select_operators(backend, config.ops, config.categories)
+    options.require_one_thread_count("an A/B job")
     threads = backend.set_threads(options.threads)
     cpus = worker_cpus(config.affinity, threads, available_cpus())
     started = _dt.datetime.now(_dt.timezone.utc)

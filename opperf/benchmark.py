@@ -69,6 +69,7 @@ def _benchmark_one(
 ) -> list[Measurement]:
     backend = get_backend(options.framework)
     options = options.validated(backend)
+    options.require_one_thread_count("run_performance_test")
     backend.set_threads(options.threads)
     namespace, name, info = backend.identify(function)
     measurements = []

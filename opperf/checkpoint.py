@@ -121,6 +121,7 @@ def _cut_torn_line(path: str) -> None:
 
 def check_settings(path: str, journal: Journal, settings: dict[str, object]) -> None:
     """Refuse to resume a journal made with settings that would make results incomparable."""
+    settings = json.loads(json.dumps(settings))  # as the journal stores them: a thread list is a list
     keys = sorted(set(settings) | set(journal.settings))
     differing = {
         k: (journal.settings.get(k), settings.get(k))

@@ -112,6 +112,52 @@ def _frameworks() -> Sequence[str]:
     return tuple(FRAMEWORKS)
 
 
+AUTO_THREADS = "auto"
+"""``--threads auto``: 1, 2, 4, ... up to the CPUs this process may use."""
+
+
+def _thread_setting(text: str) -> int | tuple[int, ...] | str:
+    """``4`` as 4, ``1,2`` as (1, 2) (sorted, each once), ``auto`` as itself."""
+    if text.strip().lower() == AUTO_THREADS:
+        return AUTO_THREADS
+    counts = sorted({_integer(part.strip()) for part in text.split(",")})
+    return counts[0] if len(counts) == 1 and "," not in text else tuple(counts)
+
+
+def _check_threads(value: object) -> None:
+    if value == AUTO_THREADS:
+        return
+    if isinstance(value, tuple):
+        if not value:
+            raise ValueError("must list at least one thread count")
+        for count in value:
+            _count(1, optional=False)(count)
+        return
+    _count(1)(value)
+
+
+def thread_counts(setting: int | tuple[int, ...] | str | None, usable: int) -> tuple[int | None, ...]:
+    """The thread counts a ``--threads`` setting asks for, with ``usable`` CPUs: one count (or None, the
+    framework's own), a list's counts, or for auto the powers of two below ``usable`` and ``usable``."""
+    if setting == AUTO_THREADS:
+        counts = {1 << power for power in range(usable.bit_length()) if 1 << power <= usable}
+        return tuple(sorted(counts | {usable}))
+    if isinstance(setting, tuple):
+        return setting
+    return (setting,)
+
+
+def is_thread_factor(setting: object) -> bool:
+    """Whether a ``--threads`` setting makes threads a factor (a list or auto) rather than one count."""
+    return setting == AUTO_THREADS or isinstance(setting, tuple)
+
+
+def _shape_modes() -> Sequence[str]:
+    from opperf.rules.fuzz import SHAPE_MODES
+
+    return SHAPE_MODES
+
+
 def _flag(value: object) -> None:
     if not isinstance(value, bool):
         raise ValueError(f"must be True or False, got {value!r}")
@@ -184,14 +230,17 @@ class RunOptions:
         choices=lambda: CACHE_MODES,
         keyed=True,
     )
-    threads: int | None = option(
+    threads: int | tuple[int, ...] | str | None = option(
         None,
         flag="--threads",
         help="intra-op threads of the framework (OpenMP for MXNet, torch.set_num_threads for PyTorch), "
-        "recorded in the results; compare frameworks on the same count (default: the framework's own)",
-        parse=_integer,
-        check=_count(1),
+        "recorded in the results; compare frameworks on the same count (default: the framework's own). "
+        "A list (1,2) or auto (1, 2, 4, ... up to the usable CPUs) makes it a factor of a sweep: each "
+        "count gets its own pinned workers, interleaved per operator, and the report a scaling table",
+        parse=_thread_setting,
+        check=_check_threads,
         keyed=True,
+        metavar="N|N,M,...|auto",
     )
     warmup: int | None = option(
         None,
@@ -236,6 +285,23 @@ class RunOptions:
         check=check_stages,
         metavar="STAGES",
     )
+    shapes: str = option(
+        "standard",
+        flag="--shapes",
+        help="standard: the size profile's shapes; fuzz: --fuzz-count shapes per operator, drawn from "
+        "--seed and the operator's name (log-uniform element counts from latency- to bandwidth-bound, "
+        "singleton and broadcast dimensions, non-contiguous PyTorch inputs); skewed: as fuzz, with one "
+        "dimension holding nearly all elements",
+        check=_one_of(_shape_modes, "shape mode"),
+        choices=_shape_modes,
+    )
+    fuzz_count: int = option(
+        5,
+        flag="--fuzz-count",
+        help="input configurations per operator with --shapes fuzz or skewed",
+        parse=_integer,
+        check=_count(1, optional=False),
+    )
 
     @property
     def plan(self) -> SamplingPlan:
@@ -263,6 +329,11 @@ class RunOptions:
         if backend is None:
             return resolved_options
         return replace(resolved_options, device=backend.normalize_device(self.device))
+
+    def require_one_thread_count(self, where: str) -> None:
+        """Raise OpperfError when ``threads`` lists several counts: only a sweep takes them as a factor."""
+        if is_thread_factor(self.threads):
+            raise OpperfError(f"{where} takes one thread count (--threads N); several are a sweep's factor")
 
     def keyed(self) -> dict[str, object]:
         """The options each results record carries: those a figure depends on."""

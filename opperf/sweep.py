@@ -18,14 +18,17 @@ from opperf.frameworks import Backend, get_backend
 from opperf.isolation import IsolatedRunner
 from opperf.longtail import check_tags, has_tags
 from opperf.op_info import OpInfo
+from opperf.options import is_thread_factor
 from opperf.results import BenchmarkSpec, InputValue, Measurement, Status, freeze_inputs
-from opperf.rules import NoRuleError, SizeProfile, inputs_for
+from opperf.rules import FuzzSettings, NoRuleError, SizeProfile, fuzzed_inputs, inputs_for
+from opperf.rules.fuzz import REGIMES, memory_cap_elements, shapes_checksum
 from opperf.rules.profiles import STANDARD
 from opperf.shards import Shard
+from opperf.threads import ThreadFactorRunner, ThreadPlan
 from opperf.utils.affinity import AUTO, available_cpus, worker_cpus
 from opperf.utils.devices import device_kind
 from opperf.utils.environment import Environment, Machine
-from opperf.utils.memory import peak_rss_bytes
+from opperf.utils.memory import ITEMSIZE, available_host_bytes, peak_rss_bytes
 from opperf.utils.peaks import load_peaks
 
 Progress = Callable[[int, int, OpInfo, Sequence[Measurement]], None]
@@ -140,9 +143,21 @@ def specs_for(op: OpInfo, config: SweepConfig, backend: Backend) -> list[Benchma
     configuration's stages one after another); raises NoRuleError when there are none."""
     return [
         _spec(op, config.options, backend.applicable_inputs(op, inputs), stage)
-        for inputs in inputs_for(op, config.profile, device_kind(config.options.device))
+        for inputs in _configurations(op, config)
         for stage in config.options.stages
     ]
+
+
+def _configurations(op: OpInfo, config: SweepConfig) -> list[dict[str, InputValue]]:
+    """The rules' configurations for ``op``: the size profile's, or drawn ones under ``--shapes``."""
+    options = config.options
+    kind = device_kind(options.device)
+    if options.shapes == "standard":
+        return inputs_for(op, config.profile, kind)
+    ceiling = max(high for _, high in REGIMES.values())
+    cap = memory_cap_elements(available_host_bytes(), ITEMSIZE.get(options.dtype, 8), ceiling)
+    settings = FuzzSettings(options.shapes, options.seed, options.fuzz_count, cap)
+    return fuzzed_inputs(op, config.profile, kind, settings)
 
 
 def _unmeasured(op: OpInfo, config: SweepConfig, status: Status, reason: str) -> Measurement:
@@ -165,7 +180,8 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
     if config.shard is not None:
         operators = _in_shard(operators, config)
     finished = _resume(config)
-    threads = backend.set_threads(options.threads)
+    thread_plan = _thread_plan(config)
+    threads = None if thread_plan else backend.set_threads(options.threads)
     cpus = worker_cpus(config.affinity, threads, available_cpus()) if config.isolate else None
     peaks = load_peaks(redo=config.recalibrate_peaks) if options.device.startswith("cpu") else None
     started = _dt.datetime.now(_dt.timezone.utc)
@@ -175,7 +191,9 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
     interrupted = False
     with contextlib.ExitStack() as stack:
         writer = _journal_writer(config, append=bool(finished), stack=stack)
-        if config.isolate:
+        if thread_plan:
+            runner = ThreadFactorRunner(options.framework, config.timeout_s, thread_plan)
+        elif config.isolate:
             threads_asked = threads if cpus else options.threads
             runner = IsolatedRunner(options.framework, config.timeout_s, threads_asked, cpus)
         else:
@@ -187,7 +205,7 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
                 op_results = finished.get(op.name)
                 fresh = op_results is None
                 if fresh:
-                    op_results = _measure_operator(op, config, backend, runner)
+                    op_results = _measure_operator(op, config, backend, runner, thread_plan, index - 1)
                     measured_now.extend(op_results)
                 # Kept before it is journaled: an interrupt during the journal's sync loses nothing.
                 measurements.extend(op_results)
@@ -217,6 +235,9 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
         machine_peaks=peaks,
         shard=str(config.shard) if config.shard else None,
         worker_peak_rss_bytes=runner.peak_rss_bytes,
+        shapes_checksum=_shapes_checksum(measurements, options),
+        usable_cpus=len(available_cpus()),
+        thread_workers=thread_plan.describe() if thread_plan else None,
     )
     measured = {m.spec.op for m in measurements}
     return SweepResult(
@@ -228,6 +249,13 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
         interrupted=interrupted,
         resumed=len(set(finished) & measured),
     )
+
+
+def _shapes_checksum(measurements: Sequence[Measurement], options: RunOptions) -> str | None:
+    """The checksum of every configuration drawn under ``--shapes`` fuzz or skewed (None otherwise)."""
+    if options.shapes == "standard":
+        return None
+    return shapes_checksum((m.spec.op, m.spec.describe_inputs()) for m in measurements)
 
 
 def expected_cost(op: OpInfo, config: SweepConfig) -> float:
@@ -278,10 +306,31 @@ class InProcessRunner:
 
 
 def _measure_operator(
-    op: OpInfo, config: SweepConfig, backend: Backend, runner: IsolatedRunner | InProcessRunner
+    op: OpInfo,
+    config: SweepConfig,
+    backend: Backend,
+    runner: IsolatedRunner | InProcessRunner | ThreadFactorRunner,
+    thread_plan: ThreadPlan | None = None,
+    turn: int = 0,
 ) -> list[Measurement]:
-    planned = plan_operator(op, config, backend)
-    return [planned] if isinstance(planned, Measurement) else list(runner.run(planned))
+    variants = thread_plan.variants(config.options, turn) if thread_plan else [config.options]
+    measured: list[Measurement] = []
+    for options in variants:
+        planned = plan_operator(op, replace(config, options=options), backend)
+        measured += [planned] if isinstance(planned, Measurement) else list(runner.run(planned))
+    return measured
+
+
+def _thread_plan(config: SweepConfig) -> ThreadPlan | None:
+    """The thread counts of a sweep where threads are a factor (``--threads 1,2`` or auto), else None;
+    a factor needs workers, one per count."""
+    if not is_thread_factor(config.options.threads):
+        return None
+    if not config.isolate:
+        raise OpperfError(
+            "--threads with several counts measures each count in its own workers; drop --no-isolation"
+        )
+    return ThreadPlan.of(config.options.threads, config.affinity, available_cpus())
 
 
 def plan_operator(op: OpInfo, config: SweepConfig, backend: Backend) -> list[BenchmarkSpec] | Measurement:

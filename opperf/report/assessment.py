@@ -24,6 +24,7 @@ class Calibration:
 
     harness_overhead_s: float | None = None
     peaks: MachinePeaks | None = None
+    usable_cpus: int | None = None
 
     @classmethod
     def from_environment(cls, environment: Mapping[str, object]) -> Calibration:
@@ -31,6 +32,7 @@ class Calibration:
         return cls(
             harness_overhead_s=environment.get("harness_overhead_s"),
             peaks=MachinePeaks.from_json(peaks) if peaks else None,
+            usable_cpus=environment.get("usable_cpus"),
         )
 
 
@@ -49,6 +51,9 @@ def flags(measurement: Measurement, calibration: Calibration) -> list[str]:
         found.append("overhead_dominated")
     if measurement.competing_load is not None and measurement.competing_load > BUSY_THRESHOLD:
         found.append("busy_machine")
+    threads = measurement.spec.options.threads
+    if calibration.usable_cpus and isinstance(threads, int) and threads > calibration.usable_cpus:
+        found.append("oversubscribed")
     return found
 
 

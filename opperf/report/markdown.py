@@ -7,6 +7,8 @@ from collections import defaultdict
 from tabulate import tabulate
 
 from opperf.report.coverage import STATUS_KEYS
+from opperf.report.scaling import render_scaling
+from opperf.report.sensitivity import render_sensitivity
 from opperf.report.stages import render_tag_speedups
 
 MS = 1e3
@@ -31,6 +33,8 @@ ENVIRONMENT_KEYS = (
     "framework_settings",
     "threads",
     "worker_cpus",
+    "usable_cpus",
+    "thread_workers",
     "device",
     "dtype",
     "profiler",
@@ -41,6 +45,8 @@ ENVIRONMENT_KEYS = (
     "runs",
     "harness_overhead_s",
     "size_profile",
+    "shapes",
+    "shapes_checksum",
     "cpu_model",
     "cpu_count",
     "harness_efficiency",
@@ -132,6 +138,8 @@ def render_markdown(document: dict[str, object]) -> str:
     per_tag = render_tag_speedups(results)
     if per_tag:
         lines += ["## Stage speedups per tag (long-tail operators)", "", per_tag, ""]
+    lines += render_sensitivity(document)
+    lines += render_scaling(document)
     not_ok = [r for r in results if r["status"] != "ok"]
     if not_ok:
         lines += ["## Not benchmarked", ""]

@@ -8,14 +8,16 @@ here: the size profiles (``profiles``) and the rule context and type defaults (`
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass, replace
 
 from opperf import longtail
 from opperf.op_info import OpInfo
-from opperf.results import InputValue
+from opperf.results import InputValue, TensorSpec
+from opperf.rules.fuzz import draw_shapes
 from opperf.rules.generic import NoRuleError
 from opperf.rules.profiles import STANDARD, SizeProfile
 
-__all__ = ["STANDARD", "NoRuleError", "SizeProfile", "inputs_for"]
+__all__ = ["STANDARD", "FuzzSettings", "NoRuleError", "SizeProfile", "fuzzed_inputs", "inputs_for"]
 
 
 def inputs_for(
@@ -27,3 +29,52 @@ def inputs_for(
         return longtail.inputs_for(op.name)
     rules = importlib.import_module(f"opperf.frameworks.{op.framework}.rules")
     return rules.inputs_for(op, profile, device_kind)
+
+
+@dataclass(frozen=True)
+class FuzzSettings:
+    """How to draw an operator's shapes (``opperf.rules.fuzz``): the mode (fuzz or skewed), the run's
+    seed, how many configurations, and the most elements one tensor may have."""
+
+    mode: str
+    seed: int
+    count: int
+    max_elements: int
+
+
+def fuzzed_inputs(
+    op: OpInfo, profile: SizeProfile, device_kind: str, settings: FuzzSettings
+) -> list[dict[str, InputValue]]:
+    """``settings.count`` input configurations for ``op`` from drawn shapes, each made by the operator's
+    own rule from a one-shape profile (so its rank, fixed dimensions and broadcasting hold); tensors of
+    a draw marked non-contiguous become strided views where the framework has them. A draw that
+    repeats an earlier configuration is dropped (records are keyed by their inputs)."""
+    rules = importlib.import_module(f"opperf.frameworks.{op.framework}.rules")
+    inputs_for(op, profile, device_kind)  # the operator's skip reason, if it has one, before drawing
+    constraints = rules.shape_constraints(op, profile)
+    drawn = draw_shapes(
+        op.name, settings.seed, settings.count, settings.mode, constraints, settings.max_elements
+    )
+    configurations: list[dict[str, InputValue]] = []
+    for index, shape in enumerate(drawn):
+        options = rules.inputs_for(op, shape.profile(profile, op.category), device_kind)
+        config = options[index % len(options)]
+        if not shape.contiguous and rules.NON_CONTIGUOUS_STORAGE:
+            config = {name: _strided(value, rules.NON_CONTIGUOUS_STORAGE) for name, value in config.items()}
+        if config not in configurations:
+            configurations.append(config)
+    return configurations
+
+
+def _strided(value: InputValue, storage: str) -> InputValue:
+    """Dense tensors (of rank 1 or more) in ``storage``; everything else as it is."""
+    if isinstance(value, tuple):
+        return tuple(_strided(v, storage) for v in value)
+    if (
+        isinstance(value, TensorSpec)
+        and value.storage == "default"
+        and value.structure is None
+        and value.shape
+    ):
+        return replace(value, storage=storage)
+    return value

@@ -88,6 +88,9 @@ class Environment:
     machine_peaks: MachinePeaks | None
     worker_peak_rss_bytes: int | None = None
     shard: str | None = None
+    shapes_checksum: str | None = None
+    usable_cpus: int | None = None
+    thread_workers: Mapping[str, list[int] | None] | None = None
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -113,5 +116,8 @@ class Environment:
             "harness_efficiency": self.harness_efficiency,
             "worker_peak_rss_bytes": self.worker_peak_rss_bytes,
             "shard": self.shard,
+            "shapes_checksum": self.shapes_checksum,
+            "usable_cpus": self.usable_cpus,
+            "thread_workers": dict(self.thread_workers) if self.thread_workers else None,
             "machine_peaks": self.machine_peaks.to_json() if self.machine_peaks else None,
         }

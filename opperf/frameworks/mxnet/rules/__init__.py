@@ -8,7 +8,7 @@ sparse) win over inputs derived from the signature (``derived.derive_inputs``).
 from __future__ import annotations
 
 from opperf.frameworks.mxnet.rules.contrib_ops import CONTRIB_RULES
-from opperf.frameworks.mxnet.rules.derived import derive_inputs
+from opperf.frameworks.mxnet.rules.derived import BROADCASTING_PREFIXES, derive_inputs
 from opperf.frameworks.mxnet.rules.detection_ops import DETECTION_RULES
 from opperf.frameworks.mxnet.rules.layers import DEFAULT_RULES
 from opperf.frameworks.mxnet.rules.numpy_ops import NUMPY_RULES
@@ -18,8 +18,12 @@ from opperf.frameworks.mxnet.rules.skips import DEVICE_SKIP_REASONS, SKIP_REASON
 from opperf.frameworks.mxnet.rules.sparse_ops import SPARSE_RULES
 from opperf.op_info import OpInfo
 from opperf.results import InputValue
+from opperf.rules.fuzz import ShapeConstraints, base_constraints
 from opperf.rules.generic import NoRuleError, rule_name
 from opperf.rules.profiles import SizeProfile
+
+NON_CONTIGUOUS_STORAGE = None
+"""MXNet arrays are always contiguous: fuzzed shapes marked non-contiguous run contiguous here."""
 
 HAND_WRITTEN_RULES = {
     **DEFAULT_RULES,
@@ -58,3 +62,11 @@ def rule_for(op: OpInfo, device_kind: str) -> str:
         "derived from the signature (opperf.frameworks.mxnet.rules.derived): tensors by argument name, "
         "required scalars by name (SCALAR_RULES) or else by type"
     )
+
+
+def shape_constraints(op: OpInfo, profile: SizeProfile) -> ShapeConstraints:
+    """What fuzzed shapes must keep for ``op``'s rule: the rank and fixed dimensions of the profile's
+    shapes for its category; binary operators named as broadcasting may get a broadcast partner."""
+    tensors = {a.name for a in op.tensor_arguments}
+    broadcast = {"lhs", "rhs"} <= tensors and op.name.startswith(BROADCASTING_PREFIXES)
+    return base_constraints(profile, op.category, broadcast)

@@ -18,10 +18,21 @@ from opperf.frameworks.torch.rules.derived import (
 from opperf.frameworks.torch.rules.layers import HAND_RULES
 from opperf.frameworks.torch.rules.skips import DEVICE_SKIP_REASONS, SKIP_REASONS, skip_reason
 from opperf.op_info import OpInfo
+from opperf.rules.fuzz import ShapeConstraints, base_constraints
 from opperf.rules.generic import NoRuleError, rule_name
 from opperf.rules.profiles import SizeProfile
 
-__all__ = ["DEVICE_SKIP_REASONS", "SKIP_REASONS", "inputs_for", "rule_for"]
+NON_CONTIGUOUS_STORAGE = "sliced"
+"""How fuzzed shapes marked non-contiguous are made: every second element of a tensor twice as wide."""
+
+__all__ = [
+    "DEVICE_SKIP_REASONS",
+    "NON_CONTIGUOUS_STORAGE",
+    "SKIP_REASONS",
+    "inputs_for",
+    "rule_for",
+    "shape_constraints",
+]
 
 
 def inputs_for(op: OpInfo, profile: SizeProfile, device_kind: str) -> Configurations:
@@ -50,3 +61,9 @@ def rule_for(op: OpInfo, device_kind: str) -> str:
         "derived from the aten schema (opperf.frameworks.torch.rules.derived): by argument name, else by type"
     )
     return f"{derived}, with the override {rule_name(override)}" if override else derived
+
+
+def shape_constraints(op: OpInfo, profile: SizeProfile) -> ShapeConstraints:
+    """What fuzzed shapes must keep for ``op``'s rule: the rank and fixed dimensions of the profile's
+    shapes for its category; binary broadcasting operators may get a broadcast partner."""
+    return base_constraints(profile, op.category, op.category == "binary_broadcast")

@@ -1,0 +1,156 @@
+"""Fuzzed and skewed shapes: determinism across processes, independence between operators, caps,
+skew, broadcasting, and the report's shape-sensitivity view."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from dataclasses import replace
+
+import pytest
+
+from opperf.errors import OpperfError
+from opperf.frameworks import get_backend
+from opperf.options import RunOptions
+from opperf.report.markdown import render_markdown
+from opperf.rules.fuzz import (
+    REGIMES,
+    ShapeConstraints,
+    base_constraints,
+    draw_shapes,
+    memory_cap_elements,
+    operator_seed,
+)
+from opperf.rules.profiles import STANDARD
+from opperf.sweep import SweepConfig, select_operators, specs_for
+
+PLAN = """
+import json, sys
+from opperf.frameworks import get_backend
+from opperf.options import RunOptions
+from opperf.rules.fuzz import shapes_checksum
+from opperf.sweep import SweepConfig, select_operators, specs_for
+backend = get_backend("mxnet")
+config = SweepConfig(options=RunOptions(shapes="fuzz", fuzz_count=4, seed=11))
+ops = select_operators(backend, sys.argv[1].split(","), ())
+specs = [s for op in ops for s in specs_for(op, config, backend)]
+print(json.dumps({"inputs": [[s.op, s.describe_inputs()] for s in specs],
+                  "checksum": shapes_checksum((s.op, s.describe_inputs()) for s in specs)}))
+"""
+
+
+def _plan_in_a_process(ops: str) -> dict[str, object]:
+    done = subprocess.run(
+        [sys.executable, "-c", PLAN, ops], capture_output=True, text=True, check=True, timeout=120
+    )
+    return json.loads(done.stdout)
+
+
+def test_same_seed_gives_identical_inputs_in_two_processes() -> None:
+    first = _plan_in_a_process("broadcast_add,relu,Convolution")
+    second = _plan_in_a_process("broadcast_add,relu,Convolution")
+    assert first == second
+    assert len(first["inputs"]) >= 10
+    shapes = {json.dumps(inputs) for _, inputs in first["inputs"]}
+    assert len(shapes) == len(first["inputs"])  # drawn, not one shape repeated
+
+
+def _torch_specs(ops: list[str], **options: object) -> dict[str, list[dict[str, object]]]:
+    backend = get_backend("torch")
+    config = SweepConfig(options=RunOptions(framework="torch", **options))
+    return {
+        op.name: [s.describe_inputs() for s in specs_for(op, config, backend)]
+        for op in select_operators(backend, ops, ())
+    }
+
+
+def test_adding_an_operator_leaves_the_others_shapes_unchanged() -> None:
+    alone = _torch_specs(["relu"], shapes="fuzz", fuzz_count=6, seed=5)
+    together = _torch_specs(["relu", "add", "sum"], shapes="fuzz", fuzz_count=6, seed=5)
+    assert alone["relu"] == together["relu"]
+    other_seed = _torch_specs(["relu"], shapes="fuzz", fuzz_count=6, seed=6)
+    assert other_seed["relu"] != alone["relu"]
+    assert operator_seed(5, "relu") != operator_seed(5, "add")
+
+
+def test_torch_draws_non_contiguous_inputs_and_broadcast_partners() -> None:
+    specs = _torch_specs(["add"], shapes="fuzz", fuzz_count=12, seed=1)["add"]
+    assert any(inputs["input"].get("storage") == "sliced" for inputs in specs)
+    partners = [(i["input"]["shape"], i["other"]["shape"]) for i in specs]
+    assert any(a != b for a, b in partners)
+    for first, second in partners:
+        assert all(y in (1, x) for x, y in zip(first, second, strict=True))
+
+
+@pytest.mark.parametrize("mode", ["fuzz", "skewed"])
+def test_caps_hold_and_regimes_are_spanned(mode: str) -> None:
+    constraints = ShapeConstraints(rank=3, broadcast=True)
+    drawn = [s for op in ("a", "b", "c", "d") for s in draw_shapes(op, 0, 9, mode, constraints, 10_000)]
+    assert all(1 <= s.elements <= 10_000 for s in drawn)
+    assert all(math.prod(s.partner) <= s.elements for s in drawn)
+    uncapped = [s for op in ("a", "b") for s in draw_shapes(op, 0, 9, mode, constraints, 2**40)]
+    assert {s.regime for s in uncapped} == set(REGIMES)
+    assert all(s.elements < 2 * REGIMES[s.regime][1] for s in uncapped)
+    assert any(s.elements > REGIMES["cache"][1] for s in uncapped)
+
+
+def test_memory_cap_scales_with_available_memory() -> None:
+    assert memory_cap_elements(64 * 4 * 1000, 4, 10**9) == 1000
+    assert memory_cap_elements(None, 4, 123) == 123
+    assert memory_cap_elements(1, 8, 10**9) == 1
+
+
+def test_skewed_shapes_put_nearly_all_elements_in_one_dimension() -> None:
+    drawn = draw_shapes("relu", 3, 9, "skewed", ShapeConstraints(rank=3), 2**30)
+    for shape in drawn:
+        assert max(shape.shape) * 4 >= shape.elements  # the others together are at most 2 x 2
+
+
+def test_fixed_dimensions_of_a_rule_hold() -> None:
+    constraints = base_constraints(STANDARD, "image", broadcast=False)
+    assert constraints == ShapeConstraints(rank=3, fixed=((2, 3),))
+    assert all(s.shape[2] == 3 for s in draw_shapes("resize", 0, 6, "fuzz", constraints, 2**30))
+
+
+def test_unknown_shape_mode_is_refused() -> None:
+    with pytest.raises(OpperfError, match="shape mode"):
+        RunOptions(shapes="random").validated()
+    with pytest.raises(OpperfError, match="fuzz_count"):
+        RunOptions(fuzz_count=0).validated()
+
+
+def test_report_shows_time_per_element_for_fuzzed_records() -> None:
+    result = {
+        "op": "relu",
+        "status": "ok",
+        "inputs": {"data": {"shape": [1000, 10]}},
+        "forward": {"median_s": 1e-5, "iqr_ratio": 0.1, "n": 5},
+        "backward": None,
+        "namespace": "mx.nd",
+        "category": "unary",
+    }
+    smaller = {**result, "inputs": {"data": {"shape": [10, 10]}}}
+    document = {
+        "environment": {"shapes": "fuzz", "shapes_checksum": "ab" * 32},
+        "results": [result, smaller],
+    }
+    text = render_markdown(document)
+    section = text.split("## Shape sensitivity")[1]
+    rows = [
+        [cell.strip() for cell in line.strip("|").split("|")]
+        for line in section.splitlines()
+        if line.startswith("| relu")
+    ]
+    assert rows == [
+        ["relu", "10x10", "100", "contiguous", "0.0100", "100"],
+        ["relu", "1000x10", "10000", "contiguous", "0.0100", "1"],
+    ]
+    standard = render_markdown({**document, "environment": {"shapes": "standard"}})
+    assert "Shape sensitivity" not in standard
+
+
+def test_standard_shapes_are_unchanged_by_the_option() -> None:
+    assert _torch_specs(["relu"]) == _torch_specs(["relu"], shapes="standard", fuzz_count=9, seed=4)
+    assert replace(RunOptions(), shapes="fuzz").shapes == "fuzz"

@@ -1,0 +1,115 @@
+"""Threads as a sweep factor: the setting, real workers per count, and the scaling table and its flags."""
+
+from __future__ import annotations
+
+import pytest
+
+from opperf.errors import OpperfError
+from opperf.options import RunOptions, _thread_setting, thread_counts
+from opperf.report.document import build_document
+from opperf.report.markdown import render_markdown
+from opperf.report.scaling import scalings
+from opperf.results import Status
+from opperf.rules.profiles import SMALL
+from opperf.sweep import SweepConfig, run_sweep
+from opperf.threads import ThreadPlan
+from opperf.utils.affinity import available_cpus
+
+
+def test_thread_settings_parse_and_expand() -> None:
+    assert _thread_setting("2") == 2
+    assert _thread_setting("2,1,2") == (1, 2)
+    with pytest.raises(ValueError, match="integer"):
+        _thread_setting("1,,2")
+    assert _thread_setting("AUTO") == "auto"
+    assert thread_counts("auto", 2) == (1, 2)
+    assert thread_counts("auto", 6) == (1, 2, 4, 6)
+    assert thread_counts("auto", 1) == (1,)
+    assert thread_counts((1, 3), 2) == (1, 3)
+    assert thread_counts(None, 8) == (None,)
+    with pytest.raises(OpperfError, match="threads"):
+        RunOptions(threads=(1, 0)).validated()
+    with pytest.raises(OpperfError, match="threads"):
+        RunOptions(threads="many").validated()
+
+
+def test_counts_alternate_their_order_per_operator() -> None:
+    plan = ThreadPlan.of((1, 2), "auto", (0, 1))
+    assert plan.cpus == {1: (1,), 2: None}  # a count needing every CPU runs unpinned
+    assert [o.threads for o in plan.variants(RunOptions(), 0)] == [1, 2]
+    assert [o.threads for o in plan.variants(RunOptions(), 1)] == [2, 1]
+
+
+def test_a_thread_list_needs_workers_and_is_refused_outside_sweeps() -> None:
+    config = SweepConfig(options=RunOptions(threads=(1, 2)), ops=("relu",), isolate=False)
+    with pytest.raises(OpperfError, match="no-isolation"):
+        run_sweep(config)
+    with pytest.raises(OpperfError, match="one thread count"):
+        RunOptions(threads=(1, 2)).require_one_thread_count("an A/B job")
+
+
+def test_sweep_measures_each_count_in_its_own_workers() -> None:
+    options = RunOptions(threads=(1, 2), warmup=1, runs=5, profiler="python")
+    config = SweepConfig(options=options, profile=SMALL, ops=("relu", "sum"))
+    result = run_sweep(config)
+    assert all(m.status is Status.OK for m in result.measurements)
+    by_op = {}
+    for m in result.measurements:
+        by_op.setdefault(m.spec.op, []).append(m.spec.options.threads)
+    # two SMALL configurations per operator, at each count; the second operator takes them in reverse
+    assert by_op["relu"] == [1, 1, 2, 2]
+    assert by_op["sum"] == [2, 2, 1, 1]
+    environment = result.environment
+    assert environment.usable_cpus == len(available_cpus())
+    assert set(environment.thread_workers) == {"1", "2"}
+    if len(available_cpus()) > 1:
+        assert environment.thread_workers["1"] == [available_cpus()[-1]]
+    document = build_document(result.measurements, environment.to_json(), result.registered)
+    assert all(isinstance(r["threads"], int) for r in document["results"])
+    found = scalings(document["results"], environment.usable_cpus)
+    assert len(found) == 4
+    assert all([f.threads for f in s.figures] == [1, 2] for s in found)
+    assert "## Thread scaling" in render_markdown(document)
+
+
+def _record(threads: int, median_s: float, load: float = 0.0, op: str = "relu") -> dict[str, object]:
+    return {
+        "framework": "mxnet",
+        "namespace": "mx.nd",
+        "op": op,
+        "inputs": {"data": {"shape": [64, 64]}},
+        "dtype": "float32",
+        "device": "cpu(0)",
+        "threads": threads,
+        "category": "activation",
+        "status": "ok",
+        "forward": {"median_s": median_s, "n": 5, "iqr_ratio": 0.01},
+        "backward": None,
+        "memory_peak_bytes": None,
+        "competing_load": load,
+    }
+
+
+def test_scaling_figures_and_flags() -> None:
+    (plain,) = scalings([_record(1, 4e-3), _record(2, 2.5e-3)], usable_cpus=2)
+    second = plain.figures[1]
+    assert plain.speedup(second) == pytest.approx(1.6)
+    assert plain.efficiency(second) == pytest.approx(0.8)
+    assert plain.flags == []
+    (fast,) = scalings([_record(1, 4e-3), _record(2, 1e-3), _record(4, 1e-3)], usable_cpus=2)
+    assert fast.flags == ["oversubscribed", "superlinear"]
+    (busy,) = scalings([_record(1, 4e-3, load=0.9), _record(2, 2e-3)], usable_cpus=2)
+    assert busy.speedup(busy.figures[1]) is None
+    assert busy.flags == ["busy_machine"]
+    assert scalings([_record(1, 4e-3), _record(1, 4e-3, op="sum")], usable_cpus=2) == []
+
+
+def test_scaling_table_says_busy_instead_of_a_number() -> None:
+    document = {
+        "environment": {"usable_cpus": 2},
+        "results": [_record(1, 4e-3, load=0.9), _record(2, 2e-3)],
+    }
+    table = render_markdown(document).split("## Thread scaling")[1]
+    row = next(line for line in table.splitlines() if line.startswith("| relu"))
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    assert cells[2:] == ["n/a (busy)", "2.0000", "n/a (busy)", "n/a (busy)", "busy_machine"]
