@@ -36,7 +36,7 @@ def _lstm(shape: tuple[int, ...]) -> tuple[object, tuple]:
                 self.lstm = gluon.rnn.LSTM(width, num_layers=2, layout="NTC", input_size=width)
                 self.decoder = gluon.nn.Dense(vocabulary, flatten=False, in_units=width)
 
-        def hybrid_forward(self, F, tokens):
+        def hybrid_forward(self, ops, tokens):
             return self.decoder(self.lstm(self.embedding(tokens)))
 
     mx.random.seed(0)
@@ -65,12 +65,12 @@ def _transformer(shape: tuple[int, ...]) -> tuple[object, tuple]:
                 self.ffn2 = gluon.nn.Dense(width, flatten=False, in_units=4 * width)
                 self.norm2 = gluon.nn.LayerNorm(in_channels=width)
 
-        def hybrid_forward(self, F, x):
+        def hybrid_forward(self, ops, x):
             qkv = self.qkv(x).reshape((batch, length, 3, heads, -1)).transpose((2, 0, 3, 1, 4))
             qkv = qkv.reshape((3, batch * heads, length, -1))
-            q, k, v = F.split(qkv, num_outputs=3, axis=0, squeeze_axis=True)
-            scores = F.batch_dot(q, k, transpose_b=True) / float((width // heads) ** 0.5)
-            attended = F.batch_dot(F.softmax(scores, axis=-1), v)
+            q, k, v = ops.split(qkv, num_outputs=3, axis=0, squeeze_axis=True)
+            scores = ops.batch_dot(q, k, transpose_b=True) / float((width // heads) ** 0.5)
+            attended = ops.batch_dot(ops.softmax(scores, axis=-1), v)
             attended = attended.reshape((batch, heads, length, -1)).transpose((0, 2, 1, 3))
             x = self.norm1(x + self.proj(attended.reshape((batch, length, width))))
             return self.norm2(x + self.ffn2(self.ffn1(x)))

@@ -139,7 +139,7 @@ def _same(value: object, default: object) -> bool:
     if isinstance(value, (list, tuple)) and isinstance(default, (list, tuple)):
         return list(value) == list(default)
     try:
-        return type(value) is type(default) and value == default or (value is None and default is None)
+        return (type(value) is type(default) and value == default) or (value is None and default is None)
     except RuntimeError:  # a tensor compared with a default
         return False
 
