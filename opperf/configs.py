@@ -316,3 +316,18 @@ def by_operator(configurations: Iterable[Configuration]) -> dict[str, tuple[Inpu
     for c in configurations:
         grouped.setdefault(c.op, []).append(c.inputs)
     return {op: tuple(inputs) for op, inputs in grouped.items()}
+
+
+def load_replay(
+    paths: Sequence[str], framework: str, arguments: ArgumentLookup, canonical: Mapping[str, str]
+) -> tuple[Configuration, ...]:
+    """The merged configurations of the configs files at ``paths`` for a ``framework`` sweep, each
+    operator under its canonical name (``canonical`` maps every registered name to it)."""
+    files = [read(path, arguments) for path in paths]
+    for path, configs in zip(paths, files, strict=True):
+        if configs.header.framework != framework:
+            raise OpperfError(
+                f"{path} holds {configs.header.framework} configurations; replay them with "
+                f"--framework {configs.header.framework}"
+            )
+    return tuple(replace(c, op=canonical.get(c.op, c.op)) for c in merge(files))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import hashlib
 import os
 import sys
 import time
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from opperf import harness, shards
 from opperf.benchmark import RunOptions
 from opperf.checkpoint import JournalWriter, check_settings, load_journal
+from opperf.configs import Inputs
 from opperf.errors import OpperfError, suggest
 from opperf.frameworks import Backend, get_backend
 from opperf.isolation import IsolatedRunner
@@ -51,11 +53,12 @@ class SweepConfig:
     shard: Shard | None = None
     fresh: bool = False
     framework_flags: Mapping[str, str] = field(default_factory=dict)
+    configs: Mapping[str, tuple[Inputs, ...]] = field(default_factory=dict)
 
     def settings(self) -> dict[str, object]:
         """What must match for results to be comparable, and so for a journal to be resumed."""
         shard = str(self.shard) if self.shard else None
-        return {
+        settings = {
             **self.options.settings(),
             "affinity": self.affinity,
             "profile": self.profile.name,
@@ -63,6 +66,15 @@ class SweepConfig:
             "isolate": self.isolate,
             "framework_flags": dict(self.framework_flags),
         }
+        if self.configs:
+            settings["configs"] = configs_digest(self.configs)
+        return settings
+
+
+def configs_digest(configs: Mapping[str, tuple[Inputs, ...]]) -> str:
+    """A short fingerprint of replayed configurations: a journal resumes only the same ones."""
+    text = repr(sorted((op, inputs) for op, inputs in configs.items()))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -119,11 +131,19 @@ def _spec(op: OpInfo, options: RunOptions, inputs: dict[str, InputValue]) -> Ben
     )
 
 
+def configurations_for(op: OpInfo, config: SweepConfig) -> list[dict[str, InputValue]]:
+    """The input configurations to measure ``op`` with: the replayed ones (``config.configs``, from a
+    captured model) where given, else the rules'; raises NoRuleError when the rules have none."""
+    if config.configs:
+        return [dict(inputs) for inputs in config.configs.get(op.name, ())]
+    return inputs_for(op, config.profile, device_kind(config.options.device))
+
+
 def specs_for(op: OpInfo, config: SweepConfig, backend: Backend) -> list[BenchmarkSpec]:
-    """One spec per input configuration the rules give ``op``; raises NoRuleError when there are none."""
+    """One spec per input configuration ``op`` is measured with; raises NoRuleError when there are none."""
     return [
         _spec(op, config.options, backend.applicable_inputs(op, inputs))
-        for inputs in inputs_for(op, config.profile, device_kind(config.options.device))
+        for inputs in configurations_for(op, config)
     ]
 
 
@@ -143,7 +163,9 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
     options = config.options
     if config.profile.needs_int64:
         backend.require_large_tensors()
-    operators = select_operators(backend, config.ops, config.categories)
+    operators = select_operators(backend, config.ops or tuple(config.configs), config.categories)
+    if config.configs:
+        operators = [op for op in operators if op.name in config.configs]
     if config.shard is not None:
         operators = _in_shard(operators, config)
     finished = _resume(config)
@@ -216,7 +238,7 @@ def expected_cost(op: OpInfo, config: SweepConfig) -> float:
     """What an operator is expected to cost a sweep: its number of input configurations (adaptive
     sampling spends at most the budget on each); a tenth of one when it is skipped."""
     try:
-        return float(len(inputs_for(op, config.profile, device_kind(config.options.device))))
+        return float(len(configurations_for(op, config)))
     except NoRuleError:
         return 0.1
 

@@ -23,6 +23,7 @@ SUBCOMMANDS = {
     "ab": "ab",
     "merge": "merge",
     "history": "history",
+    "capture": "capture",
 }
 """Subcommand -> its module in ``opperf.cli``."""
 DEFAULT_SUBCOMMAND = "sweep"
