@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from opperf.configs import ConfigsFile, Header, distinct
+from opperf.configs import Captured, ConfigsFile, Header, distinct
 from opperf.errors import OpperfError, suggest
 
 MODES = ("inference", "training")
@@ -85,12 +85,15 @@ def _user_model(reference: str) -> LoadedModel:
     return LoadedModel(reference, model, inputs, shape)
 
 
-def capture_model(framework: str, loaded: LoadedModel, mode: str) -> ConfigsFile:
-    """Run ``loaded`` once (forward, and backward in training mode) recording its operator calls."""
+def capture_model(
+    framework: str, loaded: LoadedModel, mode: str, captured: Captured | None = None
+) -> ConfigsFile:
+    """Run ``loaded`` once (forward, and backward in training mode) recording its operator calls (or
+    take what a capture already ``captured``) as a configs file."""
     from opperf.frameworks import framework_module, get_backend
 
     capture = framework_module(framework, "capture")
-    captured = capture.capture(loaded.model, loaded.inputs, mode)
+    captured = captured or capture.capture(loaded.model, loaded.inputs, mode)
     environment = get_backend(framework).environment()
     header = Header(
         framework=framework,

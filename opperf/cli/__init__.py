@@ -24,6 +24,7 @@ SUBCOMMANDS = {
     "merge": "merge",
     "history": "history",
     "capture": "capture",
+    "model": "model",
 }
 """Subcommand -> its module in ``opperf.cli``."""
 DEFAULT_SUBCOMMAND = "sweep"
