@@ -21,11 +21,13 @@ from opperf.utils.stats import summarize
 @dataclass(frozen=True)
 class InModel:
     """What the framework's profiler saw of a model's forward pass, per pass: seconds and calls per
-    operator (canonical registry names), the end-to-end time of a pass (median, without the profiler),
-    how many passes were profiled, and how."""
+    operator (canonical registry names), the wall time of a profiled pass (the same passes, so the
+    operators' share of it is not skewed by the machine's load changing in between), the end-to-end
+    time of a pass without the profiler (median), how many passes were profiled, and how."""
 
     operator_seconds: Mapping[str, float]
     operator_calls: Mapping[str, float]
+    profiled_wall_s: float
     end_to_end_s: float
     passes: int
     profiled_by: str
@@ -79,6 +81,7 @@ class ModelReport:
     operators: tuple[OperatorRow, ...]
     configurations: tuple[ConfigurationRow, ...]
     end_to_end_s: float
+    profiled_wall_s: float
     profiled_by: str
     captured_by: str
 
@@ -92,8 +95,9 @@ class ModelReport:
 
     @property
     def coverage(self) -> float | None:
-        """The share of the end-to-end model time the profiled operators account for."""
-        return self.in_model_total_s / self.end_to_end_s if self.end_to_end_s else None
+        """The share of the profiled passes' wall time the operators account for (the rest: Python,
+        dispatch, the calls capture filtered, the profiler's own cost)."""
+        return self.in_model_total_s / self.profiled_wall_s if self.profiled_wall_s else None
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -102,6 +106,7 @@ class ModelReport:
             "input_shape": list(self.input_shape),
             "mode": self.mode,
             "end_to_end_s": self.end_to_end_s,
+            "profiled_wall_s": self.profiled_wall_s,
             "in_model_total_s": self.in_model_total_s,
             "standalone_total_s": self.standalone_total_s,
             "coverage": self.coverage,
@@ -190,6 +195,7 @@ def build(configs: ConfigsFile, in_model: InModel, measurements: Sequence[Measur
         operators=tuple(table),
         configurations=tuple(sorted(rows, key=lambda r: r.total_s or 0.0, reverse=True)),
         end_to_end_s=in_model.end_to_end_s,
+        profiled_wall_s=in_model.profiled_wall_s,
         profiled_by=in_model.profiled_by,
         captured_by=configs.header.captured_by,
     )

@@ -99,4 +99,8 @@ def test_model_report_shares_and_totals(tmp_path):
     assert document["in_model_total_s"] > 0 and document["end_to_end_s"] > 0
     assert all(c["status"] == "ok" for c in document["configurations"])
     text = markdown.read_text()
-    assert "| convolution" in text and "of the end-to-end time" in text and "x the in-model total" in text
+    assert (
+        "| convolution" in text
+        and "of the profiled passes' end-to-end time" in text
+        and "x the in-model total" in text
+    )
