@@ -321,9 +321,12 @@ def by_operator(configurations: Iterable[Configuration]) -> dict[str, tuple[Inpu
 def load_replay(
     paths: Sequence[str], framework: str, arguments: ArgumentLookup, canonical: Mapping[str, str]
 ) -> tuple[Configuration, ...]:
-    """The merged configurations of the configs files at ``paths`` for a ``framework`` sweep, each
-    operator under its canonical name (``canonical`` maps every registered name to it)."""
-    files = [read(path, arguments) for path in paths]
+    """The merged configurations of the configs files at ``paths`` (``dlop:PATH`` for a DLOP-Bench
+    file) for a ``framework`` sweep, each operator under its canonical name (``canonical`` maps every
+    registered name to it)."""
+    from opperf.dlop import is_dlop, read_dlop
+
+    files = [read_dlop(path, arguments) if is_dlop(path) else read(path, arguments) for path in paths]
     for path, configs in zip(paths, files, strict=True):
         if configs.header.framework != framework:
             raise OpperfError(

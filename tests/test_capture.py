@@ -244,3 +244,29 @@ def test_configs_of_another_framework_name_the_flag(tmp_path, capsys):
     path.write_text(json.dumps({**HEADER, "framework": "mxnet"}) + "\n")
     assert main(["sweep", "--framework", "torch", "--configs", str(path)]) == 2
     assert "replay them with --framework mxnet" in capsys.readouterr().err
+
+
+DLOP = "tests/data/dlop"
+
+
+def test_dlop_bench_files_read_as_configurations():
+    from opperf.dlop import read_dlop
+    from opperf.frameworks.torch.capture import accepted_arguments
+
+    conv = read_dlop(f"dlop:{DLOP}/conv2d.json", accepted_arguments)
+    assert conv.header.framework == "torch" and len(conv.configurations) == 3
+    second = dict(conv.configurations[1].inputs)
+    assert second["weight"] == TensorSpec((8, 8, 3, 3)) and second["bias"] == TensorSpec((8,))
+    assert dict(conv.configurations[2].inputs)["stride"] == (2, 2)
+    relu = read_dlop(f"dlop:{DLOP}/relu.json", accepted_arguments)
+    assert [dict(c.inputs) for c in relu.configurations] == [
+        {"input": TensorSpec((4, 5))},
+        {"input": TensorSpec((6, 7))},
+    ]
+
+
+def test_dlop_file_of_unknown_operator_is_a_usage_error(tmp_path, capsys):
+    path = tmp_path / "no_such_op.json"
+    path.write_text(json.dumps({"input_size": [[2, 2]]}))
+    assert main(["sweep", "--framework", "torch", "--configs", f"dlop:{path}"]) == 2
+    assert "is no torch registry operator" in capsys.readouterr().err

@@ -185,7 +185,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=names,
         metavar="FILE[,FILE]",
         help="benchmark exactly the operator configurations in these configs files (`opperf capture`'s "
-        "JSON Lines, or results JSON files) instead of the rules' inputs; several files merge",
+        "JSON Lines, results JSON files, or dlop:PATH for a DLOP-Bench file) instead of the rules' "
+        "inputs; several files merge",
     )
     parser.add_argument(
         "--configs-sample",
