@@ -11,11 +11,14 @@ import importlib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from opperf.configs import Captured, ConfigsFile, Header, distinct
 from opperf.errors import OpperfError, suggest
 
 MODES = ("inference", "training")
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -64,8 +67,19 @@ def load_model(framework: str, name: str, shape: tuple[int, ...] | None) -> Load
             f"{name} takes a {len(chosen.default_shape)}-dimensional input shape such as "
             f"{','.join(map(str, chosen.default_shape))}; got {','.join(map(str, shape))}"
         )
-    model, inputs = chosen.build(tuple(shape))
+    model, inputs = running(name, "building it", lambda: chosen.build(tuple(shape)))
     return LoadedModel(name, model, inputs, tuple(shape))
+
+
+def running(model: str, doing: str, call: Callable[[], T]) -> T:
+    """``call()``; a model's own exception becomes an OpperfError naming the model and what failed
+    (a user's model, or a built-in one at an input shape it cannot take)."""
+    try:
+        return call()
+    except OpperfError:
+        raise
+    except Exception as error:
+        raise OpperfError(f"model {model} failed while {doing}: {type(error).__name__}: {error}") from None
 
 
 def _user_model(reference: str) -> LoadedModel:
@@ -76,7 +90,7 @@ def _user_model(reference: str) -> LoadedModel:
         factory = getattr(importlib.import_module(module_name), attribute)
     except (ImportError, AttributeError) as error:
         raise OpperfError(f"cannot load model {reference!r}: {error}") from None
-    returned = factory()
+    returned = running(reference, "building it", factory)
     if not (isinstance(returned, tuple) and len(returned) == 2):
         raise OpperfError(f"{reference} must return (model, example_inputs), got {type(returned).__name__}")
     model, inputs = returned
@@ -93,7 +107,9 @@ def capture_model(
     from opperf.frameworks import framework_module, get_backend
 
     capture = framework_module(framework, "capture")
-    captured = captured or capture.capture(loaded.model, loaded.inputs, mode)
+    captured = captured or running(
+        loaded.name, "running it", lambda: capture.capture(loaded.model, loaded.inputs, mode)
+    )
     environment = get_backend(framework).environment()
     header = Header(
         framework=framework,

@@ -15,7 +15,7 @@ from opperf.configs import by_operator
 from opperf.errors import OpperfError
 from opperf.frameworks import framework_module, get_backend
 from opperf.model_report import build
-from opperf.models import capture_model, load_model
+from opperf.models import capture_model, load_model, running
 from opperf.options import RunOptions
 from opperf.report.model_markdown import render_model_markdown
 from opperf.sweep import SweepConfig, run_sweep
@@ -56,14 +56,20 @@ def run(arguments: argparse.Namespace) -> int:
     threads = get_backend(framework).set_threads(arguments.threads)
     loaded = load_model(framework, arguments.model, arguments.input_shape)
     capture = framework_module(framework, "capture")
-    captured = capture.capture(loaded.model, loaded.inputs, "inference")
+    captured = running(
+        loaded.name, "running it", lambda: capture.capture(loaded.model, loaded.inputs, "inference")
+    )
     configs = capture_model(framework, loaded, "inference", captured)
     if arguments.configs_file:
         from opperf.configs import render
 
         write_atomically(arguments.configs_file, render(configs))
     profiler = framework_module(framework, "model_profile")
-    in_model = profiler.profile(loaded.model, loaded.inputs, arguments.passes, captured)
+    in_model = running(
+        loaded.name,
+        "profiling it",
+        lambda: profiler.profile(loaded.model, loaded.inputs, arguments.passes, captured),
+    )
     options = RunOptions(framework=framework, run_backward=False, mode="inference", threads=threads)
     replay = run_sweep(SweepConfig(options=options, configs=by_operator(configs.configurations)))
     report = build(configs, in_model, replay.measurements)

@@ -30,8 +30,8 @@ from opperf.frameworks.torch.schema import PYTHON_SELF_NAME
 from opperf.results import InputValue, TensorSpec, freeze_inputs
 
 CAPTURED_BY = (
-    "torch TorchDispatchMode over one forward pass (mha fast path off); views, factories, backward "
-    "kernels and default-valued arguments are filtered"
+    "torch TorchDispatchMode over one forward pass (mha fast path off; training mode: the backward pass "
+    "unrecorded); views, factories, backward kernels and default-valued arguments are filtered"
 )
 
 PRIVATE_OPERATORS: Mapping[str, tuple[str, Mapping[str, InputValue]]] = {
@@ -145,8 +145,10 @@ def _same(value: object, default: object) -> bool:
 
 
 def capture(model: object, inputs: tuple, mode: str) -> Captured:
-    """The registry operator calls of one forward pass of ``model`` on ``inputs`` (and of its backward
-    in training mode), each kept call's aten name beside it."""
+    """The registry operator calls of one forward pass of ``model`` on ``inputs``, each kept call's
+    aten name beside it. In training mode the pass runs in train mode with autograd recording and is
+    followed by an unrecorded backward pass; its operators' backward is what a replay's
+    ``run_backward`` measures."""
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -170,9 +172,10 @@ def capture(model: object, inputs: tuple, mode: str) -> Captured:
     fastpath = torch.backends.mha.get_fastpath_enabled()
     torch.backends.mha.set_fastpath_enabled(False)
     try:
-        with torch.set_grad_enabled(training), Recorder():
-            outputs = model(*inputs)
-            if training:
+        with torch.set_grad_enabled(training):
+            with Recorder():
+                outputs = model(*inputs)
+            if training:  # the backward pass runs unrecorded: a replay measures it as run_backward
                 _first_tensor(outputs).sum().backward()
     finally:
         torch.backends.mha.set_fastpath_enabled(fastpath)
