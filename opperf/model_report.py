@@ -10,6 +10,7 @@ shown, their ratio is a finding, not an error.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -140,21 +141,23 @@ class ModelReport:
 
 
 def _key(op: str, inputs: Mapping[str, object]) -> str:
-    return repr(
-        (
-            op,
-            sorted(inputs.items(), key=lambda item: item[0]),
-        )
-    )
+    """A configuration's identity as text: its operator and its described inputs, in name order."""
+    return json.dumps([op, inputs], sort_keys=True)
+
+
+def _standalone(rows: Sequence[ConfigurationRow], op: str) -> float | None:
+    """An operator's standalone seconds per pass: its measured configurations' medians times calls."""
+    totals = [r.total_s for r in rows if r.op == op and r.total_s is not None]
+    return sum(totals) if totals else None
 
 
 def build(configs: ConfigsFile, in_model: InModel, measurements: Sequence[Measurement]) -> ModelReport:
     """Join a capture, the in-model profile and the replay's measurements into the report."""
-    medians = {_key(m.spec.op, m.spec.describe_inputs()): m for m in measurements}
+    measured_by_key = {_key(m.spec.op, m.spec.describe_inputs()): m for m in measurements}
     rows = []
     for c in configs.configurations:
         inputs = BenchmarkSpec("", c.op, c.inputs).describe_inputs()
-        measured = medians.get(_key(c.op, inputs))
+        measured = measured_by_key.get(_key(c.op, inputs))
         ok = measured is not None and measured.status is Status.OK and measured.forward
         rows.append(
             ConfigurationRow(
@@ -166,12 +169,7 @@ def build(configs: ConfigsFile, in_model: InModel, measurements: Sequence[Measur
             )
         )
     operators = list(dict.fromkeys([*(r.op for r in rows), *in_model.operator_seconds]))
-    standalone = {
-        op: sum(r.total_s for r in rows if r.op == op and r.total_s is not None)
-        if any(r.op == op and r.total_s is not None for r in rows)
-        else None
-        for op in operators
-    }
+    standalone = {op: _standalone(rows, op) for op in operators}
     in_model_total = sum(in_model.operator_seconds.values()) or 1.0
     standalone_total = sum(v for v in standalone.values() if v is not None) or 1.0
     table = [

@@ -270,3 +270,37 @@ def test_dlop_file_of_unknown_operator_is_a_usage_error(tmp_path, capsys):
     path.write_text(json.dumps({"input_size": [[2, 2]]}))
     assert main(["sweep", "--framework", "torch", "--configs", f"dlop:{path}"]) == 2
     assert "is no torch registry operator" in capsys.readouterr().err
+
+
+def test_model_report_joins_profile_capture_and_replay():
+    """Hand-computed: add has two configurations (medians 2 ms x 3 calls, 1 ms x 1), relu one (4 ms x
+    1); the profiler saw 6 ms of add, 2 ms of relu and 2 ms of a factory the capture left out."""
+    from opperf.model_report import InModel, build
+    from opperf.options import RunOptions
+    from opperf.results import BenchmarkSpec, Measurement, Status
+
+    big = freeze_inputs({"input": TensorSpec((8,)), "other": TensorSpec((8,))})
+    captured = _file(Configuration("add", ADD.inputs, 3), Configuration("add", big, 1), RELU)
+
+    def measured(c: Configuration, samples: tuple[float, ...]) -> Measurement:
+        spec = BenchmarkSpec("torch", c.op, c.inputs, RunOptions(framework="torch"))
+        return Measurement(spec, Status.OK, forward=samples)
+
+    replay = [
+        measured(captured.configurations[0], (1e-3, 2e-3, 9e-3)),
+        measured(captured.configurations[1], (1e-3,)),
+        measured(RELU, (4e-3, 4e-3)),
+    ]
+    profile = InModel(
+        {"add": 6e-3, "relu": 2e-3, "empty": 2e-3}, {"add": 4, "relu": 1, "empty": 2}, 0.02, 0.01, 5, "p"
+    )
+    report = build(captured, profile, replay)
+    rows = {row.op: row for row in report.operators}
+    assert report.operators[0].op == "add"
+    assert rows["add"].standalone_s == pytest.approx(7e-3) and rows["add"].configurations == 2
+    assert rows["add"].calls == 4 and rows["add"].ratio == pytest.approx(7 / 6)
+    assert rows["relu"].standalone_share == pytest.approx(4 / 11)
+    assert rows["empty"].standalone_s is None and rows["empty"].calls == 2
+    assert sum(row.in_model_share for row in report.operators) == pytest.approx(1.0)
+    assert report.in_model_total_s == pytest.approx(0.01) and report.coverage == pytest.approx(0.5)
+    assert report.configurations[0].total_s == pytest.approx(6e-3)
