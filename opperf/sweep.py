@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import hashlib
 import os
 import sys
 import time
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from opperf import harness, shards
 from opperf.benchmark import RunOptions
 from opperf.checkpoint import JournalWriter, check_settings, load_journal
+from opperf.configs import Inputs
 from opperf.errors import OpperfError, suggest
 from opperf.frameworks import Backend, get_backend
 from opperf.isolation import IsolatedRunner
@@ -57,11 +59,12 @@ class SweepConfig:
     shard: Shard | None = None
     fresh: bool = False
     framework_flags: Mapping[str, str] = field(default_factory=dict)
+    configs: Mapping[str, tuple[Inputs, ...]] = field(default_factory=dict)
 
     def settings(self) -> dict[str, object]:
         """What must match for results to be comparable, and so for a journal to be resumed."""
         shard = str(self.shard) if self.shard else None
-        return {
+        settings = {
             **self.options.settings(),
             "affinity": self.affinity,
             "profile": self.profile.name,
@@ -70,6 +73,15 @@ class SweepConfig:
             "framework_flags": dict(self.framework_flags),
             **({"tags": list(self.tags), "tags_all": self.tags_all} if self.tags else {}),
         }
+        if self.configs:
+            settings["configs"] = configs_digest(self.configs)
+        return settings
+
+
+def configs_digest(configs: Mapping[str, tuple[Inputs, ...]]) -> str:
+    """A short fingerprint of replayed configurations: a journal resumes only the same ones."""
+    text = repr(sorted((op, inputs) for op, inputs in configs.items()))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -138,18 +150,12 @@ def _spec(
     )
 
 
-def specs_for(op: OpInfo, config: SweepConfig, backend: Backend) -> list[BenchmarkSpec]:
-    """One spec per input configuration the rules give ``op`` and stage the options name (a
-    configuration's stages one after another); raises NoRuleError when there are none."""
-    return [
-        _spec(op, config.options, backend.applicable_inputs(op, inputs), stage)
-        for inputs in _configurations(op, config)
-        for stage in config.options.stages
-    ]
-
-
-def _configurations(op: OpInfo, config: SweepConfig) -> list[dict[str, InputValue]]:
-    """The rules' configurations for ``op``: the size profile's, or drawn ones under ``--shapes``."""
+def configurations_for(op: OpInfo, config: SweepConfig) -> list[dict[str, InputValue]]:
+    """The input configurations to measure ``op`` with: the replayed ones (``config.configs``, from a
+    captured model) where given, else the size profile's, or shapes drawn under ``--shapes``;
+    raises NoRuleError when the rules have none."""
+    if config.configs:
+        return [dict(inputs) for inputs in config.configs.get(op.name, ())]
     options = config.options
     kind = device_kind(options.device)
     if options.shapes == "standard":
@@ -158,6 +164,16 @@ def _configurations(op: OpInfo, config: SweepConfig) -> list[dict[str, InputValu
     cap = memory_cap_elements(available_host_bytes(), ITEMSIZE.get(options.dtype, 8), ceiling)
     settings = FuzzSettings(options.shapes, options.seed, options.fuzz_count, cap)
     return fuzzed_inputs(op, config.profile, kind, settings)
+
+
+def specs_for(op: OpInfo, config: SweepConfig, backend: Backend) -> list[BenchmarkSpec]:
+    """One spec per input configuration ``op`` is measured with and stage the options name (a
+    configuration's stages one after another); raises NoRuleError when there are none."""
+    return [
+        _spec(op, config.options, backend.applicable_inputs(op, inputs), stage)
+        for inputs in configurations_for(op, config)
+        for stage in config.options.stages
+    ]
 
 
 def _unmeasured(op: OpInfo, config: SweepConfig, status: Status, reason: str) -> Measurement:
@@ -176,7 +192,11 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
     options = config.options
     if config.profile.needs_int64:
         backend.require_large_tensors()
-    operators = select_operators(backend, config.ops, config.categories, config.tags, config.tags_all)
+    operators = select_operators(
+        backend, config.ops or tuple(config.configs), config.categories, config.tags, config.tags_all
+    )
+    if config.configs:
+        operators = [op for op in operators if op.name in config.configs]
     if config.shard is not None:
         operators = _in_shard(operators, config)
     finished = _resume(config)
@@ -262,7 +282,7 @@ def expected_cost(op: OpInfo, config: SweepConfig) -> float:
     """What an operator is expected to cost a sweep: its number of input configurations (adaptive
     sampling spends at most the budget on each); a tenth of one when it is skipped."""
     try:
-        return float(len(inputs_for(op, config.profile, device_kind(config.options.device))))
+        return float(len(configurations_for(op, config)))
     except NoRuleError:
         return 0.1
 

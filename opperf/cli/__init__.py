@@ -23,6 +23,8 @@ SUBCOMMANDS = {
     "ab": "ab",
     "merge": "merge",
     "history": "history",
+    "capture": "capture",
+    "model": "model",
 }
 """Subcommand -> its module in ``opperf.cli``."""
 DEFAULT_SUBCOMMAND = "sweep"

@@ -10,6 +10,7 @@ import os
 import signal
 import sys
 
+from opperf import configs
 from opperf.cli import compare
 from opperf.cli.common import (
     JOURNAL_SUFFIX,
@@ -21,6 +22,7 @@ from opperf.cli.common import (
     report_format,
     seconds,
     selected_tags,
+    whole,
 )
 from opperf.errors import OpperfError
 from opperf.frameworks import FRAMEWORKS, FrameworkFlag, framework_module, get_backend
@@ -181,6 +183,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="also add the results to this history database (see `opperf history`)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar (there is none off a terminal)")
+    parser.add_argument(
+        "--configs",
+        default=(),
+        type=names,
+        metavar="FILE[,FILE]",
+        help="benchmark exactly the operator configurations in these configs files (`opperf capture`'s "
+        "JSON Lines, results JSON files, or dlop:PATH for a DLOP-Bench file) instead of the rules' "
+        "inputs; several files merge",
+    )
+    parser.add_argument(
+        "--configs-sample",
+        default=None,
+        type=whole(1, "configurations"),
+        metavar="N",
+        help="replay a sample of N of the --configs configurations, drawn with --seed",
+    )
     for framework, flags in framework_flags().items():
         for flag in flags:
             parser.add_argument(
@@ -231,6 +249,22 @@ class _ProgressBar:
         self._bar.close()
 
 
+def replay_configurations(arguments: argparse.Namespace) -> tuple[configs.Configuration, ...]:
+    """The --configs files' configurations (sampled with --configs-sample), checked against the
+    framework's registry; none without --configs."""
+    if not arguments.configs:
+        if arguments.configs_sample is not None:
+            raise OpperfError("--configs-sample samples --configs; name the configs files with --configs")
+        return ()
+    backend = get_backend(arguments.framework)
+    canonical = {name: op.name for op in backend.operators() for name in op.all_names}
+    capture = framework_module(arguments.framework, "capture")
+    chosen = configs.load_replay(
+        arguments.configs, arguments.framework, capture.accepted_arguments, canonical
+    )
+    return configs.sample(chosen, arguments.configs_sample, arguments.seed)
+
+
 def run(arguments: argparse.Namespace) -> int:
     if arguments.compare:
         arguments.namespaces = arguments.compare
@@ -244,6 +278,7 @@ def run(arguments: argparse.Namespace) -> int:
         check_writable(path)
     journal = output_file + JOURNAL_SUFFIX
     device = arguments.device or get_backend(arguments.framework).default_device()
+    replayed = replay_configurations(arguments)
     config = SweepConfig(
         options=RunOptions.from_arguments(arguments, device=device),
         profile=INT64 if arguments.int64_tensor else STANDARD,
@@ -260,6 +295,7 @@ def run(arguments: argparse.Namespace) -> int:
         shard=arguments.shard,
         fresh=arguments.fresh,
         framework_flags=given_framework_flags(arguments),
+        configs=configs.by_operator(replayed),
     )
     progress = _ProgressBar() if sys.stderr.isatty() and not arguments.quiet else None
     with stop_on_signals() as received:

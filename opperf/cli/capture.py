@@ -1,0 +1,75 @@
+"""``opperf capture``: run a model once and write the operator configurations it called (JSON Lines).
+
+The file replays with ``opperf sweep --configs FILE``; its format is described in ``opperf.configs``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from opperf.cli.common import check_writable
+from opperf.configs import render
+from opperf.frameworks import FRAMEWORKS
+from opperf.models import MODES, capture_model, load_model
+from opperf.utils.files import write_atomically
+
+HELP = "record the operator configurations a model calls, for `sweep --configs`"
+
+
+def input_shape(text: str) -> tuple[int, ...]:
+    """An argparse type: a shape such as 1,3,224,224."""
+    try:
+        shape = tuple(int(part) for part in text.replace("x", ",").split(","))
+    except ValueError:
+        shape = ()
+    if not shape or any(d < 1 for d in shape):
+        raise argparse.ArgumentTypeError(f"{text!r} is no input shape; write one such as 1,3,224,224")
+    return shape
+
+
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags naming a model, shared with ``opperf model``."""
+    parser.add_argument(
+        "--framework", required=True, choices=sorted(FRAMEWORKS), help="the model's framework"
+    )
+    parser.add_argument(
+        "--model",
+        required=True,
+        help="a built-in model (mxnet: resnet18_v1, mobilenet1.0, lstm, transformer; torch: resnet18, "
+        "transformer, lstm) or module:callable returning (model, example_inputs)",
+    )
+    parser.add_argument(
+        "--input-shape",
+        default=None,
+        type=input_shape,
+        metavar="SHAPE",
+        help="a built-in model's input shape, e.g. 1,3,224,224 (default: the model's own)",
+    )
+    parser.add_argument(
+        "--mode",
+        default="inference",
+        choices=MODES,
+        help="inference: a forward pass; training: a forward pass in training mode and its backward "
+        "(default: inference)",
+    )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_model_arguments(parser)
+    parser.add_argument(
+        "--output", required=True, metavar="FILE.jsonl", help="where to write the configs file"
+    )
+
+
+def run(arguments: argparse.Namespace) -> int:
+    check_writable(arguments.output)
+    loaded = load_model(arguments.framework, arguments.model, arguments.input_shape)
+    captured = capture_model(arguments.framework, loaded, arguments.mode)
+    write_atomically(arguments.output, render(captured))
+    print(
+        f"{captured.header.calls} calls, {len(captured.configurations)} distinct configurations of "
+        f"{len({c.op for c in captured.configurations})} operators; written to {arguments.output}",
+        file=sys.stderr,
+    )
+    return 0

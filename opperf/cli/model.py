@@ -1,0 +1,84 @@
+"""``opperf model``: which operator dominates a model. Profile it end to end (the framework's
+profiler, per operator), capture its operator configurations, replay each alone through a normal
+sweep, and report in-model against standalone time per operator.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from opperf.cli.capture import add_model_arguments
+from opperf.cli.common import check_writable, whole, write_or_print
+from opperf.configs import by_operator
+from opperf.errors import OpperfError
+from opperf.frameworks import framework_module, get_backend
+from opperf.model_report import build
+from opperf.models import capture_model, load_model, running
+from opperf.options import RunOptions
+from opperf.report.model_markdown import render_model_markdown
+from opperf.sweep import SweepConfig, run_sweep
+from opperf.utils.files import write_atomically
+
+HELP = "profile a model per operator, replay its captured configurations, report each operator's share"
+DEFAULT_PASSES = 10
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_model_arguments(parser)
+    parser.add_argument(
+        "--passes",
+        default=DEFAULT_PASSES,
+        type=whole(1, "passes"),
+        help=f"forward passes profiled in the model, and timed end to end (default: {DEFAULT_PASSES})",
+    )
+    parser.add_argument(
+        "--threads",
+        default=1,
+        type=whole(1, "threads"),
+        help="intra-op threads, in the model and in the replay alike (default: 1; with more, a machine "
+        "whose cores are shared makes OpenMP regions wait a scheduler slice, about 8 ms here)",
+    )
+    parser.add_argument("--output-file", default=None, help="the Markdown report (default: standard output)")
+    parser.add_argument("--json-file", default=None, help="also write the report as JSON here")
+    parser.add_argument("--configs-file", default=None, help="also write the captured configs file here")
+
+
+def run(arguments: argparse.Namespace) -> int:
+    if arguments.mode != "inference":
+        raise OpperfError(
+            "opperf model profiles inference; capture training with `opperf capture --mode training`"
+        )
+    for path in filter(None, (arguments.output_file, arguments.json_file, arguments.configs_file)):
+        check_writable(path)
+    framework = arguments.framework
+    threads = get_backend(framework).set_threads(arguments.threads)
+    loaded = load_model(framework, arguments.model, arguments.input_shape)
+    capture = framework_module(framework, "capture")
+    captured = running(
+        loaded.name, "running it", lambda: capture.capture(loaded.model, loaded.inputs, "inference")
+    )
+    configs = capture_model(framework, loaded, "inference", captured)
+    if arguments.configs_file:
+        from opperf.configs import render
+
+        write_atomically(arguments.configs_file, render(configs))
+    profiler = framework_module(framework, "model_profile")
+    in_model = running(
+        loaded.name,
+        "profiling it",
+        lambda: profiler.profile(loaded.model, loaded.inputs, arguments.passes, captured),
+    )
+    options = RunOptions(framework=framework, run_backward=False, mode="inference", threads=threads)
+    replay = run_sweep(SweepConfig(options=options, configs=by_operator(configs.configurations)))
+    report = build(configs, in_model, replay.measurements)
+    write_or_print(render_model_markdown(report), arguments.output_file)
+    if arguments.json_file:
+        write_atomically(arguments.json_file, json.dumps(report.to_json(), indent=1) + "\n")
+    print(
+        f"{len(report.operators)} operators, {len(configs.configurations)} configurations replayed in "
+        f"{replay.environment.wall_seconds:.0f} s",
+        file=sys.stderr,
+    )
+    return 0
