@@ -23,6 +23,8 @@ SUBCOMMANDS = {
     "ab": "ab",
     "merge": "merge",
     "history": "history",
+    "report": "report",
+    "publish": "publish",
 }
 """Subcommand -> its module in ``opperf.cli``."""
 DEFAULT_SUBCOMMAND = "sweep"
