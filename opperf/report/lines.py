@@ -80,7 +80,7 @@ def history_chart(
     width, height = 640, 220
     low, high = min(lows), max(highs)
     pad = (high - low) * 0.08 or high * 0.05 or 1.0
-    frame = Frame(width, height, 60, 14, 12, 42, len(medians), max(0.0, low - pad), high + pad)
+    frame = Frame(width, height, 60, 40, 12, 42, len(medians), max(0.0, low - pad), high + pad)
     parts = [
         f'<svg class="history" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img">'
     ]
@@ -111,7 +111,7 @@ def history_chart(
     for index in range(0, len(labels), every):
         parts.append(
             f'<text x="{frame.x(index):.1f}" y="{height - frame.bottom + 14}" font-size="9" '
-            f'text-anchor="middle">{escape(labels[index][:10])}</text>'
+            f'text-anchor="middle">{escape(labels[index])}</text>'
         )
     parts.append(
         f'<text x="12" y="{frame.top + (height - frame.top - frame.bottom) / 2:.0f}" font-size="10" '
