@@ -120,7 +120,9 @@ def distributions(rows: Sequence[ResultRow], title: str) -> str:
     plt = pyplot()
     figure, axes = plt.subplots(figsize=(WIDTH, 0.8 + 0.24 * len(rows)))
     data = [[s * MS for s in r.forward.samples] for r in rows]
-    axes.boxplot(data, vert=False, widths=0.6, showfliers=False, medianprops={"color": "#E45756"})
+    axes.boxplot(
+        data, orientation="horizontal", widths=0.6, showfliers=False, medianprops={"color": "#E45756"}
+    )
     for position, samples in enumerate(data, start=1):
         axes.scatter(samples, [position] * len(samples), s=4, color="#4C78A8", alpha=0.5, zorder=3)
     axes.set_yticks(range(1, len(rows) + 1), [_short(r.label) for r in rows], fontsize=7)
