@@ -128,12 +128,13 @@ def roofline(rows: Sequence[ResultRow], peaks: Mapping[str, float] | None) -> st
 def distributions(rows: Sequence[ResultRow], title: str) -> str:
     """Box plots of the forward samples (ms, log scale) of ``rows``, one line each, with every sample
     drawn as a dot so short runs show what they measured."""
-    rows = [r for r in rows if r.forward and r.forward.samples]
+    # The first row on top; samples of zero (a timer's resolution) have no place on a log scale.
+    rows = [r for r in reversed(rows) if r.forward and any(s > 0 for s in r.forward.samples)]
     if not rows:
         return ""
     plt = pyplot()
     figure, axes = plt.subplots(figsize=(WIDTH, 0.8 + 0.24 * len(rows)))
-    data = [[s * MS for s in r.forward.samples] for r in rows]
+    data = [[s * MS for s in r.forward.samples if s > 0] for r in rows]
     axes.boxplot(
         data, orientation="horizontal", widths=0.6, showfliers=False, medianprops={"color": "#E45756"}
     )
