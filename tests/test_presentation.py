@@ -12,12 +12,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-import openpyxl
 import pandas as pd
 import pytest
 
 from opperf.cli import main
 from opperf.history.store import History
+
+openpyxl = pytest.importorskip("openpyxl", reason="the opperf[xlsx] extra is not installed (make venv)")
+pytest.importorskip("matplotlib", reason="the opperf[plot] extra is not installed (make venv)")
 
 DATA = Path(__file__).parent / "data" / "verdicts"
 SWEEP = ["--runs", "3", "--warmup", "1", "--quiet", "--no-isolation"]
