@@ -25,6 +25,8 @@ SUBCOMMANDS = {
     "history": "history",
     "capture": "capture",
     "model": "model",
+    "report": "report",
+    "publish": "publish",
 }
 """Subcommand -> its module in ``opperf.cli``."""
 DEFAULT_SUBCOMMAND = "sweep"

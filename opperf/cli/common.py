@@ -144,7 +144,7 @@ def write_or_print(text: str, path: str | None) -> None:
         print(text, end="" if text.endswith("\n") else "\n")
 
 
-EXTENSIONS = {".json": "json", ".md": "md", ".markdown": "md", ".csv": "csv"}
+EXTENSIONS = {".json": "json", ".md": "md", ".markdown": "md", ".csv": "csv", ".xlsx": "xlsx"}
 """Report formats by file extension."""
 WRITTEN_AS = {"hud": "json"}
 """Formats that are written in another format's syntax, and so take its extension."""

@@ -11,16 +11,20 @@ import argparse
 
 from opperf.cli.common import check_writable, fraction, report_format, write_or_print
 from opperf.errors import OpperfError
+from opperf.report.xlsx import require_openpyxl, write_workbook
+from opperf.report.xlsx_tables import diff_tables
 from opperf.utils.files import write_atomically
 from opperf.verdicts.decide import FailOn
 from opperf.verdicts.diff import Diff, diff
-from opperf.verdicts.document import render_json
+from opperf.verdicts.document import diff_document, render_json
 from opperf.verdicts.load import read_ab, read_side
 from opperf.verdicts.markdown import render_markdown
 from opperf.verdicts.table import render_csv
 
 HELP = "verdicts per row between two sets of result files: slower, faster, same, inconclusive, ..."
 RENDERERS = {"md": render_markdown, "json": render_json, "csv": render_csv}
+WORKBOOKS = {"xlsx": lambda result: diff_tables(diff_document(result))}
+"""Formats written as a workbook (opperf[xlsx]) rather than text."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,8 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--output-format",
-        choices=sorted(RENDERERS),
-        help="md, json or csv (default: from --output-file, else md)",
+        choices=sorted([*RENDERERS, *WORKBOOKS]),
+        help="md, json, csv or xlsx (default: from --output-file, else md)",
     )
     parser.add_argument("--output-file", help="where to write the report (default: standard output)")
     parser.add_argument("--json-file", help="also write the JSON document here")
@@ -65,6 +69,10 @@ def run(arguments: argparse.Namespace) -> int:
     chosen = report_format(arguments.output_format, arguments.output_file, default="md")
     for target in filter(None, (arguments.output_file, arguments.json_file)):
         check_writable(target)
+    if chosen in WORKBOOKS:
+        if not arguments.output_file:
+            raise OpperfError(f"--output-format {chosen} is a file format; add --output-file DIFF.{chosen}")
+        require_openpyxl()
     if arguments.new is None:
         base, new = read_ab(arguments.base)
     else:
@@ -75,7 +83,10 @@ def run(arguments: argparse.Namespace) -> int:
     result = diff(
         base, new, threshold=arguments.threshold, alpha=arguments.alpha, paired=arguments.new is None
     )
-    write_or_print(RENDERERS[chosen](result), arguments.output_file)
+    if chosen in WORKBOOKS:
+        write_workbook(arguments.output_file, WORKBOOKS[chosen](result))
+    else:
+        write_or_print(RENDERERS[chosen](result), arguments.output_file)
     if arguments.json_file:
         write_atomically(arguments.json_file, render_json(result))
     return gate(result, FailOn(arguments.fail_on))

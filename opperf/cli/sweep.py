@@ -9,6 +9,7 @@ import argparse
 import os
 import signal
 import sys
+from collections.abc import Callable
 
 from opperf import configs
 from opperf.cli import compare
@@ -34,6 +35,8 @@ from opperf.report.document import build_document
 from opperf.report.hud import render_hud
 from opperf.report.json_report import render_json
 from opperf.report.markdown import render_markdown
+from opperf.report.xlsx import require_openpyxl, write_workbook
+from opperf.report.xlsx_tables import results_tables
 from opperf.results import Status
 from opperf.rules.profiles import INT64, STANDARD
 from opperf.shards import Shard
@@ -44,6 +47,8 @@ from opperf.utils.signals import exit_status, stop_on_signals
 
 HELP = "benchmark a framework's operators and write a report (the default subcommand)"
 RENDERERS = {"json": render_json, "md": render_markdown, "csv": render_csv, "hud": render_hud}
+WORKBOOKS = {"xlsx": results_tables}
+"""Formats written as a workbook (opperf[xlsx]) rather than text."""
 
 
 def _shard(text: str) -> Shard:
@@ -107,7 +112,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--output-format",
         default=None,
-        choices=sorted(RENDERERS),
+        choices=sorted([*RENDERERS, *WORKBOOKS]),
         help="report format: json (the results document), md, csv, or hud (PyTorch's OSS benchmark "
         "database records) (default: from --output-file's extension, else json)",
     )
@@ -265,6 +270,15 @@ def replay_configurations(arguments: argparse.Namespace) -> tuple[configs.Config
     return configs.sample(chosen, arguments.configs_sample, arguments.seed)
 
 
+def _report_writer(chosen: str) -> Callable[[str, dict], None]:
+    """How to write the report in format ``chosen``; a workbook format's extra is checked now, before
+    the sweep rather than after it."""
+    if chosen in WORKBOOKS:
+        require_openpyxl()
+        return lambda path, document: write_workbook(path, WORKBOOKS[chosen](document))
+    return lambda path, document: write_atomically(path, RENDERERS[chosen](document))
+
+
 def run(arguments: argparse.Namespace) -> int:
     if arguments.compare:
         arguments.namespaces = arguments.compare
@@ -276,6 +290,7 @@ def run(arguments: argparse.Namespace) -> int:
     output_file = arguments.output_file or f"{arguments.framework}_operator_benchmarks.{chosen}"
     for path in filter(None, (output_file, arguments.json_file, arguments.history)):
         check_writable(path)
+    write_report = _report_writer(chosen)
     journal = output_file + JOURNAL_SUFFIX
     device = arguments.device or get_backend(arguments.framework).default_device()
     replayed = replay_configurations(arguments)
@@ -307,7 +322,7 @@ def run(arguments: argparse.Namespace) -> int:
     coverage = Coverage.of(result.measurements, result.registered, result.aliases)
     environment = result.environment.to_json()
     document = build_document(result.measurements, environment, result.registered, result.aliases)
-    write_atomically(output_file, RENDERERS[chosen](document))
+    write_report(output_file, document)
     if arguments.json_file:
         write_atomically(arguments.json_file, render_json(document))
     if arguments.history and not result.interrupted:

@@ -1,0 +1,192 @@
+"""``opperf publish``: a static dashboard over the history store, as files in a folder.
+
+``index.html`` has one row per configuration and phase (latest median, change against the previous
+run and against the best, a sparkline, the latest run's flags); ``ops/<operator>.html`` one history
+chart per configuration (median line, 95% interval band, detected steps marked); ``regressions.html``
+every detected step, the configurations still at a regressed level first. The stylesheet and the
+table script are written once into the folder and linked, so pages stay small and the folder works
+from ``file://`` or any web host. Charts are SVG written directly: no plotting library is needed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from opperf.history.steps import Step, detect_steps
+from opperf.history.store import Series
+from opperf.report.lines import history_chart, sparkline
+from opperf.report.page import ASSETS, Column, asset, cards, data_table, escape, flag_badges, number, page
+from opperf.utils.files import write_atomically
+
+MS = 1e3
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One configuration's history with what the dashboard shows of it."""
+
+    series: Series
+    steps: tuple[Step, ...]
+    page: str
+
+    @property
+    def medians(self) -> list[float]:
+        return [p.median for p in self.series.points]
+
+    @property
+    def latest(self) -> float:
+        return self.medians[-1]
+
+    @property
+    def change_previous(self) -> float | None:
+        return self.latest / self.medians[-2] - 1 if len(self.medians) > 1 else None
+
+    @property
+    def change_best(self) -> float:
+        return self.latest / min(self.medians) - 1
+
+    @property
+    def regressed(self) -> bool:
+        """Its latest step is a step up: the configuration is at a slower level now."""
+        return bool(self.steps) and self.steps[-1].regression
+
+
+def page_name(series: Series) -> str:
+    """The operator page a series belongs to, a file name safe on any host."""
+    key = series.key
+    return "ops/" + re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{key.framework}-{key.namespace}-{key.op}") + ".html"
+
+
+def entries(all_series: Sequence[Series], threshold: float) -> list[Entry]:
+    return [
+        Entry(s, tuple(detect_steps([p.median for p in s.points], threshold)), page_name(s))
+        for s in all_series
+    ]
+
+
+def _change(value: float | None) -> str:
+    if value is None:
+        return "—"
+    css = "up" if value > 0 else "down"
+    return f'<span class="{css}">{value:+.1%}</span>'
+
+
+def _index(items: Sequence[Entry], runs: int, threshold: float) -> str:
+    columns: list[Column[Entry]] = [
+        Column(
+            "configuration",
+            lambda e: f'<a href="{e.page}">{escape(e.series.label)}</a>',
+            lambda e: e.series.label,
+        ),
+        Column("runs", lambda e: str(len(e.series.points)), lambda e: len(e.series.points), True),
+        Column("latest ms", lambda e: number(e.latest * MS), lambda e: e.latest, True),
+        Column("vs previous", lambda e: _change(e.change_previous), lambda e: e.change_previous, True),
+        Column("vs best", lambda e: _change(e.change_best), lambda e: e.change_best, True),
+        Column("history", lambda e: sparkline(e.medians)),
+        Column("steps", lambda e: str(len(e.steps)), lambda e: len(e.steps), True),
+        Column(
+            "flags",
+            lambda e: flag_badges(e.series.points[-1].flags),
+            lambda e: " ".join(e.series.points[-1].flags),
+        ),
+    ]
+    regressed = sum(e.regressed for e in items)
+    summary = cards(
+        [
+            ("runs", runs),
+            ("configurations", len(items)),
+            ("at a regressed level", regressed),
+            ("with a step", sum(bool(e.steps) for e in items)),
+        ]
+    )
+    return (
+        f'<h1>opperf dashboard</h1><nav class="toc"><a href="index.html">all configurations</a>'
+        f'<a href="regressions.html">regressions ({regressed})</a></nav>{summary}'
+        f'<p class="muted">Steps: level changes larger than ±{threshold:.0%} and the series\' own noise '
+        "that held for at least two runs (opperf history detect).</p>"
+        + data_table("configurations", columns, items, flagged=lambda e: bool(e.series.points[-1].flags))
+    )
+
+
+def _operator_page(items: Sequence[Entry]) -> str:
+    key = items[0].series.key
+    parts = [
+        f'<nav class="toc"><a href="../index.html">all configurations</a>'
+        f'<a href="../regressions.html">regressions</a></nav>'
+        f"<h1>{escape(key.namespace)}.{escape(key.op)}</h1>"
+    ]
+    for entry in items:
+        points = entry.series.points
+        chart = history_chart(
+            [p.median * MS for p in points],
+            [p.low * MS for p in points],
+            [p.high * MS for p in points],
+            [p.started[5:16].replace("T", " ") for p in points],
+            [(s.index, s.regression) for s in entry.steps],
+        )
+        steps = "; ".join(
+            f"{'slower' if s.regression else 'faster'} x{s.ratio:.3g} "
+            f"at run {s.index + 1} ({points[s.index].source})"
+            for s in entry.steps
+        )
+        parts.append(
+            f"<h3>{escape(entry.series.label)}</h3><figure class=\"plot\">{chart}<figcaption>"
+            f"median and 95% interval per run; dashed: detected steps. {escape(steps or 'no step')}"
+            f"</figcaption></figure>"
+        )
+    return "".join(parts)
+
+
+def _regressions(items: Sequence[Entry]) -> str:
+    found = [(e, s) for e in items for s in e.steps]
+    found.sort(key=lambda pair: (not (pair[0].regressed and pair[1] is pair[0].steps[-1]), -pair[1].ratio))
+    columns: list[Column[tuple[Entry, Step]]] = [
+        Column(
+            "configuration",
+            lambda p: f'<a href="{p[0].page}">{escape(p[0].series.label)}</a>',
+            lambda p: p[0].series.label,
+        ),
+        Column("step", lambda p: "slower" if p[1].regression else "faster", lambda p: p[1].regression),
+        Column("ratio", lambda p: f"x{p[1].ratio:.3g}", lambda p: p[1].ratio, True),
+        Column("noise", lambda p: f"±{p[1].noise:.1%}", lambda p: p[1].noise, True),
+        Column(
+            "at run",
+            lambda p: escape(
+                f"{p[0].series.points[p[1].index].started[:19]} ({p[0].series.points[p[1].index].source})"
+            ),
+        ),
+        Column("current level", lambda p: "yes" if p[1] is p[0].steps[-1] else "no"),
+    ]
+    return (
+        '<nav class="toc"><a href="index.html">all configurations</a></nav>'
+        "<h1>Regressions and other steps</h1>"
+        f"<p>{len(found)} steps; configurations still at a slower level are listed first.</p>"
+        + data_table("steps", columns, found)
+    )
+
+
+def publish(all_series: Sequence[Series], runs: int, out: Path, threshold: float) -> list[Path]:
+    """Write the dashboard into ``out``; the paths written."""
+    items = sorted(entries(all_series, threshold), key=lambda e: e.series.label)
+    written: list[Path] = []
+
+    def write(name: str, text: str) -> None:
+        path = out / name
+        write_atomically(path, text)
+        written.append(path)
+
+    for name in ASSETS:
+        write(name, asset(name))
+    write("index.html", page("opperf dashboard", _index(items, runs, threshold), inline_assets=False))
+    write("regressions.html", page("opperf regressions", _regressions(items), inline_assets=False))
+    by_page: dict[str, list[Entry]] = defaultdict(list)
+    for entry in items:
+        by_page[entry.page].append(entry)
+    for name, group in by_page.items():
+        title = f"opperf: {group[0].series.key.namespace}.{group[0].series.key.op}"
+        write(name, page(title, _operator_page(group), inline_assets=False, prefix="../"))
+    return written

@@ -1,0 +1,375 @@
+"""``opperf report --html``: one self-contained page over results and diff files.
+
+The page is a list of sections, each a pure function of the inputs that returns "" when its data
+is absent, so a section appears only where its records exist (thread scaling when a configuration
+was measured at several thread counts, stage speedups when at several stages, tags when records
+carry them, a waterfall per diff file). A new kind of record is one more entry in ``SECTIONS``.
+Plots are inline SVG and the table script is inlined: the page loads nothing from anywhere.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from opperf.report import charts
+from opperf.report.diff_rows import DiffFile, DiffRow
+from opperf.report.inputs import ReportInputs
+from opperf.report.page import (
+    Column,
+    cards,
+    data_table,
+    escape,
+    flag_badges,
+    key_value_table,
+    number,
+    page,
+    plot,
+    section,
+)
+from opperf.report.rows import MS, Pair, ResultRow, ResultsFile, comparison_pairs, environment_items
+
+SHOWN = 25
+"""Configurations a distribution or comparison plot shows (the tables list them all)."""
+
+
+@dataclass(frozen=True)
+class Section:
+    """A part of the page: its anchor and title, and how to render it ("" when it has no data)."""
+
+    anchor: str
+    title: str
+    render: Callable[[ReportInputs], str]
+
+
+def _ms(value: float | None) -> str:
+    return number(value * MS if value is not None else None)
+
+
+def _timing_sort(row: ResultRow, phase: str) -> float | None:
+    timing = getattr(row, phase)
+    return timing.median if timing else None
+
+
+def result_columns(rows: Sequence[ResultRow]) -> list[Column[ResultRow]]:
+    """The results table's columns; file, threads and stage only when they vary."""
+    columns: list[Column[ResultRow]] = [
+        Column("function", lambda r: escape(r.function), lambda r: r.function),
+        Column("inputs", lambda r: escape(r.inputs)),
+    ]
+    for name in ("source", "threads", "stage"):
+        if len({getattr(r, name) for r in rows}) > 1:
+            columns.append(
+                Column(name, lambda r, n=name: escape(getattr(r, n)), lambda r, n=name: getattr(r, n))
+            )
+    columns += [
+        Column("status", lambda r: escape(r.status), lambda r: r.status),
+        Column(
+            "fwd ms", lambda r: _ms(_timing_sort(r, "forward")), lambda r: _timing_sort(r, "forward"), True
+        ),
+        Column(
+            "fwd IQR %",
+            lambda r: number(r.forward.iqr_ratio * 100, 3)
+            if r.forward and r.forward.iqr_ratio is not None
+            else "—",
+            lambda r: r.forward.iqr_ratio if r.forward else None,
+            True,
+        ),
+        Column(
+            "n",
+            lambda r: str(len(r.forward.samples)) if r.forward else "—",
+            lambda r: len(r.forward.samples) if r.forward else None,
+            True,
+        ),
+        Column(
+            "bwd ms", lambda r: _ms(_timing_sort(r, "backward")), lambda r: _timing_sort(r, "backward"), True
+        ),
+        Column("GB/s", lambda r: number(r.gb_per_s, 3), lambda r: r.gb_per_s, True),
+        Column("GFLOP/s", lambda r: number(r.gflop_per_s, 3), lambda r: r.gflop_per_s, True),
+        Column(
+            "% of roof",
+            lambda r: number(r.of_roof * 100, 3) if r.of_roof is not None else "—",
+            lambda r: r.of_roof,
+            True,
+        ),
+        Column(
+            "memory kB",
+            lambda r: number(r.memory_bytes / 1e3 if r.memory_bytes is not None else None),
+            lambda r: r.memory_bytes,
+            True,
+        ),
+        Column(
+            "flags / reason",
+            lambda r: flag_badges(r.flags) + escape(r.reason or ""),
+            lambda r: " ".join(r.flags) or (r.reason or ""),
+        ),
+    ]
+    return columns
+
+
+def results_table(table_id: str, rows: Sequence[ResultRow]) -> str:
+    return data_table(
+        table_id,
+        result_columns(rows),
+        rows,
+        row_class=lambda r: f"status-{r.status}",
+        flagged=lambda r: bool(r.flags),
+    )
+
+
+def _summary(inputs: ReportInputs) -> str:
+    parts = []
+    for index, file in enumerate(inputs.results):
+        parts.append(f"<h3>{escape(file.path)}</h3>{_file_summary(file, index)}")
+    for file in inputs.diffs:
+        parts.append(f"<h3>{escape(file.path)} (diff)</h3>{_diff_summary(file)}")
+    return "".join(parts)
+
+
+def _file_summary(file: ResultsFile, index: int) -> str:
+    environment = file.environment
+    statuses = Counter(r.status for r in file.rows)
+    flags = Counter(flag for r in file.rows for flag in r.flags)
+    coverage = file.coverage
+    headline = [
+        ("records", len(file.rows)),
+        *((f"records {status}", count) for status, count in sorted(statuses.items())),
+        *((f"flagged {flag.replace('_', ' ')}", count) for flag, count in sorted(flags.items())),
+    ]
+    if coverage:
+        headline.insert(
+            0,
+            (
+                "operators of " + str(coverage.get("registered", "?")) + " registered",
+                coverage.get("operators", "?"),
+            ),
+        )
+    setting = ", ".join(
+        f"{name} {environment[name]}"
+        for name in ("framework", "device", "dtype", "profiler", "threads", "started")
+        if environment.get(name) is not None
+    )
+    return (
+        f'<p class="muted">{escape(setting)}</p>'
+        + cards(headline)
+        + _coverage_table(coverage, index)
+        + "<details><summary>environment</summary>"
+        + key_value_table(environment_items(environment))
+        + "</details>"
+    )
+
+
+def _coverage_table(coverage: dict, index: int) -> str:
+    by_category = coverage.get("by_category") or {}
+    if not by_category:
+        return ""
+    keys = ("operators", "ok", "skipped", "failed", "crashed", "timeout")
+    items = sorted(by_category.items())
+    columns = [Column("category", lambda i: escape(i[0]), lambda i: i[0])] + [
+        Column(key, lambda i, k=key: str(i[1].get(k, 0)), lambda i, k=key: i[1].get(k, 0), True)
+        for key in keys
+    ]
+    not_run = [o for o in coverage.get("by_operator") or () if o.get("status") != "ok"]
+    reasons = ""
+    if not_run:
+        reason_columns = [
+            Column(name, lambda o, n=name: escape(o.get(n)), lambda o, n=name: o.get(n) or "")
+            for name in ("op", "category", "status", "reason")
+        ]
+        reasons = (
+            f"<details><summary>{len(not_run)} operators that did not run, and why</summary>"
+            + data_table(f"not-run-{index}", reason_columns, not_run)
+            + "</details>"
+        )
+    table = data_table(f"coverage-{index}", columns, items)
+    return f"<details><summary>coverage by category</summary>{table}</details>{reasons}"
+
+
+def _time_by_category(inputs: ReportInputs) -> str:
+    return plot(
+        charts.time_by(inputs.rows, lambda r: [r.category], "category"),
+        "Summed forward and backward medians of each category's configurations.",
+    )
+
+
+def _roofline(inputs: ReportInputs) -> str:
+    peaks = next(
+        (f.environment.get("machine_peaks") for f in inputs.results if f.environment.get("machine_peaks")),
+        None,
+    )
+    caption = "Each configuration's forward median as achieved GFLOP/s against its arithmetic intensity"
+    caption += (
+        "; the lines are this machine's measured memory-bandwidth and GEMM roofs."
+        if peaks
+        else "; no machine peaks recorded."
+    )
+    return plot(charts.roofline(inputs.rows, peaks), caption)
+
+
+def _distributions(inputs: ReportInputs) -> str:
+    measured = [r for r in inputs.rows if r.forward and r.forward.samples]
+    slowest = sorted(measured, key=lambda r: r.forward.median, reverse=True)[:SHOWN]
+    variable = sorted(
+        (r for r in measured if r.forward.iqr_ratio is not None),
+        key=lambda r: r.forward.iqr_ratio,
+        reverse=True,
+    )[:SHOWN]
+    return plot(
+        charts.distributions(slowest, f"the {len(slowest)} slowest configurations"),
+        "Every forward sample (dots) and their quartiles (boxes).",
+    ) + plot(
+        charts.distributions(variable, f"the {len(variable)} most variable configurations (IQR over median)"),
+        "The spread behind the noisy flag: the configurations whose IQR is widest relative to the median.",
+    )
+
+
+def _comparison(inputs: ReportInputs) -> str:
+    pairs = comparison_pairs(inputs.rows)
+    if not pairs:
+        return ""
+    extreme = sorted(pairs, key=lambda p: abs(_log_ratio(p)), reverse=True)[:SHOWN]
+    columns: list[Column[Pair]] = [
+        Column("function", lambda p: escape(p.base.short_function), lambda p: p.base.short_function),
+        Column("inputs", lambda p: escape(p.base.inputs)),
+        Column("first", lambda p: escape(p.base.namespace), lambda p: p.base.namespace),
+        Column("first ms", lambda p: _ms(p.base.forward.median), lambda p: p.base.forward.median, True),
+        Column("other", lambda p: escape(p.other.namespace), lambda p: p.other.namespace),
+        Column("other ms", lambda p: _ms(p.other.forward.median), lambda p: p.other.forward.median, True),
+        Column("ratio", lambda p: number(p.ratio, 3), lambda p: p.ratio, True),
+        Column("flags", lambda p: flag_badges(sorted(set(p.base.flags) | set(p.other.flags)))),
+    ]
+    return (
+        f"<p>{len(pairs)} configurations were measured in more than one namespace (matched on the "
+        "function's name, the tensor shapes in order and the dtype). The plot shows the "
+        f"{len(extreme)} with the largest ratios either way.</p>"
+        + plot(
+            charts.comparison(extreme),
+            "Forward medians side by side; xratio is the other namespace's over the first's.",
+        )
+        + data_table("comparison", columns, pairs, flagged=lambda p: bool(p.base.flags or p.other.flags))
+    )
+
+
+def _log_ratio(pair: Pair) -> float:
+    return math.log(pair.ratio) if pair.ratio > 0 else 0.0
+
+
+def _varying(setting: str) -> Callable[[ReportInputs], str]:
+    """A section over configurations measured at several values of ``setting``."""
+
+    def render(inputs: ReportInputs) -> str:
+        groups: dict[tuple[object, ...], list[ResultRow]] = defaultdict(list)
+        for row in inputs.rows:
+            if row.status == "ok" and row.forward and row.forward.median > 0:
+                groups[row.setting_free_key(setting)].append(row)
+        varied = [g for g in groups.values() if len({getattr(r, setting) for r in g}) > 1]
+        if not varied:
+            return ""
+        return f"<p>{len(varied)} configurations measured at several {escape(setting)} values.</p>" + plot(
+            charts.setting_effect(varied, setting),
+            f"Speedup of each configuration's forward median over its first {setting}; red: the median.",
+        )
+
+    return render
+
+
+def _tags(inputs: ReportInputs) -> str:
+    tagged = [r for r in inputs.rows if r.tags]
+    return plot(
+        charts.time_by(tagged, lambda r: r.tags, "tag"),
+        "Summed medians of the configurations carrying each tag.",
+    )
+
+
+def _tables(inputs: ReportInputs) -> str:
+    by_category: dict[str, list[ResultRow]] = defaultdict(list)
+    for row in inputs.rows:
+        by_category[row.category].append(row)
+    parts = []
+    for index, category in enumerate(sorted(by_category)):
+        rows = by_category[category]
+        flagged = sum(1 for r in rows if r.flags)
+        not_ok = sum(1 for r in rows if r.status != "ok")
+        parts.append(
+            f'<details class="category" id="category-{escape(category)}"><summary>{escape(category)}: '
+            f"{len(rows)} configurations, {flagged} flagged, {not_ok} not ok</summary>"
+            + results_table(f"results-{index}", rows)
+            + "</details>"
+        )
+    return "".join(parts)
+
+
+def _diff_summary(file: DiffFile) -> str:
+    counts = file.summary.get("counts") or {}
+    geomean = file.summary.get("geomean_ratio")
+    items = [("rows", len(file.rows)), *counts.items()]
+    if geomean is not None:
+        items.append(("geometric mean ratio", f"{geomean:.3g}"))
+    items.append(("threshold", f"±{file.threshold:.0%}"))
+    return cards(items)
+
+
+def _diffs(inputs: ReportInputs) -> str:
+    return "".join(_diff_section(index, file) for index, file in enumerate(inputs.diffs))
+
+
+def _diff_section(index: int, file: DiffFile) -> str:
+    ratios = [(r.ratio, r.verdict) for r in file.rows if r.ratio is not None and r.ratio > 0]
+    columns: list[Column[DiffRow]] = [
+        Column("function", lambda r: escape(f"{r.namespace}.{r.op}"), lambda r: f"{r.namespace}.{r.op}"),
+        Column("inputs", lambda r: escape(r.inputs)),
+        Column("phase", lambda r: escape(r.phase), lambda r: r.phase),
+        Column(
+            "verdict",
+            lambda r: f'<span class="verdict-{escape(r.verdict)}">{escape(r.verdict)}</span>',
+            lambda r: r.verdict,
+        ),
+        Column("base ms", lambda r: _ms(r.base_median), lambda r: r.base_median, True),
+        Column("new ms", lambda r: _ms(r.new_median), lambda r: r.new_median, True),
+        Column("ratio", lambda r: number(r.ratio, 3), lambda r: r.ratio, True),
+        Column(
+            "95% interval",
+            lambda r: f"{number(r.ratio_low, 3)}-{number(r.ratio_high, 3)}" if r.ratio_low else "—",
+        ),
+        Column("q", lambda r: number(r.q, 3), lambda r: r.q, True),
+        Column("flags / reason", lambda r: flag_badges(r.flags) + escape(r.reason or "")),
+    ]
+    return (
+        f"<h3>{escape(file.path)}</h3>"
+        + plot(
+            charts.waterfall(ratios, file.threshold),
+            f"Every row's ratio, sorted: shaded, the ±{file.threshold:.0%} band a change must leave; "
+            "grey, rows whose verdict is inconclusive (or not a timing verdict).",
+        )
+        + data_table(f"diff-{index}", columns, file.rows, flagged=lambda r: bool(r.flags))
+    )
+
+
+SECTIONS = (
+    Section("summary", "Environment and coverage", _summary),
+    Section("diffs", "Diffs", _diffs),
+    Section("time-by-category", "Time by category", _time_by_category),
+    Section("roofline", "Roofline", _roofline),
+    Section("comparison", "Namespaces compared", _comparison),
+    Section("threads", "Thread scaling", _varying("threads")),
+    Section("stages", "Stage speedups", _varying("stage")),
+    Section("tags", "Time by tag", _tags),
+    Section("distributions", "Distributions", _distributions),
+    Section("tables", "Results by category", _tables),
+)
+"""The page's sections in order; one without data is left out, and so is its link."""
+
+
+def render_html(inputs: ReportInputs) -> str:
+    """The whole page: a title, links to the sections that have data, then those sections."""
+    rendered = [(s, s.render(inputs)) for s in SECTIONS]
+    present = [(s, content) for s, content in rendered if content]
+    names = ", ".join(f.path for f in (*inputs.results, *inputs.diffs))
+    toc = "".join(f'<a href="#{s.anchor}">{escape(s.title)}</a>' for s, _ in present)
+    body = (
+        f'<h1>opperf report</h1><p class="muted">{escape(names)}</p><nav class="toc">{toc}</nav>'
+        + "".join(section(s.anchor, s.title, content) for s, content in present)
+    )
+    return page(f"opperf report: {names}", body, inline_assets=True)

@@ -1,0 +1,149 @@
+"""The tables a spreadsheet holds, built from the JSON documents (results, diff): results, a
+per-category summary, coverage with reasons and the environment for a sweep; the rows with their
+ratios and the summary for a diff. A model report adds its own builder here and shares the writer.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Mapping
+
+from opperf.report.diff_rows import diff_file
+from opperf.report.rows import MS, ResultRow, environment_items, results_file
+from opperf.report.xlsx import SheetColumn, Table
+
+MILLISECONDS = "0.0000"
+PERCENT = "0.0%"
+RATE = "0.000"
+RATIO = "0.000"
+COUNT = "0"
+
+
+def _ms(value: float | None) -> float | None:
+    return value * MS if value is not None else None
+
+
+def _result_cells(row: ResultRow) -> tuple[object, ...]:
+    forward, backward = row.forward, row.backward
+    return (
+        row.framework, row.namespace, row.op, row.function, row.category, row.inputs, row.dtype,
+        row.threads, row.stage, row.status, row.reason,
+        _ms(forward.median) if forward else None,
+        _ms(forward.low) if forward else None,
+        _ms(forward.high) if forward else None,
+        forward.iqr_ratio if forward else None,
+        len(forward.samples) if forward else None,
+        _ms(backward.median) if backward else None,
+        backward.iqr_ratio if backward else None,
+        row.gb_per_s, row.gflop_per_s, row.intensity, row.of_roof, row.bound,
+        row.memory_bytes / 1e3 if row.memory_bytes is not None else None,
+        ", ".join(row.flags),
+    )  # fmt: skip
+
+
+RESULT_COLUMNS = (
+    SheetColumn("framework", 9), SheetColumn("namespace", 14), SheetColumn("op", 26),
+    SheetColumn("function", 30), SheetColumn("category", 16), SheetColumn("inputs", 44),
+    SheetColumn("dtype", 9), SheetColumn("threads", 8, COUNT), SheetColumn("stage", 8),
+    SheetColumn("status", 9), SheetColumn("reason", 40),
+    SheetColumn("fwd median ms", 13, MILLISECONDS), SheetColumn("fwd 95% low ms", 13, MILLISECONDS),
+    SheetColumn("fwd 95% high ms", 13, MILLISECONDS), SheetColumn("fwd IQR / median", 13, PERCENT),
+    SheetColumn("fwd n", 7, COUNT), SheetColumn("bwd median ms", 13, MILLISECONDS),
+    SheetColumn("bwd IQR / median", 13, PERCENT), SheetColumn("GB/s", 9, RATE),
+    SheetColumn("GFLOP/s", 9, RATE),
+    SheetColumn("FLOP per byte", 11, RATE), SheetColumn("of roof", 9, PERCENT), SheetColumn("bound", 9),
+    SheetColumn("peak memory kB", 13, "0.0"), SheetColumn("flags", 30),
+)  # fmt: skip
+
+
+def _category_summary(rows: tuple[ResultRow, ...]) -> Table:
+    by_category: dict[str, list[ResultRow]] = defaultdict(list)
+    for row in rows:
+        by_category[row.category].append(row)
+    table_rows = []
+    for category in sorted(by_category):
+        mine = by_category[category]
+        medians = [_ms(r.forward.median) for r in mine if r.forward]
+        backward = [_ms(r.backward.median) for r in mine if r.backward]
+        table_rows.append((
+            category, len(mine), sum(r.status == "ok" for r in mine), sum(r.status != "ok" for r in mine),
+            sum(bool(r.flags) for r in mine), sum(medians), statistics.median(medians) if medians else None,
+            max(medians, default=None), sum(backward),
+        ))  # fmt: skip
+    columns = (
+        SheetColumn("category", 18), SheetColumn("configurations", 14, COUNT), SheetColumn("ok", 7, COUNT),
+        SheetColumn("not ok", 7, COUNT), SheetColumn("flagged", 8, COUNT),
+        SheetColumn("fwd total ms", 13, MILLISECONDS), SheetColumn("fwd median ms", 13, MILLISECONDS),
+        SheetColumn("fwd slowest ms", 13, MILLISECONDS), SheetColumn("bwd total ms", 13, MILLISECONDS),
+    )  # fmt: skip
+    return Table("summary by category", columns, tuple(table_rows))
+
+
+def _coverage(coverage: Mapping[str, object]) -> Table:
+    operators = coverage.get("by_operator") or ()
+    columns = (
+        SheetColumn("op", 28), SheetColumn("category", 16), SheetColumn("status", 9),
+        SheetColumn("reason", 70), SheetColumn("aliases", 30),
+    )  # fmt: skip
+    rows = tuple(
+        (o.get("op"), o.get("category"), o.get("status"), o.get("reason"), ", ".join(o.get("aliases") or ()))
+        for o in operators
+    )
+    return Table("coverage", columns, rows)
+
+
+def _environment(environment: Mapping[str, object]) -> Table:
+    return Table(
+        "environment",
+        (SheetColumn("setting", 24), SheetColumn("value", 100)),
+        tuple(environment_items(environment)),
+    )
+
+
+def results_tables(document: Mapping[str, object], path: str = "") -> list[Table]:
+    """A results document's sheets: results, summary by category, coverage, environment."""
+    file = results_file(document, path)
+    return [
+        Table("results", RESULT_COLUMNS, tuple(_result_cells(r) for r in file.rows)),
+        _category_summary(file.rows),
+        _coverage(file.coverage),
+        _environment(file.environment),
+    ]
+
+
+DIFF_COLUMNS = (
+    SheetColumn("framework", 9), SheetColumn("namespace", 14), SheetColumn("op", 26),
+    SheetColumn("inputs", 44), SheetColumn("phase", 9), SheetColumn("verdict", 13),
+    SheetColumn("base median ms", 14, MILLISECONDS), SheetColumn("new median ms", 14, MILLISECONDS),
+    SheetColumn("ratio", 9, RATIO, centred_scale=True), SheetColumn("ratio 95% low", 12, RATIO),
+    SheetColumn("ratio 95% high", 12, RATIO), SheetColumn("q", 9, "0.000"),
+    SheetColumn("flags", 26), SheetColumn("reason", 60),
+)  # fmt: skip
+
+
+def diff_tables(document: Mapping[str, object]) -> list[Table]:
+    """A diff document's sheets: every row (the ratio shaded around 1), then the summary."""
+    file = diff_file(document, "")
+    rows = tuple(
+        (
+            r.framework, r.namespace, r.op, r.inputs, r.phase, r.verdict,
+            _ms(r.base_median), _ms(r.new_median),
+            r.ratio, r.ratio_low, r.ratio_high, r.q, ", ".join(r.flags), r.reason,
+        )
+        for r in file.rows
+    )  # fmt: skip
+    summary = file.summary
+    counts = summary.get("counts") or {}
+    facts = [
+        *((f"rows {verdict}", count) for verdict, count in counts.items()),
+        ("geometric mean ratio", summary.get("geomean_ratio")),
+        ("threshold", summary.get("threshold")),
+        ("alpha", summary.get("alpha")),
+        ("base files", ", ".join((summary.get("files") or {}).get("base", ()))),
+        ("new files", ", ".join((summary.get("files") or {}).get("new", ()))),
+    ]
+    return [
+        Table("diff", DIFF_COLUMNS, rows),
+        Table("summary", (SheetColumn("figure", 24), SheetColumn("value", 80)), tuple(facts)),
+    ]
