@@ -24,7 +24,7 @@ from opperf.frameworks.mxnet.arrays import (
     is_float_array,
     materialize,
 )
-from opperf.frameworks.mxnet.invoke import DIRECT_INVOCATION, direct_call
+from opperf.frameworks.mxnet.invoke import DIRECT_INVOCATION, GRAPH_BUILDERS, direct_call
 from opperf.frameworks.mxnet.namespaces import identify, is_generated, resolve
 from opperf.frameworks.mxnet.registry import NUMPY_NAMESPACES, load_registry
 from opperf.frameworks.mxnet.stages import operator_body, stage_calls
@@ -40,6 +40,10 @@ from opperf.utils.timing import PythonTimer
 NOT_RECORDABLE: dict[str, str] = {
     "reset_arrays": "has no outputs (it zeroes its inputs in place); recording it crashes MXNet",
 }
+
+# Operators whose outputs are not inferred: composing a symbol of one directly crashes MXNet (it has
+# no outputs, or exists only inside the graph that builds it).
+NOT_INFERRED = frozenset(NOT_RECORDABLE) | frozenset(GRAPH_BUILDERS)
 
 # Messages MXNet gives for an operator without a registered gradient.
 _NO_GRADIENT_MARKERS = ("FGradient", "non-differentiable", "is not differentiable")
@@ -76,7 +80,9 @@ class MXNetSession:
         operators and their generated front ends; a Python wrapper such as ``mx.nd.add`` may call
         several, and is not inferred)."""
         info = identify(function).info if function else load_registry().by_name.get(spec.op)
-        return None if info is None else shapes.output_bytes(spec, info)
+        if info is None or info.name in NOT_INFERRED:
+            return None
+        return shapes.output_bytes(spec, info)
 
     def trivial(self, device: str) -> Passes:
         import mxnet as mx
