@@ -68,6 +68,15 @@ def catalogue() -> tuple[LongTailOp, ...]:
     return OPERATORS
 
 
+def implementations(namespace: Mapping[str, object]) -> dict[str, Callable[..., object]]:
+    """Long-tail operator name -> its function in a framework module's ``namespace`` (its
+    ``globals()``): each framework implements every catalogue entry under the entry's name."""
+    missing = [op.name for op in catalogue() if not callable(namespace.get(op.name))]
+    if missing:
+        raise ImportError(f"long-tail operators without an implementation: {', '.join(missing)}")
+    return {op.name: namespace[op.name] for op in catalogue()}
+
+
 def by_name() -> dict[str, LongTailOp]:
     return {op.name: op for op in catalogue()}
 

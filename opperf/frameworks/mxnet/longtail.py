@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from opperf import longtail
+
 _RATIO_CLIP = abs(math.log(16.0 / 1000))
 _ZERO_MEANS = (0.0, 0.0, 0.0, 0.0)
 _STDS = (0.1, 0.1, 0.2, 0.2)
@@ -253,29 +255,5 @@ def nms_loop(F, boxes, scores, iou_threshold=0.5):
     return F.array(keep, ctx=boxes.context, dtype="int64")
 
 
-IMPLEMENTATIONS: dict[str, Callable[..., object]] = {
-    function.__name__: function
-    for function in (
-        bbox2delta,
-        delta2bbox,
-        tblr2bbox,
-        yolo_decode,
-        bbox_overlaps,
-        box_iou,
-        giou_loss,
-        sigmoid_focal_loss,
-        focal_loss,
-        mmdet_smooth_l1_loss,
-        gen_base_anchors,
-        grid_anchors,
-        valid_flags,
-        map_roi_levels,
-        boxes_for_nms,
-        masks_to_boxes,
-        bbox2roi,
-        sequence_mask,
-        make_positions,
-        nms_loop,
-    )
-}
+IMPLEMENTATIONS: dict[str, Callable[..., object]] = longtail.implementations(globals())
 """Long-tail operator name -> its MXNet implementation (``F`` first)."""

@@ -11,6 +11,8 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F  # noqa: N812
 
+from opperf import longtail
+
 _RATIO_CLIP = abs(math.log(16.0 / 1000))
 
 
@@ -287,29 +289,5 @@ def nms_loop(boxes: torch.Tensor, scores: torch.Tensor, iou_threshold: float = 0
     return torch.tensor(keep, dtype=torch.long, device=boxes.device)
 
 
-IMPLEMENTATIONS: dict[str, Callable[..., object]] = {
-    function.__name__: function
-    for function in (
-        bbox2delta,
-        delta2bbox,
-        tblr2bbox,
-        yolo_decode,
-        bbox_overlaps,
-        box_iou,
-        giou_loss,
-        sigmoid_focal_loss,
-        focal_loss,
-        mmdet_smooth_l1_loss,
-        gen_base_anchors,
-        grid_anchors,
-        valid_flags,
-        map_roi_levels,
-        boxes_for_nms,
-        masks_to_boxes,
-        bbox2roi,
-        sequence_mask,
-        make_positions,
-        nms_loop,
-    )
-}
+IMPLEMENTATIONS: dict[str, Callable[..., object]] = longtail.implementations(globals())
 """Long-tail operator name -> its PyTorch implementation."""
