@@ -168,3 +168,14 @@ def test_per_tag_speedup_is_the_geometric_mean_over_configurations_with_skips_co
     assert tag_speedups(native) == []
     assert "--profiler python" in render_tag_speedups(native)
     assert render_tag_speedups(results).count("| ForLoop") == 2
+
+
+@pytest.mark.parametrize("framework", ["mxnet", "torch"])
+def test_a_piecewise_constant_long_tail_operator_gets_no_backward_pass_with_the_reason(framework):
+    # map_roi_levels is floor(log2(.)) clipped: MXNet's backward through it crashed the worker.
+    measured = _measure(framework, "map_roi_levels", "eager", run_backward=True)
+    assert measured.status is Status.OK, measured.reason
+    assert measured.forward and measured.backward is None
+    assert "piecewise constant" in measured.backward_reason
+    differentiable = _measure(framework, "bbox2delta", "eager", run_backward=True)
+    assert differentiable.backward and differentiable.backward_reason is None

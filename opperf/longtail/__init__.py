@@ -45,7 +45,9 @@ class LongTailOp:
     """One long-tail operator: its tags, where it comes from, what it computes, and its inputs.
 
     ``configure(*size)`` gives one input configuration; ``sizes`` are the sweep's, ``small`` the one
-    the cross-framework test runs.
+    the cross-framework test runs. ``differentiable`` is False for an output that is piecewise
+    constant in every input (a level, an index): its gradient is zero wherever it exists, so no
+    backward pass is timed.
     """
 
     name: str
@@ -56,6 +58,7 @@ class LongTailOp:
     configure: Configure
     sizes: tuple[tuple[int, ...], ...]
     small: tuple[int, ...]
+    differentiable: bool = True
 
     def configurations(self) -> list[dict[str, InputValue]]:
         return [self.configure(*size) for size in self.sizes]
@@ -75,6 +78,13 @@ def implementations(namespace: Mapping[str, object]) -> dict[str, Callable[..., 
     if missing:
         raise ImportError(f"long-tail operators without an implementation: {', '.join(missing)}")
     return {op.name: namespace[op.name] for op in catalogue()}
+
+
+def backward_refusal(namespace: str, name: str) -> str | None:
+    """Why long-tail operator ``name`` (in ``namespace``) gets no backward pass; None for any other."""
+    if namespace == NAMESPACE and not entry(name).differentiable:
+        return "piecewise constant in every input: its gradient is zero wherever it exists"
+    return None
 
 
 def by_name() -> dict[str, LongTailOp]:
@@ -141,7 +151,7 @@ def operators(framework: str) -> tuple[OpInfo, ...]:
             namespaces=(NAMESPACE,),
             function_name=op.name,
             arguments=tuple(_argument(n, v) for n, v in op.configure(*op.small).items()),
-            has_backward=True,
+            has_backward=op.differentiable,
             category=CATEGORY,
             framework=framework,
         )

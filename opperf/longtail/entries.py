@@ -270,6 +270,7 @@ OPERATORS: tuple[LongTailOp, ...] = (
         _rois,
         ((20,), (40,), (60,)),
         (7,),
+        differentiable=False,  # MXNet's backward through floor(log2(.)) segfaults besides
     ),
     LongTailOp(
         "boxes_for_nms",

@@ -278,6 +278,9 @@ def _backward_precondition(spec: BenchmarkSpec, differentiable: list, writes_to_
         return "an explicit out= array cannot be recorded for autograd"
     if spec.op in NOT_RECORDABLE:
         return NOT_RECORDABLE[spec.op]
+    refusal = longtail.backward_refusal(spec.namespace, spec.op)
+    if refusal is not None:
+        return refusal
     if not differentiable:
         return "no floating-point tensor input to differentiate"
     return None

@@ -270,6 +270,9 @@ def _backward_precondition(spec: BenchmarkSpec, prepared: _Prepared) -> str | No
         return "backward not requested"
     if prepared.in_place:
         return "an in-place operator: autograd cannot differentiate a leaf tensor it overwrites"
+    refusal = longtail.backward_refusal(spec.namespace, spec.op)
+    if refusal is not None:
+        return refusal
     if not prepared.leaves:
         return "no floating-point tensor input to differentiate"
     return None
