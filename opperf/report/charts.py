@@ -75,13 +75,14 @@ def time_by(rows: Sequence[ResultRow], groups: Callable[[ResultRow], Iterable[st
         color="#4C78A8",
         label="forward",
     )
-    axes.barh(
-        [y - 0.2 for y in positions],
-        [totals[c][1] for c in ordered],
-        height=0.4,
-        color="#F58518",
-        label="backward",
-    )
+    if any(totals[c][1] for c in ordered):  # a sweep with --no-backward has no backward bars
+        axes.barh(
+            [y - 0.2 for y in positions],
+            [totals[c][1] for c in ordered],
+            height=0.4,
+            color="#F58518",
+            label="backward",
+        )
     axes.set_yticks(list(positions), ordered)
     sums = [v for c in ordered for v in totals[c] if v > 0]
     if sums and max(sums) > 100 * min(sums):

@@ -235,8 +235,9 @@ def _comparison(inputs: ReportInputs) -> str:
     columns: list[Column[Group]] = [
         Column("function", lambda g: escape(g.first.short_function), lambda g: g.first.short_function),
         Column("inputs", lambda g: escape(g.first.inputs)),
-        Column("threads", lambda g: escape(g.first.threads), lambda g: g.first.threads, True),
     ]
+    if len({g.first.threads for g in groups}) > 1:
+        columns.append(Column("threads", lambda g: escape(g.first.threads), lambda g: g.first.threads, True))
     for namespace in namespaces:
         columns.append(
             Column(
@@ -249,7 +250,7 @@ def _comparison(inputs: ReportInputs) -> str:
         if namespace != namespaces[0]:  # always the first where present: no ratio of its own
             columns.append(
                 Column(
-                    f"{namespace} ratio",
+                    f"{namespace} / first",
                     lambda g, n=namespace: number(_ratio_in(g, n), 3),
                     lambda g, n=namespace: _ratio_in(g, n),
                     True,
@@ -286,7 +287,7 @@ def _tags(inputs: ReportInputs) -> str:
     tagged = [r for r in inputs.rows if r.tags]
     return plot(
         charts.time_by(tagged, lambda r: r.tags, "tag"),
-        "Summed medians of the configurations carrying each tag.",
+        "Summed medians of the configurations carrying each tag (every stage and framework given).",
     )
 
 

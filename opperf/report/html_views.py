@@ -241,8 +241,8 @@ def threads(inputs: ReportInputs) -> str:
         + plot(
             view_charts.thread_scaling(found),
             "Speedup of each configuration's forward median over its fewest threads (grey), their "
-            "median (red) and the ideal linear speedup (dashed); points measured while another "
-            "process was busy are left out.",
+            "median (red) and the ideal linear speedup (dashed); a configuration with a figure "
+            "measured while another process was busy is dotted and left out of the median.",
         )
         + data_table("threads-table", columns, found, flagged=lambda s: bool(s.flags))
     )
