@@ -28,10 +28,12 @@ VIEWS = ("model", "threads", "stages", "tag-stages", "tags", "sensitivity")
 @pytest.fixture(scope="session")
 def runs(tmp_path_factory) -> dict[str, Path]:
     """Real files: stages (make_positions takes the graph stage, sequence_mask cannot), fuzzed shapes,
-    threads 1 and 2 (their own workers), a model report as JSON and as a workbook."""
+    threads 1 and 2 (their own workers), a model report as JSON and as a workbook, and the configs
+    file its capture wrote."""
     folder = tmp_path_factory.mktemp("views")
     paths = {name: folder / f"{name}.json" for name in ("stages", "fuzz", "threads", "model")}
     paths["model_xlsx"] = folder / "model.xlsx"
+    paths["configs"] = folder / "configs.jsonl"
     stages = ["--ops", "make_positions,sequence_mask", "--stages", "eager,graph", "--profiler", "python"]
     assert main([*stages, *QUICK, "--no-isolation", "--output-file", str(paths["stages"])]) == 0
     fuzz = ["--ops", "exp", "--shapes", "fuzz", "--fuzz-count", "4", *QUICK, "--no-isolation"]
@@ -39,6 +41,7 @@ def runs(tmp_path_factory) -> dict[str, Path]:
     assert main(["--ops", "exp", "--threads", "1,2", *QUICK, "--output-file", str(paths["threads"])]) == 0
     model = ["model", "--framework", "mxnet", "--model", "resnet18_v1", "--input-shape", "1,3,32,32"]
     model += ["--passes", "2", "--output-file", str(paths["model_xlsx"]), "--json-file", str(paths["model"])]
+    model += ["--configs-file", str(paths["configs"])]
     assert main(model) == 0
     return paths
 
@@ -173,6 +176,13 @@ def test_a_model_report_lacking_a_field_is_an_error_naming_it(runs, tmp_path, ca
     assert main(["report", str(broken), "--html", str(tmp_path / "r.html")]) == 2
     error = capsys.readouterr().err
     assert "broken.json" in error and "'calls'" in error and "Traceback" not in error
+
+
+def test_a_configs_file_is_refused_with_the_command_that_measures_it(runs, tmp_path, capsys):
+    assert main(["report", str(runs["configs"]), "--html", str(tmp_path / "r.html")]) == 2
+    error = capsys.readouterr().err
+    assert f"opperf sweep --configs {runs['configs']}" in error and "Traceback" not in error
+    assert not (tmp_path / "r.html").exists()
 
 
 def _chromium(url: str, *flags: str) -> subprocess.CompletedProcess:

@@ -8,6 +8,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from opperf.configs import FORMAT as CONFIGS_FORMAT
 from opperf.errors import OpperfError
 from opperf.model_report import ModelReport, from_json, is_model_report
 from opperf.report.diff_rows import DIFF_FORMAT_KEY, DiffFile, diff_file
@@ -66,8 +67,27 @@ def read_inputs(paths: list[str]) -> ReportInputs:
 
 def _json(path: str) -> object:
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise OpperfError(f"{path}: no such file; {_FIX}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+    except (OSError, UnicodeDecodeError) as error:
         raise OpperfError(f"{path}: not a readable JSON file ({error}); {_FIX}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        if _configs_header(text):
+            raise OpperfError(
+                f"{path}: a configs file (`opperf capture`), which holds configurations, not timings; "
+                f"measure them with `opperf sweep --configs {path} --output-file results.json` and "
+                "report that file"
+            ) from None
+        raise OpperfError(f"{path}: not a readable JSON file ({error}); {_FIX}") from None
+
+
+def _configs_header(text: str) -> bool:
+    """Whether ``text``'s first line is a configs file's header (JSON Lines, ``opperf.configs``)."""
+    try:
+        header = json.loads(text.split("\n", 1)[0])
+    except json.JSONDecodeError:
+        return False
+    return isinstance(header, dict) and header.get("format") == CONFIGS_FORMAT
