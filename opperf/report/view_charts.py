@@ -17,7 +17,17 @@ from opperf.report.scaling import Scaling
 from opperf.report.sensitivity import Point
 from opperf.report.stages import TagStage
 
-SERIES_COLOURS = ("#4C78A8", "#F58518", "#54A24B", "#B279A2", "#9D755D", "#E45756")
+SERIES_COLOURS = {
+    "mxnet graph": "#4C78A8", "mxnet compile": "#9ECAE9", "mxnet fused": "#72B7B2",
+    "torch graph": "#F58518", "torch compile": "#54A24B", "torch fused": "#B279A2",
+}  # fmt: skip
+"""A fixed colour per framework and stage, so the stage and the tag plots agree; others grey."""
+
+
+def _series_colour(name: str) -> str:
+    return SERIES_COLOURS.get(name, "#999999")
+
+
 MODEL_OPERATORS = 15
 """Operators a model's share plot shows; the rest are summed into one bar."""
 
@@ -73,7 +83,7 @@ def stage_speedups(items: Sequence[tuple[str, str, float]]) -> str:
         return ""
     ordered = sorted(items, key=lambda item: item[2])
     names = sorted({name for _, name, _ in ordered})
-    colour = dict(zip(names, SERIES_COLOURS * len(names), strict=False))
+    colour = {name: _series_colour(name) for name in names}
     plt = pyplot()
     figure, axes = plt.subplots(figsize=(WIDTH, 0.9 + 0.24 * len(ordered)))
     colours = [colour[name] for _, name, _ in ordered]
@@ -94,8 +104,8 @@ def tag_speedups(series: Sequence[tuple[str, TagStage]]) -> str:
     if not series:
         return ""
     tags = list(dict.fromkeys(f.tag for _, f in series))
-    names = list(dict.fromkeys(name for name, _ in series))
-    colour = dict(zip(names, SERIES_COLOURS * len(names), strict=False))
+    names = sorted({name for name, _ in series})
+    colour = {name: _series_colour(name) for name in names}
     plt = pyplot()
     figure, axes = plt.subplots(figsize=(WIDTH, 0.9 + 0.22 * len(tags) * (len(names) + 1)))
     height = 0.8 / len(names)
