@@ -204,3 +204,26 @@ def test_the_page_runs_its_script_in_a_real_browser(page, tmp_path):
     screenshot = tmp_path / "views.png"
     shot = _chromium(page.as_uri(), "--window-size=1200,4000", f"--screenshot={screenshot}")
     assert screenshot.is_file() and screenshot.stat().st_size > 50_000, shot.stderr[-2000:]
+
+
+def test_a_long_stage_plot_keeps_the_extremes_either_way():
+    """More measured configurations than a plot draws: the fastest and the slowest half each."""
+    from opperf.report.html_views import PLOTTED, _extremes, _staged
+    from opperf.report.rows import result_row
+
+    def record(size: int, stage: str, median: float) -> dict:
+        forward = {"median_s": median, "samples_s": [median]}
+        inputs = {"data": {"shape": [size]}}
+        return {"framework": "mxnet", "namespace": "mx.nd", "op": "exp", "status": "ok", "stage": stage,
+                "inputs": inputs, "forward": forward}  # fmt: skip
+
+    rows = []
+    for size in range(1, PLOTTED + 11):
+        rows += [
+            result_row(record(size, "eager", 1e-3), "f"),
+            result_row(record(size, "graph", 1e-3 / size), "f"),
+        ]
+    shown = _extremes([s for s in _staged(rows) if s.speedup is not None])
+    speedups = sorted(round(s.speedup) for s in shown)
+    assert len(shown) == PLOTTED
+    assert speedups == [*range(1, PLOTTED // 2 + 1), *range(PLOTTED // 2 + 11, PLOTTED + 11)]

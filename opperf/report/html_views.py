@@ -112,11 +112,11 @@ def _staged(rows: Sequence[ResultRow]) -> list[Staged]:
     ]
 
 
-def _extremes(items: list, key) -> list:
-    """All of ``items`` when few, else the ``PLOTTED`` with the largest and smallest ``key``."""
-    if len(items) <= PLOTTED:
-        return items
-    ordered = sorted(items, key=key)
+def _extremes(measured: list[Staged]) -> list[Staged]:
+    """All of ``measured`` when few, else the ``PLOTTED`` with the largest and smallest speedups."""
+    if len(measured) <= PLOTTED:
+        return measured
+    ordered = sorted(measured, key=lambda s: s.speedup)
     return ordered[: PLOTTED // 2] + ordered[-PLOTTED // 2 :]
 
 
@@ -127,7 +127,7 @@ def stages(inputs: ReportInputs) -> str:
     if not found:
         return ""
     measured = [s for s in found if s.speedup is not None]
-    shown = _extremes(measured, lambda s: s.speedup)
+    shown = _extremes(measured)
     items = [(s.staged.label, f"{s.staged.framework} {s.staged.stage}", s.speedup) for s in shown]
     columns: list[Column[Staged]] = [
         Column("framework", lambda s: escape(s.staged.framework), lambda s: s.staged.framework),
