@@ -227,3 +227,34 @@ def test_a_long_stage_plot_keeps_the_extremes_either_way():
     speedups = sorted(round(s.speedup) for s in shown)
     assert len(shown) == PLOTTED
     assert speedups == [*range(1, PLOTTED // 2 + 1), *range(PLOTTED // 2 + 11, PLOTTED + 11)]
+
+
+def test_a_comparison_file_pairs_records_whose_names_differ(tmp_path):
+    """A comparison document (a results document whose ``comparison.rows`` name each namespace's
+    record, as ``opperf compare --output-format json`` writes it) of real measurements: mx.nd's
+    FullyConnected beside mx.npx's fully_connected, which matching by name would never pair."""
+    from opperf.comparison import compare, configurations
+    from opperf.options import RunOptions
+    from opperf.report.document import SCHEMA_VERSION, record
+
+    options = RunOptions(runs=3, warmup=1, run_backward=False)
+    (row,) = compare(
+        "FullyConnected", configurations("FullyConnected", "mx.nd")[:1], ("mx.nd", "mx.np"), options
+    )
+    records = [record(row.measurements["mx.nd"]), record(row.measurements["mx.np"])]
+    assert records[1]["function"] == "mx.npx.fully_connected"
+    document = {
+        "schema_version": SCHEMA_VERSION,
+        "environment": {"namespaces": ["mx.nd", "mx.np"]},
+        "results": records,
+        "comparison": {"namespaces": ["mx.nd", "mx.np"], "rows": [{"records": {"mx.nd": 0, "mx.np": 1}}]},
+    }
+    path, out = tmp_path / "compare.json", tmp_path / "compare.html"
+    path.write_text(json.dumps(document))
+    assert main(["report", str(path), "--html", str(out)]) == 0
+    section = _sections(out.read_text())["comparison"]
+    (cells,) = _rows(out.read_text(), "comparison")
+    medians = [r["forward"]["median_s"] * 1e3 for r in records]
+    assert cells[0] == "FullyConnected (mx.npx.fully_connected)"
+    assert [float(c) for c in cells[2:5]] == pytest.approx([*medians, medians[1] / medians[0]], rel=5e-3)
+    assert "mx.np / first" in section and "<svg" in section

@@ -155,7 +155,7 @@ def comparison(groups: Sequence[Group]) -> str:
     first with its ratio to the first written beside it."""
     if not groups:
         return ""
-    namespaces = sorted({r.namespace for g in groups for r in g.rows})
+    namespaces = sorted({n for g in groups for n in g.names})
     colour = dict(zip(namespaces, NAMESPACE_COLOURS * len(namespaces), strict=False))
     height = 0.8 / len(namespaces)
     plt = pyplot()

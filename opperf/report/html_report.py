@@ -227,13 +227,14 @@ def _distributions(inputs: ReportInputs) -> str:
 
 
 def _comparison(inputs: ReportInputs) -> str:
-    groups = comparison_groups(inputs.rows)
+    groups = comparison_groups(inputs.results)
     if not groups:
         return ""
     extreme = sorted(groups, key=lambda g: g.widest, reverse=True)[:SHOWN]
-    namespaces = sorted({r.namespace for g in groups for r in g.rows})
+    namespaces = sorted({n for g in groups for n in g.names})
+    always_first = {n for n in namespaces if all(g.first_name == n for g in groups if g.by_namespace(n))}
     columns: list[Column[Group]] = [
-        Column("function", lambda g: escape(g.first.short_function), lambda g: g.first.short_function),
+        Column("function", _group_functions, lambda g: g.first.short_function),
         Column("inputs", lambda g: escape(g.first.inputs)),
     ]
     if len({g.first.threads for g in groups}) > 1:
@@ -247,7 +248,7 @@ def _comparison(inputs: ReportInputs) -> str:
                 True,
             )
         )
-        if namespace != namespaces[0]:  # always the first where present: no ratio of its own
+        if namespace not in always_first:  # the first wherever present: no ratio of its own
             columns.append(
                 Column(
                     f"{namespace} / first",
@@ -260,9 +261,9 @@ def _comparison(inputs: ReportInputs) -> str:
     return (
         f"<p>{len(groups)} configurations were measured in more than one namespace "
         f"({escape(', '.join(namespaces))}; matched on the function's name, the tensor shapes in order, "
-        "the dtype, stage and thread count). The plot shows the "
-        f"{len(extreme)} with the largest ratios either way; ratios are against the first namespace "
-        "alphabetically.</p>"
+        "the dtype, stage and thread count, or as an `opperf compare` file pairs them). The plot shows "
+        f"the {len(extreme)} with the largest ratios either way; ratios are against the first "
+        "namespace (a comparison's first, else the alphabetically first).</p>"
         + plot(
             charts.comparison(extreme),
             "Forward medians side by side, a bar per namespace; xratio is the namespace's median over "
@@ -271,6 +272,14 @@ def _comparison(inputs: ReportInputs) -> str:
         )
         + data_table("comparison", columns, groups, flagged=lambda g: any(r.flags for r in g.rows))
     )
+
+
+def _group_functions(group: Group) -> str:
+    """The first's function name, then the others' where their names differ (a comparison pairs
+    ``FullyConnected`` with ``torch.nn.functional.linear``)."""
+    others = [r.function for r in group.rows[1:] if r.short_function != group.first.short_function]
+    extra = f' <span class="muted">({escape(", ".join(others))})</span>' if others else ""
+    return escape(group.first.short_function) + extra
 
 
 def _median_in(group: Group, namespace: str) -> float | None:

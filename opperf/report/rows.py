@@ -153,13 +153,15 @@ def result_row(
 class ResultsFile:
     """One results file: its path, environment, coverage block and rows; ``records`` keeps the
     records as read, for the views that are pure functions of them (``report.scaling``,
-    ``report.sensitivity``, ``report.stages``, which the Markdown report shares)."""
+    ``report.sensitivity``, ``report.stages``, which the Markdown report shares); ``paired``, the
+    records a comparison file pairs, as (namespace asked for, record index) in its order."""
 
     path: str
     environment: Mapping[str, object]
     coverage: Mapping[str, object]
     rows: tuple[ResultRow, ...]
     records: tuple[Mapping[str, object], ...] = ()
+    paired: tuple[tuple[tuple[str, int], ...], ...] = ()
 
 
 def results_file(document: Mapping[str, object], path: str) -> ResultsFile:
@@ -171,7 +173,26 @@ def results_file(document: Mapping[str, object], path: str) -> ResultsFile:
         coverage=document.get("coverage") or {},
         rows=tuple(result_row(record, path, catalogue_tags) for record in records),
         records=records,
+        paired=_paired(document.get("comparison"), len(records)),
     )
+
+
+def _paired(comparison: object, count: int) -> tuple[tuple[tuple[str, int], ...], ...]:
+    """The (namespace, record index) pairs of each row of a comparison block (``{"namespaces": [...],
+    "rows": [{"records": {namespace: index or null}}]}``) in the namespaces' order; () for anything
+    else."""
+    if not isinstance(comparison, dict) or not isinstance(comparison.get("rows"), list):
+        return ()
+    namespaces = comparison.get("namespaces") or []
+    groups = []
+    for row in comparison["rows"]:
+        records = row.get("records") if isinstance(row, dict) else None
+        if not isinstance(records, dict):
+            continue
+        order = [*(n for n in namespaces if n in records), *(n for n in records if n not in namespaces)]
+        found = [(str(n), records[n]) for n in order]
+        groups.append(tuple((n, i) for n, i in found if isinstance(i, int) and 0 <= i < count))
+    return tuple(groups)
 
 
 def environment_items(environment: Mapping[str, object]) -> list[tuple[str, str]]:
@@ -185,16 +206,23 @@ def environment_items(environment: Mapping[str, object]) -> list[tuple[str, str]
 @dataclass(frozen=True)
 class Group:
     """One configuration measured in several namespaces (mx.nd, mx.np, torch, ...), the first one
-    alphabetically first: each other's ratio is its forward median over the first's."""
+    first: each other's ratio is its forward median over the first's. ``names`` are the namespaces
+    the rows stand for: their own, or those a comparison asked for (``mx.np`` for a row of
+    ``mx.npx.fully_connected``, ``torch`` for ``torch.nn.functional.linear``)."""
 
     rows: tuple[ResultRow, ...]
+    names: tuple[str, ...]
 
     @property
     def first(self) -> ResultRow:
         return self.rows[0]
 
+    @property
+    def first_name(self) -> str:
+        return self.names[0]
+
     def by_namespace(self, namespace: str) -> ResultRow | None:
-        return next((r for r in self.rows if r.namespace == namespace), None)
+        return next((r for r, n in zip(self.rows, self.names, strict=True) if n == namespace), None)
 
     def ratio(self, row: ResultRow) -> float:
         return row.forward.median / self.first.forward.median
@@ -210,19 +238,33 @@ class Group:
         return f"{self.first.short_function}({self.first.inputs}){threads}"
 
 
-def comparison_groups(rows: Sequence[ResultRow]) -> list[Group]:
-    """Configurations measured in more than one namespace, matched on the function's short name
-    (case-insensitive), the tensor shapes in order, the dtype, the stage and the thread count;
-    argument names differ between namespaces (``lhs`` in mx.nd is ``x1`` in mx.np, ``input`` in
-    torch), so they are not matched on."""
+def _measured(row: ResultRow) -> bool:
+    return row.status == "ok" and row.forward is not None and row.forward.median > 0
+
+
+def comparison_groups(files: Sequence[ResultsFile]) -> list[Group]:
+    """Configurations measured in more than one namespace: first as a comparison file pairs them
+    (``opperf compare --output-format json``: its ``comparison.rows`` name each namespace's record,
+    the first namespace first, so ``FullyConnected`` meets ``linear``), then the other records
+    matched on the function's short name (case-insensitive), the tensor shapes in order, the dtype,
+    the stage and the thread count, the namespaces in alphabetical order; argument names differ
+    between namespaces (``lhs`` in mx.nd is ``x1`` in mx.np, ``input`` in torch), so they are not
+    matched on."""
+    found, paired = [], set()
+    for file in files:
+        for pairing in file.paired:
+            measured = [(name, file.rows[i]) for name, i in pairing if _measured(file.rows[i])]
+            if len(measured) > 1:
+                found.append(Group(tuple(r for _, r in measured), tuple(n for n, _ in measured)))
+                paired.update(id(row) for _, row in measured)
     groups: dict[tuple[object, ...], dict[str, ResultRow]] = {}
-    for row in rows:
-        if row.status != "ok" or row.forward is None or not row.tensor_shapes or row.forward.median <= 0:
+    for row in (r for file in files for r in file.rows):
+        if id(row) in paired or not _measured(row) or not row.tensor_shapes:
             continue
         key = (row.short_function.lower(), row.tensor_shapes, row.dtype, row.stage, row.threads)
         groups.setdefault(key, {}).setdefault(row.namespace, row)
-    return [
-        Group(tuple(by_namespace[name] for name in sorted(by_namespace)))
+    return found + [
+        Group(tuple(by_namespace[name] for name in sorted(by_namespace)), tuple(sorted(by_namespace)))
         for by_namespace in groups.values()
         if len(by_namespace) > 1
     ]
