@@ -140,6 +140,45 @@ class ModelReport:
         }
 
 
+MODEL_REPORT_FIELDS = ("in_model_total_s", "operators", "configurations")
+"""What tells ``opperf model --json-file``'s output from a results or diff file."""
+
+
+def is_model_report(document: object) -> bool:
+    return isinstance(document, dict) and all(name in document for name in MODEL_REPORT_FIELDS)
+
+
+def from_json(document: Mapping[str, object]) -> ModelReport:
+    """The report ``to_json`` wrote, read back (``opperf report`` and the xlsx writer read it);
+    KeyError or TypeError when a field is missing or of the wrong kind."""
+    return ModelReport(
+        framework=str(document["framework"]),
+        model=str(document["model"]),
+        input_shape=tuple(document["input_shape"]),
+        mode=str(document["mode"]),
+        operators=tuple(
+            OperatorRow(
+                op=r["op"],
+                configurations=r["configurations"],
+                calls=r["calls"],
+                in_model_s=r["in_model_s"],
+                in_model_share=r["in_model_share"],
+                standalone_s=r["standalone_s"],
+                standalone_share=r["standalone_share"],
+            )
+            for r in document["operators"]
+        ),
+        configurations=tuple(
+            ConfigurationRow(c["op"], c["inputs"], c["calls"], c["median_s"], c["status"])
+            for c in document["configurations"]
+        ),
+        end_to_end_s=document["end_to_end_s"],
+        profiled_wall_s=document["profiled_wall_s"],
+        profiled_by=str(document["profiled_by"]),
+        captured_by=str(document["captured_by"]),
+    )
+
+
 def _key(op: str, inputs: Mapping[str, object]) -> str:
     """A configuration's identity as text: its operator and its described inputs, in name order."""
     return json.dumps([op, inputs], sort_keys=True)

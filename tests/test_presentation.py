@@ -145,18 +145,23 @@ def test_report_loads_nothing_from_the_network(report):
 
 
 def test_a_section_appears_when_its_records_exist(files, tmp_path):
-    """The same sweep at another thread count: a thread-scaling section."""
-    document = json.loads(files["torch"].read_text())
-    for record in document["results"]:
-        record["threads"] = 2
-        record["forward"]["samples_s"] = [s / 1.7 for s in record["forward"]["samples_s"]]
-    other = tmp_path / "threads2.json"
-    other.write_text(json.dumps(document))
+    """The same sweep recorded at 1 and at 2 threads (a sweep without --threads records none, and
+    is not a point of a scaling line): a thread-scaling section."""
+    paths = []
+    for threads in (1, 2):
+        document = json.loads(files["torch"].read_text())
+        for record in document["results"]:
+            record["threads"] = threads
+            record["forward"]["samples_s"] = [s / threads**0.7 for s in record["forward"]["samples_s"]]
+        paths.append(tmp_path / f"threads{threads}.json")
+        paths[-1].write_text(json.dumps(document))
     out = tmp_path / "threads.html"
-    assert main(["report", str(files["torch"]), str(other), "--html", str(out)]) == 0
+    assert main(["report", *map(str, paths), "--html", str(out)]) == 0
     sections = _sections(out.read_text())
     assert "threads" in sections and "<svg" in sections["threads"]
-    assert f"{len(document['results'])} configurations measured at several threads" in sections["threads"]
+    assert (
+        f"{len(document['results'])} configurations measured at several thread counts" in sections["threads"]
+    )
 
 
 def test_xlsx_of_a_sweep_reads_back(files):

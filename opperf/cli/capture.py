@@ -63,7 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(arguments: argparse.Namespace) -> int:
-    check_writable(arguments.output)
+    check_writable(arguments.output, "--output", "configs.jsonl")
     loaded = load_model(arguments.framework, arguments.model, arguments.input_shape)
     captured = capture_model(arguments.framework, loaded, arguments.mode)
     write_atomically(arguments.output, render(captured))

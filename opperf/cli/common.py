@@ -108,19 +108,18 @@ JOURNAL_SUFFIX = ".journal.jsonl"
 """What a sweep's journal adds to its report's name (``opperf.checkpoint``)."""
 
 
-def check_writable(path: str) -> None:
+def check_writable(path: str, flag: str = "--output-file", example: str = "results.json") -> None:
     """Refuse, before anything runs, an output file that could not be written: a folder, a folder
     that does not exist or cannot be written in, a file that cannot be replaced, or a name too long
-    for the journal that goes beside it."""
+    for the journal that goes beside it. ``flag`` is the option that named the file (the fix the
+    message suggests), ``example`` a file name for it."""
     if path.endswith(os.sep) or os.path.isdir(path):
         raise OpperfError(
-            f"output {path!r} is a folder; name a file in it, e.g. {os.path.join(path, 'results.json')}"
+            f"output {path!r} is a folder; name a file in it, e.g. {os.path.join(path, example)}"
         )
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        raise OpperfError(
-            f"output folder {folder!r} does not exist; create it or choose another --output-file"
-        )
+        raise OpperfError(f"output folder {folder!r} does not exist; create it or choose another {flag}")
     longest = os.pathconf(folder, "PC_NAME_MAX")
     if len(os.path.basename(path)) + len(JOURNAL_SUFFIX) > longest:
         raise OpperfError(
@@ -133,7 +132,7 @@ def check_writable(path: str) -> None:
         if os.path.exists(path):
             os.close(os.open(path, os.O_WRONLY | os.O_APPEND))
     except OSError as error:
-        raise OpperfError(f"cannot write {path!r} ({error.strerror}); choose another --output-file") from None
+        raise OpperfError(f"cannot write {path!r} ({error.strerror}); choose another {flag}") from None
 
 
 def write_or_print(text: str, path: str | None) -> None:

@@ -10,7 +10,7 @@ import json
 import sys
 
 from opperf.cli.capture import add_model_arguments
-from opperf.cli.common import check_writable, whole, write_or_print
+from opperf.cli.common import check_writable, report_format, whole, write_or_print
 from opperf.configs import by_operator
 from opperf.errors import OpperfError
 from opperf.frameworks import framework_module, get_backend
@@ -18,11 +18,14 @@ from opperf.model_report import build
 from opperf.models import capture_model, load_model, running
 from opperf.options import RunOptions
 from opperf.report.model_markdown import render_model_markdown
+from opperf.report.xlsx import require_openpyxl, write_workbook
+from opperf.report.xlsx_tables import model_tables
 from opperf.sweep import SweepConfig, run_sweep
 from opperf.utils.files import write_atomically
 
 HELP = "profile a model per operator, replay its captured configurations, report each operator's share"
 DEFAULT_PASSES = 10
+FORMATS = ("md", "xlsx")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,7 +43,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="intra-op threads, in the model and in the replay alike (default: 1; with more, a machine "
         "whose cores are shared makes OpenMP regions wait a scheduler slice, about 8 ms here)",
     )
-    parser.add_argument("--output-file", default=None, help="the Markdown report (default: standard output)")
+    parser.add_argument(
+        "--output-format",
+        choices=FORMATS,
+        default=None,
+        help="md, or xlsx (sheets of operators, configurations and totals; needs opperf[xlsx] and "
+        "--output-file) (default: from --output-file's extension, else md)",
+    )
+    parser.add_argument("--output-file", default=None, help="the report (default: standard output)")
     parser.add_argument("--json-file", default=None, help="also write the report as JSON here")
     parser.add_argument("--configs-file", default=None, help="also write the captured configs file here")
 
@@ -50,8 +60,19 @@ def run(arguments: argparse.Namespace) -> int:
         raise OpperfError(
             "opperf model profiles inference; capture training with `opperf capture --mode training`"
         )
-    for path in filter(None, (arguments.output_file, arguments.json_file, arguments.configs_file)):
-        check_writable(path)
+    output_format = report_format(arguments.output_format, arguments.output_file, "md")
+    if output_format == "xlsx":
+        if not arguments.output_file:
+            raise OpperfError("--output-format xlsx writes a workbook; name it with --output-file model.xlsx")
+        require_openpyxl()
+    outputs = (
+        ("--output-file", arguments.output_file, f"model.{output_format}"),
+        ("--json-file", arguments.json_file, "model.json"),
+        ("--configs-file", arguments.configs_file, "configs.jsonl"),
+    )
+    for flag, path, example in outputs:
+        if path:
+            check_writable(path, flag, example)
     framework = arguments.framework
     threads = get_backend(framework).set_threads(arguments.threads)
     loaded = load_model(framework, arguments.model, arguments.input_shape)
@@ -73,7 +94,10 @@ def run(arguments: argparse.Namespace) -> int:
     options = RunOptions(framework=framework, run_backward=False, mode="inference", threads=threads)
     replay = run_sweep(SweepConfig(options=options, configs=by_operator(configs.configurations)))
     report = build(configs, in_model, replay.measurements)
-    write_or_print(render_model_markdown(report), arguments.output_file)
+    if output_format == "xlsx":
+        write_workbook(arguments.output_file, model_tables(report))
+    else:
+        write_or_print(render_model_markdown(report), arguments.output_file)
     if arguments.json_file:
         write_atomically(arguments.json_file, json.dumps(report.to_json(), indent=1) + "\n")
     print(

@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(arguments: argparse.Namespace) -> int:
     if not arguments.html.lower().endswith((".html", ".htm")):
         raise OpperfError(f"--html {arguments.html!r} should name an .html file, e.g. report.html")
-    check_writable(arguments.html)
+    check_writable(arguments.html, "--html", "report.html")
     pyplot()  # the extra's error before any file is read
     text = render_html(read_inputs(arguments.files))
     write_atomically(arguments.html, text)

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import io
 import re
-import statistics
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from opperf.report.extras import require
-from opperf.report.rows import MS, Pair, ResultRow
+from opperf.report.rows import MS, Group, ResultRow
 
 PURPOSE = "opperf report --html"
 WIDTH = 9.0
@@ -76,13 +75,14 @@ def time_by(rows: Sequence[ResultRow], groups: Callable[[ResultRow], Iterable[st
         color="#4C78A8",
         label="forward",
     )
-    axes.barh(
-        [y - 0.2 for y in positions],
-        [totals[c][1] for c in ordered],
-        height=0.4,
-        color="#F58518",
-        label="backward",
-    )
+    if any(totals[c][1] for c in ordered):  # a sweep with --no-backward has no backward bars
+        axes.barh(
+            [y - 0.2 for y in positions],
+            [totals[c][1] for c in ordered],
+            height=0.4,
+            color="#F58518",
+            label="backward",
+        )
     axes.set_yticks(list(positions), ordered)
     sums = [v for c in ordered for v in totals[c] if v > 0]
     if sums and max(sums) > 100 * min(sums):
@@ -147,51 +147,36 @@ def distributions(rows: Sequence[ResultRow], title: str) -> str:
     return to_svg(figure)
 
 
-def comparison(pairs: Sequence[Pair]) -> str:
-    """Paired bars of each configuration's forward median in two namespaces, its ratio written beside."""
-    if not pairs:
-        return ""
-    plt = pyplot()
-    figure, axes = plt.subplots(figsize=(WIDTH, 0.8 + 0.32 * len(pairs)))
-    positions = range(len(pairs))
-    base = [p.base.forward.median * MS for p in pairs]
-    other = [p.other.forward.median * MS for p in pairs]
-    axes.barh([y + 0.2 for y in positions], base, height=0.4, color="#4C78A8", label="first namespace")
-    axes.barh([y - 0.2 for y in positions], other, height=0.4, color="#54A24B", label="other namespace")
-    for y, pair, length in zip(positions, pairs, map(max, base, other), strict=True):
-        axes.annotate(f"x{pair.ratio:.2f}", (length * 1.15, y), va="center", fontsize=7)
-    labels = [_short(f"{p.base.namespace} / {p.other.namespace}: {p.base.short_function}") for p in pairs]
-    axes.set_yticks(list(positions), labels, fontsize=7)
-    axes.set_xscale("log")
-    axes.set_xlim(right=max(map(max, base, other)) * 3)
-    axes.set_xlabel("forward median (ms); xratio = other / first")
-    axes.legend(loc="lower right", fontsize=7)
-    return to_svg(figure)
+NAMESPACE_COLOURS = ("#4C78A8", "#F58518", "#54A24B", "#B279A2", "#9D755D")
 
 
-def setting_effect(groups: Sequence[Sequence[ResultRow]], setting: str) -> str:
-    """Speedup over each configuration's first value of ``setting`` (threads: 1, 2, ...; stage:
-    eager, graph, ...), one line per configuration, with the median across configurations in bold."""
+def comparison(groups: Sequence[Group]) -> str:
+    """Per configuration, a bar per namespace (forward median, log scale), each namespace after the
+    first with its ratio to the first written beside it."""
     if not groups:
         return ""
+    namespaces = sorted({n for g in groups for n in g.names})
+    colour = dict(zip(namespaces, NAMESPACE_COLOURS * len(namespaces), strict=False))
+    height = 0.8 / len(namespaces)
     plt = pyplot()
-    values = sorted({_setting(r, setting) for g in groups for r in g}, key=_order)
-    figure, axes = plt.subplots(figsize=(WIDTH, 4))
-    by_value: dict[object, list[float]] = defaultdict(list)
-    for group in groups:
-        ordered = sorted(group, key=lambda r: _order(_setting(r, setting)))
-        first = ordered[0].forward.median
-        xs = [values.index(_setting(r, setting)) for r in ordered]
-        ys = [first / r.forward.median for r in ordered]
-        for r, y in zip(ordered, ys, strict=True):
-            by_value[_setting(r, setting)].append(y)
-        axes.plot(xs, ys, color="#999999", alpha=0.4, linewidth=0.8, marker=".")
-    medians = [statistics.median(by_value[v]) for v in values]
-    axes.plot(range(len(values)), medians, color="#E45756", linewidth=2.5, marker="o", label="median")
-    axes.set_xticks(range(len(values)), [str(v) for v in values])
-    axes.set_xlabel(setting)
-    axes.set_ylabel(f"speedup over {values[0]} (forward median)")
-    axes.legend()
+    figure, axes = plt.subplots(figsize=(WIDTH, 0.9 + 0.16 * len(groups) * (len(namespaces) + 1)))
+    longest = max(r.forward.median * MS for g in groups for r in g.rows)
+    for position, group in enumerate(reversed(groups)):
+        for index, namespace in enumerate(namespaces):
+            row = group.by_namespace(namespace)
+            if row is None:
+                continue
+            y = position + (len(namespaces) - 1) / 2 * height - index * height
+            length = row.forward.median * MS
+            axes.barh(y, length, height=height * 0.9, color=colour[namespace])
+            if row is not group.first:
+                axes.annotate(f"x{group.ratio(row):.2f}", (length * 1.15, y), va="center", fontsize=6.5)
+    axes.set_yticks(range(len(groups)), [_short(g.label, 60) for g in reversed(groups)], fontsize=7)
+    axes.set_xscale("log")
+    axes.set_xlim(right=longest * 4)
+    axes.set_xlabel("forward median (ms); xratio = the namespace's over the first's")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colour[n]) for n in namespaces]
+    axes.legend(handles, namespaces, loc="lower right", fontsize=7)
     return to_svg(figure)
 
 
@@ -225,14 +210,6 @@ def waterfall(ratios: Sequence[tuple[float, str]], threshold: float) -> str:
         [*handles, axes.patches[0]], [*colour, "inconclusive / other", f"±{threshold:.0%} band"], fontsize=7
     )
     return to_svg(figure)
-
-
-def _setting(row: ResultRow, setting: str) -> object:
-    return getattr(row, setting)
-
-
-def _order(value: object) -> tuple[int, object]:
-    return (0, value) if isinstance(value, (int, float)) else (1, str(value))
 
 
 def _short(text: str, limit: int = 70) -> str:

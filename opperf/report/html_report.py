@@ -2,19 +2,20 @@
 
 The page is a list of sections, each a pure function of the inputs that returns "" when its data
 is absent, so a section appears only where its records exist (thread scaling when a configuration
-was measured at several thread counts, stage speedups when at several stages, tags when records
-carry them, a waterfall per diff file). A new kind of record is one more entry in ``SECTIONS``.
+was measured at several thread counts, stage speedups when at several stages, per-tag speedups for
+long-tail operators, shape sensitivity for fuzzed shapes, a model's time share when a model report
+is given, a waterfall per diff file; ``html_views``). A new kind of record is one more entry in
+``SECTIONS``.
 Plots are inline SVG and the table script is inlined: the page loads nothing from anywhere.
 """
 
 from __future__ import annotations
 
-import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from opperf.report import charts
+from opperf.report import charts, html_views
 from opperf.report.diff_rows import DiffFile, DiffRow
 from opperf.report.inputs import ReportInputs
 from opperf.report.page import (
@@ -29,7 +30,7 @@ from opperf.report.page import (
     plot,
     section,
 )
-from opperf.report.rows import MS, Pair, ResultRow, ResultsFile, comparison_pairs, environment_items
+from opperf.report.rows import MS, Group, ResultRow, ResultsFile, comparison_groups, environment_items
 
 SHOWN = 25
 """Configurations a distribution or comparison plot shows (the tables list them all)."""
@@ -226,60 +227,76 @@ def _distributions(inputs: ReportInputs) -> str:
 
 
 def _comparison(inputs: ReportInputs) -> str:
-    pairs = comparison_pairs(inputs.rows)
-    if not pairs:
+    groups = comparison_groups(inputs.results)
+    if not groups:
         return ""
-    extreme = sorted(pairs, key=lambda p: abs(_log_ratio(p)), reverse=True)[:SHOWN]
-    columns: list[Column[Pair]] = [
-        Column("function", lambda p: escape(p.base.short_function), lambda p: p.base.short_function),
-        Column("inputs", lambda p: escape(p.base.inputs)),
-        Column("first", lambda p: escape(p.base.namespace), lambda p: p.base.namespace),
-        Column("first ms", lambda p: _ms(p.base.forward.median), lambda p: p.base.forward.median, True),
-        Column("other", lambda p: escape(p.other.namespace), lambda p: p.other.namespace),
-        Column("other ms", lambda p: _ms(p.other.forward.median), lambda p: p.other.forward.median, True),
-        Column("ratio", lambda p: number(p.ratio, 3), lambda p: p.ratio, True),
-        Column("flags", lambda p: flag_badges(sorted(set(p.base.flags) | set(p.other.flags)))),
+    extreme = sorted(groups, key=lambda g: g.widest, reverse=True)[:SHOWN]
+    namespaces = sorted({n for g in groups for n in g.names})
+    always_first = {n for n in namespaces if all(g.first_name == n for g in groups if g.by_namespace(n))}
+    columns: list[Column[Group]] = [
+        Column("function", _group_functions, lambda g: g.first.short_function),
+        Column("inputs", lambda g: escape(g.first.inputs)),
     ]
+    if len({g.first.threads for g in groups}) > 1:
+        columns.append(Column("threads", lambda g: escape(g.first.threads), lambda g: g.first.threads, True))
+    for namespace in namespaces:
+        columns.append(
+            Column(
+                f"{namespace} ms",
+                lambda g, n=namespace: _ms(_median_in(g, n)),
+                lambda g, n=namespace: _median_in(g, n),
+                True,
+            )
+        )
+        if namespace not in always_first:  # the first wherever present: no ratio of its own
+            columns.append(
+                Column(
+                    f"{namespace} / first",
+                    lambda g, n=namespace: number(_ratio_in(g, n), 3),
+                    lambda g, n=namespace: _ratio_in(g, n),
+                    True,
+                )
+            )
+    columns.append(Column("flags", lambda g: flag_badges(sorted({f for r in g.rows for f in r.flags}))))
     return (
-        f"<p>{len(pairs)} configurations were measured in more than one namespace (matched on the "
-        "function's name, the tensor shapes in order and the dtype). The plot shows the "
-        f"{len(extreme)} with the largest ratios either way.</p>"
+        f"<p>{len(groups)} configurations were measured in more than one namespace "
+        f"({escape(', '.join(namespaces))}; matched on the function's name, the tensor shapes in order, "
+        "the dtype, stage and thread count, or as an `opperf compare` file pairs them). The plot shows "
+        f"the {len(extreme)} with the largest ratios either way; ratios are against the first "
+        "namespace (a comparison's first, else the alphabetically first).</p>"
         + plot(
             charts.comparison(extreme),
-            "Forward medians side by side; xratio is the other namespace's over the first's.",
+            "Forward medians side by side, a bar per namespace; xratio is the namespace's median over "
+            "the first's. Flags (busy machine, noisy) are in the table: a ratio between flagged "
+            "figures is weak evidence.",
         )
-        + data_table("comparison", columns, pairs, flagged=lambda p: bool(p.base.flags or p.other.flags))
+        + data_table("comparison", columns, groups, flagged=lambda g: any(r.flags for r in g.rows))
     )
 
 
-def _log_ratio(pair: Pair) -> float:
-    return math.log(pair.ratio) if pair.ratio > 0 else 0.0
+def _group_functions(group: Group) -> str:
+    """The first's function name, then the others' where their names differ (a comparison pairs
+    ``FullyConnected`` with ``torch.nn.functional.linear``)."""
+    others = [r.function for r in group.rows[1:] if r.short_function != group.first.short_function]
+    extra = f' <span class="muted">({escape(", ".join(others))})</span>' if others else ""
+    return escape(group.first.short_function) + extra
 
 
-def _varying(setting: str) -> Callable[[ReportInputs], str]:
-    """A section over configurations measured at several values of ``setting``."""
+def _median_in(group: Group, namespace: str) -> float | None:
+    row = group.by_namespace(namespace)
+    return row.forward.median if row is not None else None
 
-    def render(inputs: ReportInputs) -> str:
-        groups: dict[tuple[object, ...], list[ResultRow]] = defaultdict(list)
-        for row in inputs.rows:
-            if row.status == "ok" and row.forward and row.forward.median > 0:
-                groups[row.setting_free_key(setting)].append(row)
-        varied = [g for g in groups.values() if len({getattr(r, setting) for r in g}) > 1]
-        if not varied:
-            return ""
-        return f"<p>{len(varied)} configurations measured at several {escape(setting)} values.</p>" + plot(
-            charts.setting_effect(varied, setting),
-            f"Speedup of each configuration's forward median over its first {setting}; red: the median.",
-        )
 
-    return render
+def _ratio_in(group: Group, namespace: str) -> float | None:
+    row = group.by_namespace(namespace)
+    return group.ratio(row) if row is not None and row is not group.first else None
 
 
 def _tags(inputs: ReportInputs) -> str:
     tagged = [r for r in inputs.rows if r.tags]
     return plot(
         charts.time_by(tagged, lambda r: r.tags, "tag"),
-        "Summed medians of the configurations carrying each tag.",
+        "Summed medians of the configurations carrying each tag (every stage and framework given).",
     )
 
 
@@ -352,10 +369,13 @@ SECTIONS = (
     Section("diffs", "Diffs", _diffs),
     Section("time-by-category", "Time by category", _time_by_category),
     Section("roofline", "Roofline", _roofline),
+    Section("model", "Model time share", html_views.models),
     Section("comparison", "Namespaces compared", _comparison),
-    Section("threads", "Thread scaling", _varying("threads")),
-    Section("stages", "Stage speedups", _varying("stage")),
+    Section("threads", "Thread scaling", html_views.threads),
+    Section("stages", "Stage speedups", html_views.stages),
+    Section("tag-stages", "Long-tail speedups by tag", html_views.tag_stages),
     Section("tags", "Time by tag", _tags),
+    Section("sensitivity", "Shape sensitivity", html_views.sensitivity),
     Section("distributions", "Distributions", _distributions),
     Section("tables", "Results by category", _tables),
 )
@@ -366,7 +386,7 @@ def render_html(inputs: ReportInputs) -> str:
     """The whole page: a title, links to the sections that have data, then those sections."""
     rendered = [(s, s.render(inputs)) for s in SECTIONS]
     present = [(s, content) for s, content in rendered if content]
-    names = ", ".join(f.path for f in (*inputs.results, *inputs.diffs))
+    names = ", ".join(f.path for f in (*inputs.results, *inputs.diffs, *inputs.models))
     toc = "".join(f'<a href="#{s.anchor}">{escape(s.title)}</a>' for s, _ in present)
     body = (
         f'<h1>opperf report</h1><p class="muted">{escape(names)}</p><nav class="toc">{toc}</nav>'

@@ -1,8 +1,10 @@
 """Results records as typed rows for the presentation writers (HTML, xlsx): one frozen value per
 record with what a table or a plot shows, read once at the file edge.
 
-Settings other helpers add to records (``threads``, ``stage``, ``compile_s``, ``tags``) are read
-when present, so the sections that draw them appear as soon as files carry them.
+Settings other helpers add to records (``threads``, ``stage``, ``compile_s``, ``stage_check``,
+``tags``) are read when present, so the sections that draw them appear as soon as files carry them.
+A long-tail record's tags come from the catalogue (``opperf.longtail``, framework-free) when the
+record does not carry them.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from opperf import longtail
 from opperf.report.markdown import _inputs as describe_inputs
 
 MS = 1e3
@@ -62,6 +65,7 @@ class ResultRow:
     threads: int | None
     stage: str
     compile_s: float | None
+    stage_agrees: bool | None
     tags: tuple[str, ...]
 
     @property
@@ -79,7 +83,11 @@ class ResultRow:
 
     @property
     def label(self) -> str:
-        return f"{self.function}({self.inputs})"
+        """``function(inputs)``, then the framework where the name does not say it (long-tail
+        operators are ``opperf.longtail.*`` in both) and a stage other than eager."""
+        notes = [self.framework] if not self.namespace.startswith(("mx", self.framework)) else []
+        notes += [self.stage] if self.stage != "eager" else []
+        return f"{self.function}({self.inputs})" + (f" [{', '.join(notes)}]" if notes else "")
 
     def setting_free_key(self, setting: str) -> tuple[object, ...]:
         """What identifies this configuration apart from ``setting`` (threads, stage): rows equal on
@@ -100,10 +108,17 @@ def _shapes(inputs: Mapping[str, object]) -> tuple[tuple[int, ...], ...]:
     return tuple(shapes)
 
 
-def result_row(record: Mapping[str, object], source: str) -> ResultRow:
+def result_row(
+    record: Mapping[str, object], source: str, catalogue_tags: Mapping[str, tuple[str, ...]] | None = None
+) -> ResultRow:
+    """A record as a row; ``catalogue_tags`` (operator name to tags) supplies the tags of a
+    long-tail record that carries none."""
     roofline = record.get("roofline") or {}
     fractions = roofline.get("fraction_of_peak") or {}
     tags = record.get("tags") or ()
+    if not tags and record.get("category") == longtail.CATEGORY:
+        tags = (catalogue_tags or {}).get(str(record["op"]), ())
+    check = record.get("stage_check")
     return ResultRow(
         source=source,
         framework=str(record.get("framework", "")),
@@ -129,27 +144,55 @@ def result_row(record: Mapping[str, object], source: str) -> ResultRow:
         threads=record.get("threads"),
         stage=str(record.get("stage") or "eager"),
         compile_s=record.get("compile_s"),
+        stage_agrees=check.get("agrees") if isinstance(check, dict) else None,
         tags=tuple(tags) if isinstance(tags, (list, tuple)) else (str(tags),),
     )
 
 
 @dataclass(frozen=True)
 class ResultsFile:
-    """One results file: its path, environment, coverage block and rows."""
+    """One results file: its path, environment, coverage block and rows; ``records`` keeps the
+    records as read, for the views that are pure functions of them (``report.scaling``,
+    ``report.sensitivity``, ``report.stages``, which the Markdown report shares); ``paired``, the
+    records a comparison file pairs, as (namespace asked for, record index) in its order."""
 
     path: str
     environment: Mapping[str, object]
     coverage: Mapping[str, object]
     rows: tuple[ResultRow, ...]
+    records: tuple[Mapping[str, object], ...] = ()
+    paired: tuple[tuple[tuple[str, int], ...], ...] = ()
 
 
 def results_file(document: Mapping[str, object], path: str) -> ResultsFile:
+    records = tuple(document.get("results") or ())
+    catalogue_tags = {name: op.tags for name, op in longtail.by_name().items()}
     return ResultsFile(
         path=path,
         environment=document.get("environment") or {},
         coverage=document.get("coverage") or {},
-        rows=tuple(result_row(record, path) for record in document.get("results") or ()),
+        rows=tuple(result_row(record, path, catalogue_tags) for record in records),
+        records=records,
+        paired=_paired(document.get("comparison"), len(records)),
     )
+
+
+def _paired(comparison: object, count: int) -> tuple[tuple[tuple[str, int], ...], ...]:
+    """The (namespace, record index) pairs of each row of a comparison block (``{"namespaces": [...],
+    "rows": [{"records": {namespace: index or null}}]}``) in the namespaces' order; () for anything
+    else."""
+    if not isinstance(comparison, dict) or not isinstance(comparison.get("rows"), list):
+        return ()
+    namespaces = comparison.get("namespaces") or []
+    groups = []
+    for row in comparison["rows"]:
+        records = row.get("records") if isinstance(row, dict) else None
+        if not isinstance(records, dict):
+            continue
+        order = [*(n for n in namespaces if n in records), *(n for n in records if n not in namespaces)]
+        found = [(str(n), records[n]) for n in order]
+        groups.append(tuple((n, i) for n, i in found if isinstance(i, int) and 0 <= i < count))
+    return tuple(groups)
 
 
 def environment_items(environment: Mapping[str, object]) -> list[tuple[str, str]]:
@@ -161,29 +204,67 @@ def environment_items(environment: Mapping[str, object]) -> list[tuple[str, str]
 
 
 @dataclass(frozen=True)
-class Pair:
-    """One configuration measured in two namespaces: ``ratio`` is other's forward median over base's."""
+class Group:
+    """One configuration measured in several namespaces (mx.nd, mx.np, torch, ...), the first one
+    first: each other's ratio is its forward median over the first's. ``names`` are the namespaces
+    the rows stand for: their own, or those a comparison asked for (``mx.np`` for a row of
+    ``mx.npx.fully_connected``, ``torch`` for ``torch.nn.functional.linear``)."""
 
-    base: ResultRow
-    other: ResultRow
+    rows: tuple[ResultRow, ...]
+    names: tuple[str, ...]
 
     @property
-    def ratio(self) -> float:
-        return self.other.forward.median / self.base.forward.median
+    def first(self) -> ResultRow:
+        return self.rows[0]
+
+    @property
+    def first_name(self) -> str:
+        return self.names[0]
+
+    def by_namespace(self, namespace: str) -> ResultRow | None:
+        return next((r for r, n in zip(self.rows, self.names, strict=True) if n == namespace), None)
+
+    def ratio(self, row: ResultRow) -> float:
+        return row.forward.median / self.first.forward.median
+
+    @property
+    def widest(self) -> float:
+        """The largest ratio either way (3 for both x3 and x1/3), for choosing what to plot."""
+        return max(max(r, 1 / r) for r in map(self.ratio, self.rows[1:]) if r > 0)
+
+    @property
+    def label(self) -> str:
+        threads = f", {self.first.threads} thr" if self.first.threads is not None else ""
+        return f"{self.first.short_function}({self.first.inputs}){threads}"
 
 
-def comparison_pairs(rows: Sequence[ResultRow]) -> list[Pair]:
-    """Configurations measured in more than one namespace, matched on the function's short name, the
-    tensor shapes in order and the dtype; each namespace paired with the alphabetically first (mx.nd
-    before mx.np before torch)."""
+def _measured(row: ResultRow) -> bool:
+    return row.status == "ok" and row.forward is not None and row.forward.median > 0
+
+
+def comparison_groups(files: Sequence[ResultsFile]) -> list[Group]:
+    """Configurations measured in more than one namespace: first as a comparison file pairs them
+    (``opperf compare --output-format json``: its ``comparison.rows`` name each namespace's record,
+    the first namespace first, so ``FullyConnected`` meets ``linear``), then the other records
+    matched on the function's short name (case-insensitive), the tensor shapes in order, the dtype,
+    the stage and the thread count, the namespaces in alphabetical order; argument names differ
+    between namespaces (``lhs`` in mx.nd is ``x1`` in mx.np, ``input`` in torch), so they are not
+    matched on."""
+    found, paired = [], set()
+    for file in files:
+        for pairing in file.paired:
+            measured = [(name, file.rows[i]) for name, i in pairing if _measured(file.rows[i])]
+            if len(measured) > 1:
+                found.append(Group(tuple(r for _, r in measured), tuple(n for n, _ in measured)))
+                paired.update(id(row) for _, row in measured)
     groups: dict[tuple[object, ...], dict[str, ResultRow]] = {}
-    for row in rows:
-        if row.status != "ok" or row.forward is None or not row.tensor_shapes:
+    for row in (r for file in files for r in file.rows):
+        if id(row) in paired or not _measured(row) or not row.tensor_shapes:
             continue
         key = (row.short_function.lower(), row.tensor_shapes, row.dtype, row.stage, row.threads)
         groups.setdefault(key, {}).setdefault(row.namespace, row)
-    pairs = []
-    for by_namespace in groups.values():
-        first, *others = (by_namespace[name] for name in sorted(by_namespace))
-        pairs += [Pair(first, other) for other in others if first.forward.median > 0]
-    return pairs
+    return found + [
+        Group(tuple(by_namespace[name] for name in sorted(by_namespace)), tuple(sorted(by_namespace)))
+        for by_namespace in groups.values()
+        if len(by_namespace) > 1
+    ]

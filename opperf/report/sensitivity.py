@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from tabulate import tabulate
 
@@ -32,28 +33,55 @@ def _largest(inputs: Mapping[str, object]) -> Mapping[str, object] | None:
     return max(tensors, key=lambda t: math.prod(t["shape"])) if tensors else None
 
 
-def sensitivity_rows(results: Sequence[Mapping[str, object]]) -> list[list[str]]:
-    """One row per measured configuration, grouped by operator and sorted by element count."""
-    by_op: dict[str, list[tuple[int, list[str]]]] = defaultdict(list)
+@dataclass(frozen=True)
+class Point:
+    """One measured configuration of a fuzzed sweep: its operator, largest tensor's shape and element
+    count, whether that tensor is a strided view, and the forward median (seconds)."""
+
+    op: str
+    shape: tuple[int, ...]
+    elements: int
+    strided: bool
+    median_s: float
+
+    @property
+    def ns_per_element(self) -> float | None:
+        return self.median_s * 1e9 / self.elements if self.elements else None
+
+
+def sensitivity_points(results: Sequence[Mapping[str, object]]) -> list[Point]:
+    """One point per measured configuration, grouped by operator and sorted by element count."""
+    by_op: dict[str, list[Point]] = defaultdict(list)
     for result in results:
         forward = result.get("forward")
         largest = _largest(result["inputs"])
         if result["status"] != "ok" or not forward or largest is None:
             continue
-        elements = math.prod(largest["shape"])
-        median = forward["median_s"]
-        layout = "strided" if largest.get("storage") == "sliced" else "contiguous"
-        per_element = f"{median * 1e9 / elements:.3g}" if elements else "—"
-        row = [
+        shape = tuple(largest["shape"])
+        point = Point(
             str(result["op"]),
-            "x".join(map(str, largest["shape"])) or "scalar",
-            str(elements),
-            layout,
-            f"{median * 1e3:.4f}",
-            per_element,
+            shape,
+            math.prod(shape),
+            largest.get("storage") == "sliced",
+            forward["median_s"],
+        )
+        by_op[point.op].append(point)
+    return [point for op in sorted(by_op) for point in sorted(by_op[op], key=lambda p: p.elements)]
+
+
+def sensitivity_rows(results: Sequence[Mapping[str, object]]) -> list[list[str]]:
+    """One row of text per measured configuration, grouped by operator and sorted by element count."""
+    return [
+        [
+            p.op,
+            "x".join(map(str, p.shape)) or "scalar",
+            str(p.elements),
+            "strided" if p.strided else "contiguous",
+            f"{p.median_s * 1e3:.4f}",
+            f"{p.ns_per_element:.3g}" if p.ns_per_element is not None else "—",
         ]
-        by_op[str(result["op"])].append((elements, row))
-    return [row for op in sorted(by_op) for _, row in sorted(by_op[op], key=lambda item: item[0])]
+        for p in sensitivity_points(results)
+    ]
 
 
 def render_sensitivity(document: Mapping[str, object]) -> list[str]:

@@ -1,6 +1,6 @@
 """The tables a spreadsheet holds, built from the JSON documents (results, diff): results, a
 per-category summary, coverage with reasons and the environment for a sweep; the rows with their
-ratios and the summary for a diff. A model report adds its own builder here and shares the writer.
+ratios and the summary for a diff; operators, configurations and totals for a model report.
 """
 
 from __future__ import annotations
@@ -9,7 +9,9 @@ import statistics
 from collections import defaultdict
 from collections.abc import Mapping
 
+from opperf.model_report import ModelReport
 from opperf.report.diff_rows import diff_file
+from opperf.report.model_markdown import _inputs as describe_model_inputs
 from opperf.report.rows import MS, ResultRow, environment_items, results_file
 from opperf.report.xlsx import SheetColumn, Table
 
@@ -146,4 +148,51 @@ def diff_tables(document: Mapping[str, object]) -> list[Table]:
     return [
         Table("diff", DIFF_COLUMNS, rows),
         Table("summary", (SheetColumn("figure", 24), SheetColumn("value", 80)), tuple(facts)),
+    ]
+
+
+MODEL_OPERATOR_COLUMNS = (
+    SheetColumn("operator", 24), SheetColumn("configurations", 14, COUNT), SheetColumn("calls", 8, COUNT),
+    SheetColumn("in-model ms", 12, MILLISECONDS), SheetColumn("in-model share", 14, PERCENT),
+    SheetColumn("standalone ms", 13, MILLISECONDS), SheetColumn("standalone share", 15, PERCENT),
+    SheetColumn("standalone / in-model", 19, RATIO, centred_scale=True),
+)  # fmt: skip
+MODEL_CONFIGURATION_COLUMNS = (
+    SheetColumn("operator", 24), SheetColumn("inputs", 80), SheetColumn("calls", 8, COUNT),
+    SheetColumn("median ms", 12, MILLISECONDS), SheetColumn("median x calls ms", 16, MILLISECONDS),
+    SheetColumn("status", 12),
+)  # fmt: skip
+
+
+def model_tables(report: ModelReport) -> list[Table]:
+    """A model report's sheets: its operators (the standalone over in-model ratio shaded around 1),
+    every captured configuration, and the totals."""
+    operators = tuple(
+        (
+            r.op, r.configurations, r.calls, _ms(r.in_model_s), r.in_model_share,
+            _ms(r.standalone_s), r.standalone_share, r.ratio,
+        )
+        for r in report.operators
+    )  # fmt: skip
+    configurations = tuple(
+        (c.op, describe_model_inputs(dict(c.inputs)), c.calls, _ms(c.median_s), _ms(c.total_s), c.status)
+        for c in report.configurations
+    )
+    facts = (
+        ("framework", report.framework),
+        ("model", report.model),
+        ("input shape", ",".join(map(str, report.input_shape))),
+        ("mode", report.mode),
+        ("end-to-end ms per pass (no profiler)", _ms(report.end_to_end_s)),
+        ("profiled pass ms", _ms(report.profiled_wall_s)),
+        ("operators in-model ms", _ms(report.in_model_total_s)),
+        ("operators standalone ms", _ms(report.standalone_total_s)),
+        ("operators' share of the profiled pass", report.coverage),
+        ("profiled by", report.profiled_by),
+        ("captured by", report.captured_by),
+    )
+    return [
+        Table("operators", MODEL_OPERATOR_COLUMNS, operators),
+        Table("configurations", MODEL_CONFIGURATION_COLUMNS, configurations),
+        Table("summary", (SheetColumn("figure", 36), SheetColumn("value", 60)), facts),
     ]
