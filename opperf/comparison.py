@@ -202,6 +202,16 @@ for all, whatever the import order, and one that a core shared with other proces
 0.16 ms on one)."""
 
 
+def check_namespaces(namespaces: Sequence[str]) -> None:
+    """Raise OpperfError naming the first namespace opperf knows no function in, with those it knows."""
+    for namespace in namespaces:
+        if not get_backend(framework_of_namespace(namespace)).namespace_names(namespace):
+            raise OpperfError(
+                f"unknown namespace {namespace!r}; use mx.nd, mx.np, mx.npx, torch or torch.nn.functional, "
+                "for example"
+            )
+
+
 def comparison_options(options: RunOptions) -> RunOptions:
     """``options`` with the thread count every namespace of a comparison runs with made explicit."""
     options.require_one_thread_count("a comparison")
@@ -230,6 +240,7 @@ def compare(
     measurement for it and the problem is recorded; an unknown operator in the first namespace raises.
     """
     options = comparison_options(options or RunOptions())
+    check_namespaces(namespaces)
     first = namespaces[0]
     source_backend = get_backend(framework_of_namespace(first))
     source_function = source_backend.lookup(first, name)

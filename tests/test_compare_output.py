@@ -117,6 +117,20 @@ def test_fully_connected_data_reaches_torch_as_mxnet_reads_it(data, flatten, exp
     np.testing.assert_allclose(mxnet_out, torch_out.numpy(), rtol=1e-5)
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--compare", "mx.foo,torch"],
+        ["compare", "mx.nd,torch.nope", "--ops", "exp"],
+        ["compare", "foo,mx.nd"],
+    ],
+)
+def test_an_unknown_namespace_is_named_before_anything_runs(argv, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: unknown namespace") and "Traceback" not in err
+
+
 def test_fully_connected_with_4d_data_is_measured_in_torch():
     configuration = {
         "data": TensorSpec((4, 3, 4, 4)),

@@ -10,6 +10,7 @@ import sys
 from opperf.cli.common import check_writable, names, report_format, write_or_print
 from opperf.comparison import (
     DEFAULT_OPERATORS,
+    check_namespaces,
     compare,
     comparison_document,
     comparison_options,
@@ -58,6 +59,7 @@ def run(arguments: argparse.Namespace) -> int:
     for path in filter(None, (arguments.output_file, arguments.json_file)):
         check_writable(path)
     options = comparison_options(RunOptions.from_arguments(arguments, device=arguments.device or "cpu"))
+    check_namespaces(namespaces)
     rows = [
         row
         for name in arguments.ops or DEFAULT_OPERATORS
