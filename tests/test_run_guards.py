@@ -132,12 +132,13 @@ def test_progress_names_the_operator_running_then_the_one_finished(capsys):
 def test_ctrl_c_says_what_it_waits_for_and_more_ctrl_c_still_write_the_report(tmp_path):
     output = tmp_path / "r.json"
     journal = Path(f"{output}.journal.jsonl")
-    command = [sys.executable, str(ROOT / "opperf.py"), "--categories", "unary,rounding", "--runs", "3",
-               "--warmup", "0", "--threads", "1", "--quiet", "--output-file", str(output)]  # fmt: skip
+    # exp finishes in a moment; Pooling's configurations take seconds, so the stop finds it in flight.
+    command = [sys.executable, str(ROOT / "opperf.py"), "--ops", "exp,Pooling,Convolution", "--threads", "1",
+               "--quiet", "--output-file", str(output)]  # fmt: skip
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while (
-        not (journal.exists() and len(journal.read_text().splitlines()) > 2) and time.monotonic() < deadline
+        not (journal.exists() and len(journal.read_text().splitlines()) > 1) and time.monotonic() < deadline
     ):
         time.sleep(0.05)
     process.send_signal(signal.SIGINT)
@@ -153,6 +154,7 @@ def test_ctrl_c_says_what_it_waits_for_and_more_ctrl_c_still_write_the_report(tm
     assert "is abandoned; waiting up to 5 s for its worker to exit" in waiting
     assert err.count("already stopping") == 1
     document = json.loads(output.read_text())
-    assert document["environment"]["interrupted"] is True and document["coverage"]["operators"] >= 2
+    assert document["environment"]["interrupted"] is True and document["coverage"]["operators"] >= 1
     abandoned = waiting.split()[1]
+    assert abandoned in ("Pooling", "Convolution")
     assert abandoned not in {record["op"] for record in document["results"]}
