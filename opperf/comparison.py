@@ -11,6 +11,7 @@ mapping's renames (``pad`` becomes ``padding``), attributes a namespace infers f
 from __future__ import annotations
 
 import inspect
+import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -27,6 +28,10 @@ from opperf.rules.profiles import STANDARD, SizeProfile
 Name = str | Callable[[Mapping[str, object]], str]
 """A counterpart's function name, or how to choose it from the configuration (conv1d/2d/3d)."""
 
+Adapt = Callable[[Mapping[str, object], dict[str, object]], dict[str, object]]
+"""What a counterpart does to a translated configuration, given the source one: what an attribute the
+counterpart lacks did to the tensors (``flatten=True`` flattened FullyConnected's data)."""
+
 
 @dataclass(frozen=True)
 class Counterpart:
@@ -37,6 +42,7 @@ class Counterpart:
     renames: Mapping[str, str] = field(default_factory=dict)
     drop: frozenset[str] = frozenset()
     extra: Mapping[str, object] = field(default_factory=dict)
+    adapt: Adapt | None = None
 
     def function_name(self, configuration: Mapping[str, object]) -> str:
         return self.name if isinstance(self.name, str) else self.name(configuration)
@@ -71,6 +77,16 @@ _BATCH_NORM = {
 }
 
 
+def _flattened_data(source: Mapping[str, object], translated: dict[str, object]) -> dict[str, object]:
+    """FullyConnected with ``flatten=True`` (its default) reads data of (N, C, H, W) as (N, C*H*W);
+    ``linear`` applies to the last axis only, so it gets the data flattened as MXNet flattens it."""
+    data = source.get("data")
+    if not source.get("flatten", True) or not isinstance(data, TensorSpec) or len(data.shape) <= 2:
+        return translated
+    flat = (data.shape[0], math.prod(data.shape[1:]))
+    return {**translated, "input": replace(data, shape=flat)}
+
+
 def _same(name: str, np_name: str | None = None, torch_name: str | None = None, **torch: object):
     """Counterparts of an operator whose mx.np and torch functions take tensors in the same order."""
     return {
@@ -102,7 +118,7 @@ COUNTERPARTS: Mapping[str, Mapping[str, Counterpart]] = {
     "sigmoid": {"mx.np": Counterpart("mx.npx", "sigmoid"), "torch": Counterpart("torch", "sigmoid")},
     "FullyConnected": {
         "mx.np": Counterpart("mx.npx", "fully_connected"),
-        "torch": Counterpart("torch.nn.functional", "linear", drop=_INFERRED_BY_TORCH),
+        "torch": Counterpart("torch.nn.functional", "linear", drop=_INFERRED_BY_TORCH, adapt=_flattened_data),
     },
     "Convolution": {
         "mx.np": Counterpart("mx.npx", "convolution"),
@@ -175,7 +191,31 @@ def translate(
             translated[target_tensors[position]] = value
         else:
             translated[name] = value
-    return {**target.extra, **translated}
+    translated = {**target.extra, **translated}
+    return target.adapt(configuration, translated) if target.adapt else translated
+
+
+COMPARE_THREADS = 1
+"""Intra-op threads of every namespace in a comparison unless ``--threads`` says otherwise: one count
+for all, whatever the import order, and one that a core shared with other processes does not collapse
+(PyTorch with as many threads as cores ran a (1024, 1024) ``add`` 47x slower here: 7.7 ms, against
+0.16 ms on one)."""
+
+
+def check_namespaces(namespaces: Sequence[str]) -> None:
+    """Raise OpperfError naming the first namespace opperf knows no function in, with those it knows."""
+    for namespace in namespaces:
+        if not get_backend(framework_of_namespace(namespace)).namespace_names(namespace):
+            raise OpperfError(
+                f"unknown namespace {namespace!r}; use mx.nd, mx.np, mx.npx, torch or torch.nn.functional, "
+                "for example"
+            )
+
+
+def comparison_options(options: RunOptions) -> RunOptions:
+    """``options`` with the thread count every namespace of a comparison runs with made explicit."""
+    options.require_one_thread_count("a comparison")
+    return replace(options, threads=COMPARE_THREADS if options.threads is None else options.threads)
 
 
 @dataclass(frozen=True)
@@ -199,7 +239,8 @@ def compare(
     A namespace with no counterpart, or whose counterpart cannot take a configuration, gets no
     measurement for it and the problem is recorded; an unknown operator in the first namespace raises.
     """
-    options = options or RunOptions()
+    options = comparison_options(options or RunOptions())
+    check_namespaces(namespaces)
     first = namespaces[0]
     source_backend = get_backend(framework_of_namespace(first))
     source_function = source_backend.lookup(first, name)
@@ -235,18 +276,24 @@ def _call_in(
     return function, inputs
 
 
+def forward_ratio(row: Row, namespace: str, first: str) -> float | None:
+    """``namespace``'s forward median over ``first``'s, or None where either has none."""
+    forward = _median(row.measurements.get(namespace), "forward")
+    base = _median(row.measurements.get(first), "forward")
+    return forward / base if forward and base else None
+
+
 def table_rows(rows: Sequence[Row], namespaces: Sequence[str]) -> list[list[str]]:
     """Per row: operator, inputs, then each namespace's forward and backward medians (ms) with the
     forward ratio against the first namespace."""
     rendered = []
     for row in rows:
         cells = [row.operator, _inputs(row.configuration)]
-        base = _median(row.measurements.get(namespaces[0]), "forward")
         for namespace in namespaces:
             measurement = row.measurements.get(namespace)
             forward, backward = _median(measurement, "forward"), _median(measurement, "backward")
-            ratio = f"{forward / base:.2f}" if forward and base else "—"
-            cells += [_ms(forward), _ms(backward), ratio]
+            ratio = forward_ratio(row, namespace, namespaces[0])
+            cells += [_ms(forward), _ms(backward), f"{ratio:.2f}" if ratio is not None else "—"]
         rendered.append(cells)
     return rendered
 
@@ -304,12 +351,59 @@ def configurations(name: str, namespace: str, profile: SizeProfile = STANDARD) -
     return [{argument: profile.shapes[0] for argument in sorted(signature.tensors & signature.required)}]
 
 
-def render_markdown(rows: Sequence[Row], namespaces: Sequence[str]) -> str:
+def comparison_document(
+    rows: Sequence[Row], namespaces: Sequence[str], options: RunOptions, command_line: Sequence[str]
+) -> dict[str, object]:
+    """The comparison as a results document: every measurement a record (with its namespace and
+    function), and ``comparison.rows`` pairing them per operator and configuration, with each
+    namespace's record index (None where it was not measured), forward ratio and problem."""
+    from opperf.report.document import SCHEMA_VERSION, record
+
+    records: list[dict[str, object]] = []
+    paired = []
+    for row in rows:
+        indices: dict[str, int | None] = {}
+        for namespace in namespaces:
+            measurement = row.measurements.get(namespace)
+            indices[namespace] = None if measurement is None else len(records)
+            if measurement is not None:
+                records.append(record(measurement))
+        ratios = {ns: forward_ratio(row, ns, namespaces[0]) for ns in namespaces}
+        paired.append(
+            {
+                "operator": row.operator,
+                "inputs": _inputs(row.configuration),
+                "records": indices,
+                "forward_ratio": {ns: round(r, 4) if r is not None else None for ns, r in ratios.items()},
+                "problems": dict(row.problems),
+            }
+        )
+    frameworks = dict.fromkeys(framework_of_namespace(namespace) for namespace in namespaces)
+    environment = {
+        "namespaces": list(namespaces),
+        "threads": options.threads,
+        "device": options.device,
+        "dtype": options.dtype,
+        "profiler": options.profiler,
+        "frameworks": {name: get_backend(name).environment() for name in frameworks},
+        "command_line": list(command_line),
+    }
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "environment": environment,
+        "results": records,
+        "comparison": {"namespaces": list(namespaces), "threads": options.threads, "rows": paired},
+    }
+
+
+def render_markdown(rows: Sequence[Row], namespaces: Sequence[str], threads: int | None = None) -> str:
     """The comparison as a Markdown table, then what could not be compared and why."""
+    threads_note = f" Every namespace ran with {threads} intra-op threads." if threads else ""
     lines = [
         f"# {' vs '.join(namespaces)}",
         "",
-        "Median forward and backward times; ratios are forward times against the first namespace.",
+        "Median forward and backward times; ratios are forward times against the first namespace."
+        + threads_note,
         "",
         tabulate(table_rows(rows, namespaces), headers=table_headers(namespaces), tablefmt="github"),
         "",

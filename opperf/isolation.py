@@ -38,6 +38,9 @@ if TYPE_CHECKING:
 
 OUTPUT_TAIL_CHARS = 2000
 STARTUP_TIMEOUT_S = 120.0
+# How long a stopping sweep waits for its worker to exit (finishing the operator it runs) before
+# killing it.
+STOP_GRACE_S = 5.0
 # How long a reply is awaited before the memory guard first looks at the worker.
 FIRST_LOOK_S = 0.05
 
@@ -420,5 +423,5 @@ class IsolatedRunner:
             with contextlib.suppress(OSError):
                 send_frame(self._process.stdin, None)
             with contextlib.suppress(subprocess.TimeoutExpired):
-                self._process.wait(timeout=5)
+                self._process.wait(timeout=STOP_GRACE_S)
         self._kill()

@@ -124,6 +124,10 @@ def _thread_setting(text: str) -> int | tuple[int, ...] | str:
     return counts[0] if len(counts) == 1 and "," not in text else tuple(counts)
 
 
+OVERSUBSCRIPTION_LIMIT = 4
+"""Thread counts above this many times the usable CPUs are refused: such threads only take turns."""
+
+
 def _check_threads(value: object) -> None:
     if value == AUTO_THREADS:
         return
@@ -132,8 +136,22 @@ def _check_threads(value: object) -> None:
             raise ValueError("must list at least one thread count")
         for count in value:
             _count(1, optional=False)(count)
+        _check_oversubscription(max(value))
         return
     _count(1)(value)
+    if value is not None:
+        _check_oversubscription(value)
+
+
+def _check_oversubscription(count: int) -> None:
+    from opperf.utils.affinity import available_cpus
+
+    usable = len(available_cpus())
+    if count > OVERSUBSCRIPTION_LIMIT * usable:
+        raise ValueError(
+            f"{count} threads is far beyond the {usable} CPUs this process may use: threads beyond them "
+            f"only take turns; choose at most {OVERSUBSCRIPTION_LIMIT * usable} ({usable} runs one per CPU)"
+        )
 
 
 def thread_counts(setting: int | tuple[int, ...] | str | None, usable: int) -> tuple[int | None, ...]:

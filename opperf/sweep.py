@@ -17,10 +17,11 @@ from opperf.checkpoint import JournalWriter, check_settings, load_journal
 from opperf.configs import Inputs
 from opperf.errors import OpperfError, suggest
 from opperf.frameworks import Backend, get_backend
-from opperf.isolation import IsolatedRunner
+from opperf.isolation import STOP_GRACE_S, IsolatedRunner
 from opperf.longtail import check_tags, has_tags
 from opperf.op_info import OpInfo
 from opperf.options import is_thread_factor
+from opperf.public_names import resolve_selection
 from opperf.results import BenchmarkSpec, InputValue, Measurement, Status, freeze_inputs
 from opperf.rules import FuzzSettings, NoRuleError, SizeProfile, fuzzed_inputs, inputs_for
 from opperf.rules.fuzz import REGIMES, memory_cap_elements, shapes_checksum
@@ -30,10 +31,12 @@ from opperf.threads import ThreadFactorRunner, ThreadPlan
 from opperf.utils.affinity import AUTO, available_cpus, worker_cpus
 from opperf.utils.devices import device_kind
 from opperf.utils.environment import Environment, Machine
-from opperf.utils.memory import ITEMSIZE, available_host_bytes, peak_rss_bytes
+from opperf.utils.memory import ITEMSIZE, available_host_bytes, memory_limit_bytes, peak_rss_bytes
 from opperf.utils.peaks import load_peaks
 
 Progress = Callable[[int, int, OpInfo, Sequence[Measurement]], None]
+"""Called with (operators done, operators selected, an operator, its results): with no results as the
+operator starts, with them once it has finished."""
 
 
 # The slowest operator of a default CPU sweep here takes about 10 s for all its configurations.
@@ -112,7 +115,8 @@ def select_operators(
     tags: Sequence[str] = (),
     tags_all: bool = False,
 ) -> list[OpInfo]:
-    """The registry's operators named in ``ops`` (canonical or alias), in ``categories``, or carrying
+    """The registry's operators named in ``ops`` (canonical, alias, or a public function such as
+    ``mx.nd.add``: ``opperf.public_names``), in ``categories``, or carrying
     any of ``tags`` (every one of them with ``tags_all``); all if none of these is given."""
     registry = backend.operators()
     check_tags(tags)
@@ -125,12 +129,13 @@ def select_operators(
             f"unknown category {bad!r}{suggest(bad, known)} "
             f"({backend.framework} categories: {', '.join(known)})"
         )
-    for name in ops:
-        if name not in by_name:
-            raise OpperfError(f"unknown operator {name!r}{suggest(name, by_name)}")
+    canonical = {name: op.name for name, op in by_name.items()}
+    selected, public_names = resolve_selection(backend.framework, ops, canonical)
+    for public in public_names:
+        print(f"note: {public.describe()}", file=sys.stderr)
+    chosen = set(selected)
     if not ops and not categories and not tags:
         return list(registry)
-    chosen = {by_name[name].name for name in ops}
     chosen |= {op.name for op in registry if op.category in categories}
     chosen |= {op.name for op in registry if tags and has_tags(op.name, tags, every=tags_all)}
     return [op for op in registry if op.name in chosen]
@@ -188,10 +193,8 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
     and returns what finished, marked ``interrupted``.
     """
     backend = get_backend(config.options.framework)
-    config = replace(config, options=config.options.validated(backend))
+    config = _checked(config, backend)
     options = config.options
-    if config.profile.needs_int64:
-        backend.require_large_tensors()
     operators = select_operators(
         backend, config.ops or tuple(config.configs), config.categories, config.tags, config.tags_all
     )
@@ -209,23 +212,21 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
     measurements: list[Measurement] = []
     measured_now: list[Measurement] = []
     interrupted = False
+    in_flight: OpInfo | None = None
     with contextlib.ExitStack() as stack:
         writer = _journal_writer(config, append=bool(finished), stack=stack)
-        if thread_plan:
-            runner = ThreadFactorRunner(options.framework, config.timeout_s, thread_plan)
-        elif config.isolate:
-            threads_asked = threads if cpus else options.threads
-            runner = IsolatedRunner(options.framework, config.timeout_s, threads_asked, cpus)
-        else:
-            runner = InProcessRunner(backend)
-        stack.enter_context(runner)
+        runner = stack.enter_context(_runner(config, backend, thread_plan, threads, cpus))
         overhead = runner.harness_overhead(options.profiler, options.device)
         try:
             for index, op in enumerate(operators, start=1):
                 op_results = finished.get(op.name)
                 fresh = op_results is None
                 if fresh:
+                    if progress is not None:  # the operator now running, none of its results yet
+                        progress(index - 1, len(operators), op, ())
+                    in_flight = op
                     op_results = _measure_operator(op, config, backend, runner, thread_plan, index - 1)
+                    in_flight = None
                     measured_now.extend(op_results)
                 # Kept before it is journaled: an interrupt during the journal's sync loses nothing.
                 measurements.extend(op_results)
@@ -235,6 +236,13 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
                     progress(index, len(operators), op, op_results)
         except KeyboardInterrupt:
             interrupted = True
+            if in_flight is not None and config.isolate:
+                print(
+                    f"stopping: {in_flight.name} is abandoned; waiting up to {STOP_GRACE_S:g} s for its "
+                    "worker to exit, then the report of what finished is written (another Ctrl-C does "
+                    "not lose it)",
+                    file=sys.stderr,
+                )
     wall_seconds = time.perf_counter() - wall_start
     environment = Environment(
         machine=Machine.this_one(),
@@ -269,6 +277,32 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
         interrupted=interrupted,
         resumed=len(set(finished) & measured),
     )
+
+
+def _checked(config: SweepConfig, backend: Backend) -> SweepConfig:
+    """``config`` with its options validated; raises OpperfError for what is refused before the
+    journal opens: a bad option, a malformed ``OPPERF_MEMORY_LIMIT``, large tensors the build lacks."""
+    config = replace(config, options=config.options.validated(backend))
+    memory_limit_bytes()
+    if config.profile.needs_int64:
+        backend.require_large_tensors()
+    return config
+
+
+def _runner(
+    config: SweepConfig,
+    backend: Backend,
+    thread_plan: ThreadPlan | None,
+    threads: int | None,
+    cpus: Sequence[int] | None,
+) -> IsolatedRunner | InProcessRunner | ThreadFactorRunner:
+    """What measures the operators: a worker per thread count, one worker, or this process."""
+    options = config.options
+    if thread_plan:
+        return ThreadFactorRunner(options.framework, config.timeout_s, thread_plan)
+    if config.isolate:
+        return IsolatedRunner(options.framework, config.timeout_s, threads if cpus else options.threads, cpus)
+    return InProcessRunner(backend)
 
 
 def _shapes_checksum(measurements: Sequence[Measurement], options: RunOptions) -> str | None:

@@ -1,16 +1,29 @@
 """``opperf compare NAMESPACES``: each operator in each namespace (``mx.nd``, ``mx.np``, ``torch``) on
-the same input configurations, as one Markdown table with forward ratios against the first."""
+the same input configurations, as one Markdown table with forward ratios against the first, or as a
+JSON document (every record, and the rows that pair them)."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 
-from opperf.cli.common import check_writable, names, write_or_print
-from opperf.comparison import DEFAULT_OPERATORS, compare, configurations
+from opperf.cli.common import check_writable, names, report_format, write_or_print
+from opperf.comparison import (
+    DEFAULT_OPERATORS,
+    check_namespaces,
+    compare,
+    comparison_document,
+    comparison_options,
+    configurations,
+)
 from opperf.comparison import render_markdown as render_comparison
+from opperf.errors import OpperfError
 from opperf.options import RunOptions
+from opperf.report.json_report import render_json
+from opperf.utils.files import write_atomically
 
 HELP = "compare one operator across namespaces (mx.nd, mx.np, torch) on the same inputs"
+FORMATS = ("md", "json")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,18 +40,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="operators named as in the first namespace (default: " + ", ".join(DEFAULT_OPERATORS) + ")",
     )
     parser.add_argument("--output-file", default=None, help="write the table here (default: print it)")
+    parser.add_argument(
+        "--output-format",
+        default=None,
+        choices=FORMATS,
+        help="md (the table) or json (every record and the rows pairing them) (default: from "
+        "--output-file's extension, else md)",
+    )
+    parser.add_argument("--json-file", default=None, help="also write the JSON document here")
     RunOptions.add_arguments(parser)
 
 
 def run(arguments: argparse.Namespace) -> int:
     namespaces = arguments.namespaces
-    options = RunOptions.from_arguments(arguments, device=arguments.device or "cpu")
-    if arguments.output_file:
-        check_writable(arguments.output_file)
+    chosen = report_format(arguments.output_format, arguments.output_file, default="md")
+    if chosen not in FORMATS:
+        raise OpperfError(f"a comparison is written as {' or '.join(FORMATS)}, not {chosen}")
+    for path in filter(None, (arguments.output_file, arguments.json_file)):
+        check_writable(path)
+    options = comparison_options(RunOptions.from_arguments(arguments, device=arguments.device or "cpu"))
+    check_namespaces(namespaces)
     rows = [
         row
         for name in arguments.ops or DEFAULT_OPERATORS
         for row in compare(name, configurations(name, namespaces[0]), namespaces, options)
     ]
-    write_or_print(render_comparison(rows, namespaces), arguments.output_file)
+    document = comparison_document(rows, namespaces, options, sys.argv)
+    rendered = (
+        render_json(document) if chosen == "json" else render_comparison(rows, namespaces, options.threads)
+    )
+    write_or_print(rendered, arguments.output_file)
+    if arguments.json_file:
+        write_atomically(arguments.json_file, render_json(document))
     return 0

@@ -238,17 +238,29 @@ def apply_framework_flags(arguments: argparse.Namespace, frameworks: tuple[str, 
 
 
 class _ProgressBar:
-    """A progress bar on stderr: operators done, the current one, and the time left."""
+    """A progress bar on stderr: operators done, the one running, the last one's statuses, time left."""
 
     def __init__(self) -> None:
         from tqdm import tqdm
 
         self._bar = tqdm(unit="op", dynamic_ncols=True, file=sys.stderr)
+        self._last = ""
 
-    def __call__(self, index: int, total: int, op, results) -> None:
+    def __call__(self, done: int, total: int, op, results) -> None:
         self._bar.total = total
-        self._bar.set_postfix_str(f"{op.name} ({', '.join(sorted({m.status.value for m in results}))})")
-        self._bar.update(index - self._bar.n)
+        if results:
+            self._last = f"{op.name} {'/'.join(sorted({m.status.value for m in results}))}"
+            label = f"last: {self._last}"
+        else:
+            label = f"running {op.name}" + (f"; last: {self._last}" if self._last else "")
+        self._bar.set_postfix_str(label, refresh=False)
+        self._bar.update(done - self._bar.n)
+        self._bar.refresh()
+
+    @property
+    def label(self) -> str:
+        """What the bar says after the counts."""
+        return self._bar.postfix or ""
 
     def close(self) -> None:
         self._bar.close()

@@ -108,11 +108,24 @@ def _row(result: dict[str, object]) -> list[str]:
     ]
 
 
+def _setting(value: object) -> str:
+    """An environment value as text: ``engine=ThreadedEnginePerDevice`` for a mapping, ``0, 1`` for a list."""
+    if isinstance(value, dict):
+        return ", ".join(f"{key}={item}" for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(map(str, value))
+    return str(value)
+
+
 def render_markdown(document: dict[str, object]) -> str:
     environment = document["environment"]
     results = document["results"]
     lines = ["# Operator benchmarks", ""]
-    lines += [f"- **{key}**: {environment[key]}" for key in ENVIRONMENT_KEYS if key in environment]
+    lines += [
+        f"- **{key}**: {_setting(environment[key])}"
+        for key in ENVIRONMENT_KEYS
+        if environment.get(key) is not None  # a setting that does not apply is left out, not "None"
+    ]
     peaks = environment.get("machine_peaks")
     if peaks:
         lines.append(

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from opperf.benchmark import RunOptions, benchmark, device_name, signature_of
-from opperf.comparison import compare
+from opperf.comparison import check_namespaces, compare
 from opperf.errors import OpperfError, suggest
 from opperf.frameworks import framework_of_namespace, get_backend
 from opperf.utils.legacy import legacy_results
@@ -71,11 +71,7 @@ def run_benchmark_operator(
     namespaces get the configuration translated (``opperf.comparison``). Returns one result list entry
     per namespace that has a counterpart, in the order given.
     """
-    for namespace in namespaces:
-        if not get_backend(framework_of_namespace(namespace)).namespace_names(namespace):
-            raise OpperfError(
-                f"unknown namespace {namespace!r}; use mx.nd, mx.np, mx.npx or torch, for example"
-            )
+    check_namespaces(namespaces)
     found = [ns for ns in namespaces if get_backend(framework_of_namespace(ns)).lookup(ns, name)]
     if not found:
         known = {n for ns in namespaces for n in get_backend(framework_of_namespace(ns)).namespace_names(ns)}

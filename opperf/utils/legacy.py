@@ -2,7 +2,8 @@
 
 Per operator, one entry per input configuration: ``inputs``, ``avg_time_forward_<op>`` and
 ``avg_time_backward_<op>`` in milliseconds (means, as upstream), ``max_storage_mem_alloc_<device>`` in
-kilobytes (the true peak), and -- beyond upstream -- the status and the reason when not ok.
+kilobytes (the true peak), and -- beyond upstream -- the function measured (``mx.np.add``) and the
+status and the reason when not ok.
 """
 
 from __future__ import annotations
@@ -31,7 +32,12 @@ def legacy_inputs(measurement: Measurement) -> dict[str, object]:
 def legacy_record(measurement: Measurement) -> dict[str, object]:
     op = measurement.spec.op
     device = measurement.spec.options.device.replace("(", "/").rstrip(")")
-    record: dict[str, object] = {"inputs": legacy_inputs(measurement)}
+    spec = measurement.spec
+    record: dict[str, object] = {
+        "inputs": legacy_inputs(measurement),
+        # Beyond upstream: which function this is (mx.nd.add and mx.np.add both key their list "add").
+        "function": f"{spec.namespace}.{spec.function or op}",
+    }
     forward, backward = measurement.forward_summary, measurement.backward_summary
     if forward is not None:
         record[f"avg_time_forward_{op}"] = round(forward.mean * MS, 4)

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import ctypes
 import datetime as _dt
+import functools
 import json
 import math
 import os
 import socket
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -193,7 +195,9 @@ def load_peaks(
 
     The file holds one entry per machine identity, so a home directory shared between machines keeps
     each one's figures; it is replaced atomically, so a concurrent reader sees the old file or the new
-    one. A cache that cannot be written raises ``OSError``.
+    one. A cache that cannot be written (a read-only home, ``XDG_CACHE_HOME`` on a file, a full disk:
+    common in CI) does not stop anything: the peaks just measured are used, and a note on stderr, once
+    per process, says why they will be measured again next time.
     """
     path = Path(cache_dir if cache_dir is not None else default_cache_dir()) / CACHE_FILE_NAME
     machines = _read_cache(path)
@@ -206,8 +210,22 @@ def load_peaks(
     peaks = calibrate()
     machines[key] = peaks.to_json()
     document = {"schema_version": CACHE_SCHEMA_VERSION, "machines": machines}
-    write_atomically(path, json.dumps(document, indent=2, sort_keys=True) + "\n")
+    try:
+        write_atomically(path, json.dumps(document, indent=2, sort_keys=True) + "\n")
+    except OSError as error:
+        _note_unwritable(path, error.strerror or str(error))
     return peaks
+
+
+@functools.cache
+def _note_unwritable(path: Path, reason: str) -> None:
+    """Say once per process that the peaks cache cannot be written, and what to do about it."""
+    print(
+        f"note: cannot write the machine-peaks cache {path} ({reason}); this run uses the "
+        "peaks it just measured, and the next one measures them again (point XDG_CACHE_HOME at a "
+        "writable folder to keep them)",
+        file=sys.stderr,
+    )
 
 
 def _read_cache(path: Path) -> dict[str, object]:

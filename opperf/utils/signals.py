@@ -23,24 +23,33 @@ class Stopped(KeyboardInterrupt):
 def stop_on_signals() -> Iterator[list[int]]:
     """While inside, SIGTERM and SIGHUP raise ``Stopped`` as Ctrl-C raises KeyboardInterrupt; the list
     yielded holds the stopping signals that arrived. Only the first stops anything: a second Ctrl-C
-    while the sweep winds down and writes its report is noted, not allowed to lose the report."""
+    while the sweep winds down and writes its report is noted, not allowed to lose the report. Once a
+    stop has arrived, later ones stay noted after the block too, until the process exits: what follows
+    it is the report being written."""
     received: list[int] = []
 
-    def stop(signal_number: int, _frame: object) -> None:
+    def note(signal_number: int, _frame: object) -> None:
         received.append(signal_number)
-        if len(received) == 1:
-            raise Stopped(signal_number)
-        print(
-            f"{signal.Signals(signal_number).name}: already stopping; writing the report of what finished",
-            file=sys.stderr,
-        )
+        if len(received) == 2:  # said once, however many follow
+            print(
+                f"{signal.Signals(signal_number).name}: already stopping; writing the report of what "
+                "finished",
+                file=sys.stderr,
+            )
+
+    def stop(signal_number: int, frame: object) -> None:
+        if received:
+            note(signal_number, frame)
+            return
+        received.append(signal_number)
+        raise Stopped(signal_number)
 
     previous = {number: signal.signal(number, stop) for number in STOPPING_SIGNALS}
     try:
         yield received
     finally:
         for number, handler in previous.items():
-            signal.signal(number, handler)
+            signal.signal(number, note if received else handler)
 
 
 def exit_status(signal_number: int) -> int:

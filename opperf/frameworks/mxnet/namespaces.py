@@ -11,7 +11,12 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 
-from opperf.frameworks.mxnet.registry import GENERATED_MODULE_PREFIXES, exposure, load_registry
+from opperf.frameworks.mxnet.registry import (
+    GENERATED_MODULE_PREFIXES,
+    NUMPY_NAMESPACES,
+    exposure,
+    load_registry,
+)
 from opperf.op_info import Identity
 
 # Namespace -> module whose attributes are that namespace's functions.
@@ -90,3 +95,48 @@ def is_generated(function: Callable[..., object]) -> bool:
     """MXNet generates each registered operator's front end from source text at import time."""
     code = getattr(function, "__code__", None)
     return code is not None and code.co_filename == "<string>"
+
+
+def _spellings() -> dict[str, str]:
+    """Each namespace as users type it: ``mx.nd``, ``nd`` and ``mxnet.ndarray`` are one namespace."""
+    spelled: dict[str, str] = {}
+    for namespace, module in NAMESPACE_MODULES.items():
+        for spelling in (namespace, namespace.removeprefix("mx."), module):
+            spelled.setdefault(spelling, namespace)
+    return spelled
+
+
+SPELLINGS = _spellings()
+"""Namespace spellings a selection may qualify a name with, to the namespace they mean."""
+
+UNQUALIFIED_SEARCH = ("mx.nd", "mx.np", "mx.npx")
+"""Where an unqualified public name is looked for, in order: ``add`` is ``mx.nd.add``."""
+
+# mx.np's Python wrappers reach their operator through MXNet's FFI under these registry prefixes.
+_FFI_PREFIXES = ("_npi_", "_np_", "_npx_")
+
+
+def called_operator(namespace: str, name: str) -> str | None:
+    """The canonical registry operator that ``namespace.name`` calls on tensors, or None.
+
+    A generated front end is its operator (``mx.nd.dot``, ``mx.npx.relu``). A Python wrapper names the
+    operator it calls on two arrays before its scalar forms (``mx.nd.add`` calls ``broadcast_add``, or
+    ``_plus_scalar`` for a number), and mx.np's reach theirs through the FFI (``mx.np.add`` is
+    ``_npi_add``).
+    """
+    try:
+        function = resolve(namespace, name)
+    except LookupError:
+        return None
+    info = identify(function).info
+    if info is not None:
+        return info.name
+    by_name = load_registry().by_name
+    code = getattr(function, "__code__", None)
+    in_code = [n for n in (code.co_names if code else ()) if not n.endswith("_scalar")]
+    if namespace in NUMPY_NAMESPACES:  # ``_npi.mean`` in the code, ``_api_internal.add`` to _npi_add
+        in_code = [prefix + n for n in [name, *in_code] for prefix in _FFI_PREFIXES]
+    for candidate in in_code:
+        if candidate in by_name:
+            return by_name[candidate].name
+    return None

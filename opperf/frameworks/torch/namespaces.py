@@ -115,3 +115,24 @@ def identify(function: Callable[..., object]) -> Identity:
         module = getattr(function, "__module__", None) or "custom"
         return Identity(module, getattr(function, "__name__", repr(function)), None)
     return Identity(*found, load_registry().by_entry_point.get(found))
+
+
+SPELLINGS: dict[str, str] = {
+    **{namespace: namespace for namespace, _ in NAMESPACES},
+    **{namespace.removeprefix("torch."): namespace for namespace, _ in NAMESPACES if namespace != "torch"},
+    "F": "torch.nn.functional",
+}
+"""Namespace spellings a selection may qualify a name with (``F`` as in ``import torch.nn.functional
+as F``), to the namespace they mean."""
+
+UNQUALIFIED_SEARCH = tuple(namespace for namespace, _ in NAMESPACES)
+"""Where an unqualified public name is looked for, in entry-point order: ``logsigmoid`` is
+``torch.nn.functional.logsigmoid``."""
+
+
+def called_operator(namespace: str, name: str) -> str | None:
+    """The registry operator that the public function ``namespace.name`` is an entry point of, or None
+    (a Python function that calls several, such as ``torch.nn.functional.cross_entropy``)."""
+    function = public_function(namespace, name)
+    info = identify(function).info if function is not None else None
+    return info.name if info is not None else None

@@ -1,0 +1,164 @@
+"""``--compare``: one thread count for every namespace whatever the import order, a JSON document, and
+FullyConnected's flatten=True given to torch as MXNet computes it."""
+
+from __future__ import annotations
+
+import json
+
+import mxnet as mx
+import numpy as np
+import pytest
+import torch
+
+from opperf import RunOptions, run_benchmark_operator, run_performance_test
+from opperf.cli import main
+from opperf.comparison import COMPARE_THREADS, compare, counterpart, translate
+from opperf.results import TensorSpec
+
+QUICK = RunOptions(warmup=0, runs=2, run_backward=False)
+ADD = {"lhs": (64, 64), "rhs": (64, 64)}
+
+
+FIRST_ARGUMENTS = {
+    "mx.nd": {"lhs": (64, 64), "rhs": (64, 64)},
+    "mx.np": {"x1": (64, 64), "x2": (64, 64)},
+    "torch": {"input": (64, 64), "other": (64, 64)},
+}
+"""``add``'s configuration in each first namespace's own argument names."""
+
+
+@pytest.mark.parametrize("namespaces", [("torch", "mx.nd"), ("mx.nd", "torch"), ("mx.np", "torch", "mx.nd")])
+def test_every_namespace_runs_on_one_thread_count_whatever_the_order(namespaces):
+    (row,) = compare("add", [FIRST_ARGUMENTS[namespaces[0]]], namespaces, QUICK)
+    threads = {ns: m.spec.options.threads for ns, m in row.measurements.items()}
+    assert threads == dict.fromkeys(namespaces, COMPARE_THREADS), row.problems
+    assert torch.get_num_threads() == COMPARE_THREADS
+
+
+def test_threads_asked_for_are_used_by_every_namespace():
+    (row,) = compare(
+        "add", [ADD], ("mx.nd", "torch"), RunOptions(warmup=0, runs=1, threads=2, run_backward=False)
+    )
+    assert {m.spec.options.threads for m in row.measurements.values()} == {2}
+
+
+def test_compare_writes_json_pairing_its_records(tmp_path, capsys):
+    output = tmp_path / "c.json"
+    argv = ["compare", "mx.nd,torch", "--ops", "exp,FullyConnected", "--warmup", "0", "--runs", "1"]
+    assert main([*argv, "--no-backward", "--output-file", str(output)]) == 0
+    document = json.loads(output.read_text())
+    assert document["schema_version"] == 1 and document["environment"]["threads"] == COMPARE_THREADS
+    results, rows = document["results"], document["comparison"]["rows"]
+    assert {row["operator"] for row in rows} == {"exp", "FullyConnected"}
+    for row in rows:
+        nd, th = (results[row["records"][ns]] for ns in ("mx.nd", "torch"))
+        assert nd["namespace"] == "mx.nd" and th["namespace"].startswith("torch")
+        assert nd["status"] == th["status"] == "ok", row
+        assert row["forward_ratio"]["mx.nd"] == 1.0 and row["forward_ratio"]["torch"] > 0
+        assert nd["threads"] == th["threads"] == COMPARE_THREADS
+
+
+def test_sweep_compare_honours_output_format_and_json_file(tmp_path, capsys):
+    table, document = tmp_path / "c.md", tmp_path / "c.json"
+    argv = ["--compare", "mx.nd,mx.np", "--ops", "exp", "--warmup", "0", "--runs", "1", "--no-backward"]
+    assert main([*argv, "--output-file", str(table), "--json-file", str(document)]) == 0
+    assert table.read_text().startswith("# mx.nd vs mx.np") and "1 intra-op threads" in table.read_text()
+    assert json.loads(document.read_text())["comparison"]["namespaces"] == ["mx.nd", "mx.np"]
+    assert main([*argv, "--output-format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["comparison"]["rows"]
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        (["--output-file", "c.csv"], "a comparison is written as md or json, not csv"),
+        (["--output-format", "md", "--output-file", "c.json"], "contradicts"),
+        (["--output-format", "hud"], "a comparison is written as md or json"),
+        (["--threads", "1,2"], "takes one thread count"),
+    ],
+)
+def test_compare_refuses_what_it_cannot_write(tmp_path, monkeypatch, capsys, flags, expected):
+    monkeypatch.chdir(tmp_path)
+    assert main(["--compare", "mx.nd,torch", "--ops", "exp", *flags]) == 2
+    assert expected in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("data", "flatten", "expected"),
+    [
+        ((4, 3, 2, 2), True, (4, 12)),
+        ((4, 3, 2, 2), None, (4, 12)),
+        ((4, 12), True, (4, 12)),
+        ((4, 3, 12), False, (4, 3, 12)),
+    ],
+)
+def test_fully_connected_data_reaches_torch_as_mxnet_reads_it(data, flatten, expected):
+    hidden, features = 5, expected[-1]
+    configuration = {"data": TensorSpec(data), "weight": TensorSpec((hidden, features)), "num_hidden": hidden}
+    if flatten is not None:
+        configuration["flatten"] = flatten
+    target = counterpart("FullyConnected", "torch")
+    translated = translate(configuration, ["data", "weight", "bias"], ["input", "weight", "bias"], target)
+    assert translated["input"].shape == expected and "flatten" not in translated
+    # The translation computes what MXNet computes: same numbers through both frameworks.
+    values = np.random.default_rng(0).random(data, dtype=np.float32)
+    weight = np.random.default_rng(1).random((hidden, features), dtype=np.float32)
+    mxnet_out = mx.nd.FullyConnected(
+        mx.nd.array(values),
+        mx.nd.array(weight),
+        no_bias=True,
+        num_hidden=hidden,
+        flatten=flatten is not False,
+    ).asnumpy()
+    torch_out = torch.nn.functional.linear(
+        torch.from_numpy(values).reshape(expected), torch.from_numpy(weight)
+    )
+    np.testing.assert_allclose(mxnet_out, torch_out.numpy(), rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--compare", "mx.foo,torch"],
+        ["compare", "mx.nd,torch.nope", "--ops", "exp"],
+        ["compare", "foo,mx.nd"],
+    ],
+)
+def test_an_unknown_namespace_is_named_before_anything_runs(argv, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: unknown namespace") and "Traceback" not in err
+
+
+def test_fully_connected_with_4d_data_is_measured_in_torch():
+    configuration = {
+        "data": TensorSpec((4, 3, 4, 4)),
+        "weight": TensorSpec((8, 48)),
+        "bias": TensorSpec((8,)),
+        "num_hidden": 8,
+        "flatten": True,
+    }
+    (row,) = compare("FullyConnected", [configuration], ("mx.nd", "torch"), QUICK)
+    assert row.measurements["torch"].status.value == "ok", row.measurements["torch"].reason
+    assert dict(row.measurements["torch"].spec.inputs)["input"].shape == (4, 48)
+
+
+def test_run_benchmark_operator_labels_each_entry_with_its_function():
+    results = run_benchmark_operator(
+        name="add", size=(8, 8), namespaces=("mx.nd", "mx.np", "torch"), warmup=0, runs=1
+    )
+    assert [entry["add"][0]["function"] for entry in results] == ["mx.nd.add", "mx.np.add", "torch.add"]
+    (subtract,) = run_benchmark_operator(
+        name="subtract", size=(8, 8), namespaces=("mx.np",), warmup=0, runs=1
+    )
+    assert subtract["subtract"][0]["function"] == "mx.np.subtract"
+
+
+def test_run_performance_test_labels_each_entry_with_its_function():
+    inputs = [{"lhs": (8, 8), "rhs": (8, 8)}]
+    results = run_performance_test([mx.nd.add, mx.nd.broadcast_sub], inputs=inputs, warmup=0, runs=1)
+    assert [next(iter(entry.values()))[0]["function"] for entry in results] == [
+        "mx.nd.add",
+        "mx.nd.broadcast_sub",
+    ]

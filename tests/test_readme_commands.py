@@ -1,0 +1,135 @@
+"""Every shell command block of the README runs, so its commands cannot rot.
+
+Each command goes through ``opperf.cli.main`` as the shell would split it, in one folder, in README
+order (later commands read the files earlier ones wrote). Commands that would sweep a whole registry
+or run for minutes get a small selection and budget (``BOUNDED``: each substitution says why); files
+a command reads that no README command writes are made first by one small sweep (``INPUTS``); a
+command that needs hardware or a tool this machine lacks is skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from opperf.cli import main
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+FAST = ["--budget", "0.02", "--threads", "1"]
+"""What bounds a measuring command: a short budget per configuration, one thread."""
+
+BOUNDED: tuple[tuple[str, str, str], ...] = (
+    (r"--categories \S+", "--ops exp", "a category sweep takes minutes; one operator shows the flags work"),
+    (r"--warmup 25 --runs 100", "--warmup 1 --runs 2", "fixed counts of upstream size take minutes"),
+    (r"--ops Convolution,exp", "--ops exp", "Convolution's A/B rounds take tens of seconds"),
+    (r"--ops Convolution,FullyConnected", "--ops exp", "one operator is enough"),
+    (r"--input-shape 1,3,224,224", "--input-shape 1,3,16,16", "a small image keeps the capture quick"),
+    (r"--configs (\S+)", r"--configs \1 --configs-sample 2", "replaying every layer takes minutes"),
+    (r" \[[^]]*\]", "", "[optional arguments] in the README's notation"),
+    (r"--base-python \S+ --new-python \S+", f"--base-python {sys.executable} --new-python {sys.executable}",
+     "one interpreter on both sides: an A/A job"),
+)  # fmt: skip
+"""(pattern, replacement, why) applied to every command."""
+
+SKIPPED = {
+    "make ": "make builds a virtual environment first (minutes); its recipes run the commands tested here",
+    "--ctx 'gpu(0)'": "needs a GPU",
+}
+SHARDED = ["--ops", "exp,log,sqrt,abs"]
+"""The selection ``--shard`` cuts: four operators, so each of four shards has one."""
+
+EXTRA: dict[str, list[str]] = {
+    "sweep": FAST,
+    "compare": FAST,
+    "ab": [*FAST, "--rounds", "1"],  # one round shows the job works; three triple it
+    "model": ["--input-shape", "1,3,16,16", "--passes", "2"],
+}
+"""What each measuring subcommand gets added, to keep it to seconds."""
+
+INPUTS = (
+    "base.json", "new1.json", "new2.json", "new.json", "main.json", "pr.json",
+    "main1.json", "main2.json", "main3.json", "pr1.json", "pr2.json", "pr3.json",
+    "results/mxnet_cpu.json",
+)  # fmt: skip
+"""Result files README commands read that no README command writes (besides the other shards)."""
+
+
+def readme_commands() -> list[str]:
+    """The command lines of every shell block (fenced ``sh`` or plain, every line a command), comments
+    dropped."""
+    commands = []
+    for language, body in re.findall(r"```(\w*)\n(.*?)```", README.read_text(), re.S):
+        lines = [line.split("  #")[0].strip() for line in body.splitlines() if line.strip()]
+        if (
+            language in ("sh", "")
+            and lines
+            and all(re.match(r"(python opperf\.py|opperf |make )", x) for x in lines)
+        ):
+            commands += lines
+    return commands
+
+
+def bounded(command: str) -> list[str]:
+    """The command's arguments for ``main``, made small where it would run long."""
+    for pattern, replacement, _ in BOUNDED:
+        if not (command.startswith("python opperf.py list") and pattern.startswith("--categories")):
+            command = re.sub(pattern, replacement, command)
+    words = shlex.split(command)
+    words = words[2:] if words[0] == "python" else words[1:]
+    subcommand = words[0] if words and not words[0].startswith("-") else "sweep"
+    if "--version" in words:
+        return words
+    if "--shard" in words:
+        words += SHARDED
+    elif subcommand in ("sweep", "compare", "ab") and not {"--ops", "--configs"} & set(words):
+        words += ["--ops", "exp"]  # the whole registry, or every default operator, takes minutes
+    return words + EXTRA.get(subcommand, [])
+
+
+def _make_inputs(folder: Path) -> None:
+    """The files README commands read but none writes: a small sweep's results under each name, and
+    the shards besides the one the README runs."""
+    source = folder / "input.json"
+    in_process = ["--no-isolation", *FAST]  # no worker to start: these only make files to read
+    assert main(["--ops", "exp", *in_process, "--output-file", str(source)]) == 0
+    for name in INPUTS:
+        (folder / name).parent.mkdir(exist_ok=True)
+        shutil.copy(source, folder / name)
+    for shard in (1, 3, 4):
+        output = f"part{shard}.json"
+        assert main(["--shard", f"{shard}/4", *SHARDED, *in_process, "--output-file", output]) == 0
+
+
+def test_the_readme_has_command_blocks():
+    commands = readme_commands()
+    assert len(commands) >= 20 and any("--ops add" in c or ",add" in c for c in commands)
+
+
+@pytest.mark.slow
+def test_every_readme_command_runs(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    _make_inputs(tmp_path)
+    ran, skipped = [], []
+    for command in readme_commands():
+        reason = next((why for marker, why in SKIPPED.items() if marker in command), None)
+        if reason:
+            skipped.append(f"{command}: {reason}")
+            continue
+        words = bounded(command)
+        try:
+            status = main(words)
+        except SystemExit as stop:  # --version, as argparse ends it
+            status = stop.code
+        err = capsys.readouterr().err
+        assert status in (0, 1), f"{command} -> {shlex.join(words)}: exit {status}\n{err}"
+        assert "Traceback" not in err and "error:" not in err, f"{command}:\n{err}"
+        ran.append(command)
+    print(f"{len(ran)} README commands ran; skipped: {skipped}")
+    assert len(ran) >= 20
+    for written in ("results.md", "conv.md", "torch.md", "compare.md", "ab.json", "all.json", "report.html"):
+        assert (tmp_path / written).stat().st_size > 0, written
