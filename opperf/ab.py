@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import math
+import statistics
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -33,15 +34,18 @@ from opperf.isolation import BuildDescription, IsolatedRunner
 from opperf.op_info import OpInfo
 from opperf.options import RunOptions
 from opperf.report.document import SCHEMA_VERSION, record
-from opperf.results import BenchmarkSpec, Measurement
+from opperf.results import BenchmarkSpec, Measurement, Status
+from opperf.sampling import SETTLE_WINDOW, WARMUP_SHARE, SamplingPlan
 from opperf.sweep import SweepConfig, plan_operator, select_operators
 from opperf.utils.affinity import available_cpus, worker_cpus
 from opperf.utils.environment import Machine
 
 SIDES = ("base", "new")
-DEFAULT_ROUNDS = 3
+DEFAULT_ROUNDS = 6
 MAX_ROUND_TARGET = 0.2
 """The loosest precision target a round is given, however many rounds there are."""
+REWARM_PASSES = SETTLE_WINDOW
+"""The most warm-up passes a round after the first runs: enough to see times settle again."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,36 @@ def round_options(options: RunOptions, rounds: int) -> RunOptions:
     mostly stop early, at their target)."""
     target = min(options.target_precision * math.sqrt(rounds), MAX_ROUND_TARGET)
     return replace(options, budget_s=options.budget_s / rounds, target_precision=target)
+
+
+def round_plan(plan: SamplingPlan, rounds: int, index: int, pass_s: float | None) -> SamplingPlan:
+    """Round ``index``'s share of a configuration's sampling ``plan`` (already ``round_options``'s).
+
+    Every round takes at least ceil(min_runs / rounds) samples, so the rounds together take the
+    configuration's minimum, not ``rounds`` times it: held to the whole minimum, a round of a slow
+    configuration (20 ms a pass and more) spent several times its budget share, and such
+    configurations cost 7x a sweep. Round 0 warms up as a sweep does; later rounds only re-warm
+    (the other side's worker ran on the same CPUs meanwhile), with at most ``REWARM_PASSES``
+    passes, and none when one pass (``pass_s``, the previous round's forward and backward medians)
+    takes longer than the round's warm-up share of its budget. Fixed counts (``--warmup``,
+    ``--runs``) mean exactly that many passes in every round, and are left as they are."""
+    if not plan.adaptive:
+        return plan
+    min_runs = max(1, math.ceil(plan.min_runs / rounds))
+    plan = replace(plan, min_runs=min_runs, max_runs=max(plan.max_runs, min_runs))
+    if index == 0 or plan.warmup is not None:
+        return plan
+    slow = pass_s is not None and pass_s > plan.budget_s * WARMUP_SHARE
+    return replace(plan, max_warmup=0 if slow else min(REWARM_PASSES, plan.max_warmup))
+
+
+def pass_seconds(measurement: Measurement | None) -> float | None:
+    """Seconds of one full pass (forward and backward medians) of a measured round; None if it
+    did not measure."""
+    if measurement is None or measurement.status is not Status.OK or not measurement.forward:
+        return None
+    seconds = statistics.median(measurement.forward)
+    return seconds + (statistics.median(measurement.backward) if measurement.backward else 0.0)
 
 
 def order(round_index: int) -> tuple[str, str]:
@@ -164,11 +198,17 @@ def _interleaved(
     specs: Sequence[BenchmarkSpec], runners: Mapping[str, IsolatedRunner], rounds: int
 ) -> list[Pair]:
     """Each configuration's rounds, the sides taking turns; every measurement is one worker call,
-    on the preparation each side's worker made in the configuration's first round."""
+    on the preparation each side's worker made in the configuration's first round, with the round's
+    share of the plan (``round_plan``)."""
     pairs = []
     for spec in specs:
+        last: dict[str, Measurement] = {}
         for round_index in range(rounds):
-            measured = {side: runners[side].run_round(spec, round_index) for side in order(round_index)}
+            measured = {}
+            for side in order(round_index):
+                plan = round_plan(spec.options.plan, rounds, round_index, pass_seconds(last.get(side)))
+                measured[side] = runners[side].run_round(spec, round_index, plan)
+                last[side] = measured[side].measurement
             pairs.append(
                 Pair(
                     round_index,
