@@ -6,12 +6,14 @@ that take turns per configuration see the same ones. Each configuration is measu
 rounds, base then new in even rounds and new then base in odd ones (A B, B A, A B, ...), so neither
 side always goes first; each side's workers run its own interpreter (``--base-python``,
 ``--new-python``: another build of the framework) with its own environment (``--base-env``,
-``--new-env``: a setting such as ``MXNET_MKLDNN_ENABLED=0``). Each side's worker prepares a
-configuration once (inputs, passes, the backward probe), in its first round, and probes its peak
-memory then; every round is a warm-up and an adaptive measurement on that preparation with
-``1/rounds`` of the sweep's time budget and a precision target sqrt(rounds) times looser
-(``round_options``), so the job costs about two sweeps. Each record says which round's preparation
-it used (``prepared_in_round``).
+``--new-env``: a setting such as ``MXNET_MKLDNN_ENABLED=0``). A round is a pass over every
+configuration in fresh workers on both sides (a worker's state outlives its configurations and would
+otherwise be the same in every round: ``_interleaved``); each side's worker prepares a configuration
+(inputs, passes, the backward probe) in each round, probes its peak memory in round 0 only, and
+measures it with ``1/rounds`` of the sweep's time budget, a precision target sqrt(rounds) times looser
+(``round_options``), its share of the minimum sample count and, after round 0, a short re-warm
+(``round_plan``), so the job costs about two and a half sweeps. Each record says which round's
+preparation it used (``prepared_in_round``).
 
 The pairs of a round are the unit of replication: ``opperf diff AB.json`` tests the per-round log
 ratios of each configuration (``opperf.verdicts``).
@@ -25,13 +27,12 @@ import math
 import statistics
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from opperf.errors import OpperfError
 from opperf.frameworks import get_backend
 from opperf.isolation import BuildDescription, IsolatedRunner
-from opperf.op_info import OpInfo
 from opperf.options import RunOptions
 from opperf.report.document import SCHEMA_VERSION, record
 from opperf.results import BenchmarkSpec, Measurement, Status
@@ -85,7 +86,8 @@ class AbResult:
     interrupted: bool
 
 
-Progress = Callable[[int, int, OpInfo], None]
+Progress = Callable[[int, int, BenchmarkSpec], None]
+"""Called after each pair: measurements done, measurements in all, the configuration."""
 
 
 def round_options(options: RunOptions, rounds: int) -> RunOptions:
@@ -171,14 +173,15 @@ def run_ab(
         }
         descriptions = {side: runners[side].describe() for side in SIDES}
         try:
-            for index, op in enumerate(operators, start=1):
-                planned = plan_operator(op, config, backend)
-                if isinstance(planned, Measurement):
-                    skipped.append(planned)
-                    continue
-                pairs += _interleaved(planned, runners, rounds)
-                if progress is not None:
-                    progress(index, len(operators), op)
+            planned: list[BenchmarkSpec] = []
+            for op in operators:
+                specs = plan_operator(op, config, backend)
+                if isinstance(specs, Measurement):
+                    skipped.append(specs)
+                else:
+                    planned += specs
+            for pair in _interleaved(planned, runners, rounds, progress):
+                pairs.append(pair)
         except KeyboardInterrupt:
             interrupted = True
     return AbResult(
@@ -195,29 +198,41 @@ def run_ab(
 
 
 def _interleaved(
-    specs: Sequence[BenchmarkSpec], runners: Mapping[str, IsolatedRunner], rounds: int
-) -> list[Pair]:
-    """Each configuration's rounds, the sides taking turns; every measurement is one worker call,
-    on the preparation each side's worker made in the configuration's first round, with the round's
-    share of the plan (``round_plan``)."""
-    pairs = []
-    for spec in specs:
-        last: dict[str, Measurement] = {}
-        for round_index in range(rounds):
+    specs: Sequence[BenchmarkSpec],
+    runners: Mapping[str, IsolatedRunner],
+    rounds: int,
+    progress: Progress | None = None,
+) -> Iterator[Pair]:
+    """The rounds, each a pass over every configuration with the sides taking turns per
+    configuration, and fresh workers on both sides for every round; each measurement is one worker
+    call with the round's share of the plan (``round_plan``).
+
+    A worker's state outlives its configurations: in jobs over 578 rows, measured here, after the
+    large convolution and pooling configurations one side's worker ran a dozen memory-bound
+    element-wise operators 5-11% faster or slower than the other's, in every round, which paired
+    rounds in one worker pair cannot tell from a change of build (A/A jobs called 4% of rows
+    changed). With each round in its own workers, such a state varies from round to round and
+    shows in the rounds' disagreement instead; the two sides of a configuration in one round stay
+    adjacent in time."""
+    last: dict[tuple[BenchmarkSpec, str], Measurement] = {}
+    for round_index in range(rounds):
+        for side in SIDES if round_index else ():
+            runners[side].close()  # the next request starts a fresh worker
+        for done, spec in enumerate(specs, start=1):
             measured = {}
             for side in order(round_index):
-                plan = round_plan(spec.options.plan, rounds, round_index, pass_seconds(last.get(side)))
+                previous = pass_seconds(last.get((spec, side)))
+                plan = round_plan(spec.options.plan, rounds, round_index, previous)
                 measured[side] = runners[side].run_round(spec, round_index, plan)
-                last[side] = measured[side].measurement
-            pairs.append(
-                Pair(
-                    round_index,
-                    measured["base"].measurement,
-                    measured["new"].measurement,
-                    {side: measured[side].prepared_in for side in SIDES},
-                )
+                last[spec, side] = measured[side].measurement
+            yield Pair(
+                round_index,
+                measured["base"].measurement,
+                measured["new"].measurement,
+                {side: measured[side].prepared_in for side in SIDES},
             )
-    return pairs
+            if progress is not None:
+                progress(round_index * len(specs) + done, rounds * len(specs), spec)
 
 
 def mismatches(descriptions: Mapping[str, BuildDescription | None]) -> list[str]:

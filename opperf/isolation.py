@@ -60,9 +60,10 @@ class DescribeProbe:
 @dataclass(frozen=True)
 class Round:
     """Measure round ``index`` of ``spec`` (an A/B job's rounds of one configuration). The worker
-    prepares the spec's inputs and passes once, in round 0 or when it holds another spec's (a fresh
-    worker after a crash), and measures every later round on that preparation; only the round that
-    prepared probes peak memory. The memory and the preparation are a configuration's, not a round's.
+    prepares the spec's inputs and passes in round 0 or when it holds another spec's (an A/B job's
+    rounds each pass over every configuration, in fresh workers), and measures a later round of the
+    spec it holds on that preparation; only round 0 probes peak memory, a configuration's, not a
+    round's.
     ``plan`` is the round's sampling plan (its share of the spec's, ``opperf.ab.round_plan``); None
     measures with the spec's own."""
 
@@ -98,7 +99,7 @@ class _Prepared:
         if isinstance(self.passes, Measurement):
             return RoundMeasured(self.passes, self.round)
         measurement = harness.measure_prepared(
-            session, job.spec, self.passes, probe_memory=first, plan=job.plan
+            session, job.spec, self.passes, probe_memory=job.index == 0, plan=job.plan
         )
         return RoundMeasured(measurement, self.round)
 
