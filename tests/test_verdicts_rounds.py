@@ -96,3 +96,16 @@ def test_rows_of_different_noise_give_a_standardised_null_near_one():
     assert model.standardised is not None
     assert 0.5 < math.sqrt(model.standardised.s2) < 1.5
     assert noise_model(contrasts).standardised is None  # separate sweeps: no scores
+
+
+def test_paired_rows_with_replicates_are_not_held_to_the_raw_null():
+    """The raw log ratios' null (here a 50% scale, as rows of very different noise would give) is
+    not the null of a paired row with replicates: the standardised null (scale 1) and the
+    moderated t decide, so p is the t's. A paired row without replicates keeps the raw null."""
+    prior = Prior(s2=0.0004, df=math.inf, source="test")
+    model = NoiseModel(0.0, Prior(0.25, math.inf, "raw"), prior, 40, Prior(1.0, math.inf, "z"))
+    se = 0.02 / math.sqrt(3)
+    row = row_test(Contrast.paired([0.1, 0.1, 0.1]), model)
+    assert row.p == pytest.approx(math.erfc(0.1 / se / math.sqrt(2)))
+    single = row_test(Contrast.paired([0.1]), model)
+    assert single.p == pytest.approx(math.erfc(0.1 / 0.5 / math.sqrt(2)))
