@@ -12,8 +12,8 @@ otherwise be the same in every round: ``_interleaved``); each side's worker prep
 (inputs, passes, the backward probe) in each round, probes its peak memory in round 0 only, and
 measures it with ``1/rounds`` of the sweep's time budget, a precision target sqrt(rounds) times looser
 (``round_options``), its share of the minimum sample count and, after round 0, a short re-warm
-(``round_plan``), so the job costs about two and a half sweeps. Each record says which round's
-preparation it used (``prepared_in_round``).
+(``round_plan``). The job cost 3.6 sweeps here, the rounds' preparations and worker starts a third
+of it. Each record says which round's preparation it used (``prepared_in_round``).
 
 The pairs of a round are the unit of replication: ``opperf diff AB.json`` tests the per-round log
 ratios of each configuration (``opperf.verdicts``).
