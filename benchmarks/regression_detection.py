@@ -92,9 +92,10 @@ def power(rows: Sequence[dict], injected: set[str]) -> str:
     others = [r for r in rows if r["op"] not in injected]
     false = sum(r["verdict"] in ("slower", "faster") for r in others)
     share = f"{slower / len(affected):.0%}" if affected else "n/a"
+    false_share = f"{false / len(others):.1%}" if others else "n/a"
     return (
         f"  affected rows above 100 us: {slower} of {len(affected)} slower ({share}); "
-        f"other rows called changed: {false}"
+        f"other rows (an A/A in the same job) called changed: {false} of {len(others)} ({false_share})"
     )
 
 
@@ -109,6 +110,7 @@ def main() -> None:
     parser.add_argument("--categories", default="", help="the selection (default: the whole registry)")
     parser.add_argument("--ops", default="", help="the selection, by operator")
     parser.add_argument("--scenarios", default=",".join(SCENARIOS), help=f"of {', '.join(SCENARIOS)}")
+    parser.add_argument("--rounds", default=None, help="the A/B jobs' --rounds (default: ab's own)")
     parser.add_argument("--keep", default=None, help="write the jobs' files into this folder and keep them")
     arguments = parser.parse_args()
     selection = [*(["--categories", arguments.categories] if arguments.categories else []),
@@ -124,7 +126,8 @@ def main() -> None:
 
         def ab(name: str, *flags: str) -> tuple[str, float]:
             output = str(path / f"{name}.json")
-            return output, opperf("ab", *selection, *flags, "--output-file", output)
+            rounds = ["--rounds", arguments.rounds] if arguments.rounds else []
+            return output, opperf("ab", *selection, *rounds, *flags, "--output-file", output)
 
         sweep_seconds = None
         if "aa-ab" in chosen:

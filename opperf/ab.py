@@ -6,12 +6,14 @@ that take turns per configuration see the same ones. Each configuration is measu
 rounds, base then new in even rounds and new then base in odd ones (A B, B A, A B, ...), so neither
 side always goes first; each side's workers run its own interpreter (``--base-python``,
 ``--new-python``: another build of the framework) with its own environment (``--base-env``,
-``--new-env``: a setting such as ``MXNET_MKLDNN_ENABLED=0``). Each side's worker prepares a
-configuration once (inputs, passes, the backward probe), in its first round, and probes its peak
-memory then; every round is a warm-up and an adaptive measurement on that preparation with
-``1/rounds`` of the sweep's time budget and a precision target sqrt(rounds) times looser
-(``round_options``), so the job costs about two sweeps. Each record says which round's preparation
-it used (``prepared_in_round``).
+``--new-env``: a setting such as ``MXNET_MKLDNN_ENABLED=0``). A round is a pass over every
+configuration in fresh workers on both sides (a worker's state outlives its configurations and would
+otherwise be the same in every round: ``_interleaved``); each side's worker prepares a configuration
+(inputs, passes, the backward probe) in each round, probes its peak memory in round 0 only, and
+measures it with ``1/rounds`` of the sweep's time budget, a precision target sqrt(rounds) times looser
+(``round_options``), its share of the minimum sample count and, after round 0, a short re-warm
+(``round_plan``). The job cost 3.6 sweeps here, the rounds' preparations and worker starts a third
+of it. Each record says which round's preparation it used (``prepared_in_round``).
 
 The pairs of a round are the unit of replication: ``opperf diff AB.json`` tests the per-round log
 ratios of each configuration (``opperf.verdicts``).
@@ -22,26 +24,29 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import math
+import statistics
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from opperf.errors import OpperfError
 from opperf.frameworks import get_backend
 from opperf.isolation import BuildDescription, IsolatedRunner
-from opperf.op_info import OpInfo
 from opperf.options import RunOptions
 from opperf.report.document import SCHEMA_VERSION, record
-from opperf.results import BenchmarkSpec, Measurement
+from opperf.results import BenchmarkSpec, Measurement, Status
+from opperf.sampling import SETTLE_WINDOW, WARMUP_SHARE, SamplingPlan
 from opperf.sweep import SweepConfig, plan_operator, select_operators
 from opperf.utils.affinity import available_cpus, worker_cpus
 from opperf.utils.environment import Machine
 
 SIDES = ("base", "new")
-DEFAULT_ROUNDS = 3
+DEFAULT_ROUNDS = 6
 MAX_ROUND_TARGET = 0.2
 """The loosest precision target a round is given, however many rounds there are."""
+REWARM_PASSES = SETTLE_WINDOW
+"""The most warm-up passes a round after the first runs: enough to see times settle again."""
 
 
 @dataclass(frozen=True)
@@ -81,7 +86,8 @@ class AbResult:
     interrupted: bool
 
 
-Progress = Callable[[int, int, OpInfo], None]
+Progress = Callable[[int, int, BenchmarkSpec], None]
+"""Called after each pair: measurements done, measurements in all, the configuration."""
 
 
 def round_options(options: RunOptions, rounds: int) -> RunOptions:
@@ -93,6 +99,36 @@ def round_options(options: RunOptions, rounds: int) -> RunOptions:
     mostly stop early, at their target)."""
     target = min(options.target_precision * math.sqrt(rounds), MAX_ROUND_TARGET)
     return replace(options, budget_s=options.budget_s / rounds, target_precision=target)
+
+
+def round_plan(plan: SamplingPlan, rounds: int, index: int, pass_s: float | None) -> SamplingPlan:
+    """Round ``index``'s share of a configuration's sampling ``plan`` (already ``round_options``'s).
+
+    Every round takes at least ceil(min_runs / rounds) samples, so the rounds together take the
+    configuration's minimum, not ``rounds`` times it: held to the whole minimum, a round of a slow
+    configuration (20 ms a pass and more) spent several times its budget share, and such
+    configurations cost 7x a sweep. Round 0 warms up as a sweep does; later rounds only re-warm
+    (the other side's worker ran on the same CPUs meanwhile), with at most ``REWARM_PASSES``
+    passes, and none when one pass (``pass_s``, the previous round's forward and backward medians)
+    takes longer than the round's warm-up share of its budget. Fixed counts (``--warmup``,
+    ``--runs``) mean exactly that many passes in every round, and are left as they are."""
+    if not plan.adaptive:
+        return plan
+    min_runs = max(1, math.ceil(plan.min_runs / rounds))
+    plan = replace(plan, min_runs=min_runs, max_runs=max(plan.max_runs, min_runs))
+    if index == 0 or plan.warmup is not None:
+        return plan
+    slow = pass_s is not None and pass_s > plan.budget_s * WARMUP_SHARE
+    return replace(plan, max_warmup=0 if slow else min(REWARM_PASSES, plan.max_warmup))
+
+
+def pass_seconds(measurement: Measurement | None) -> float | None:
+    """Seconds of one full pass (forward and backward medians) of a measured round; None if it
+    did not measure."""
+    if measurement is None or measurement.status is not Status.OK or not measurement.forward:
+        return None
+    seconds = statistics.median(measurement.forward)
+    return seconds + (statistics.median(measurement.backward) if measurement.backward else 0.0)
 
 
 def order(round_index: int) -> tuple[str, str]:
@@ -137,14 +173,15 @@ def run_ab(
         }
         descriptions = {side: runners[side].describe() for side in SIDES}
         try:
-            for index, op in enumerate(operators, start=1):
-                planned = plan_operator(op, config, backend)
-                if isinstance(planned, Measurement):
-                    skipped.append(planned)
-                    continue
-                pairs += _interleaved(planned, runners, rounds)
-                if progress is not None:
-                    progress(index, len(operators), op)
+            planned: list[BenchmarkSpec] = []
+            for op in operators:
+                specs = plan_operator(op, config, backend)
+                if isinstance(specs, Measurement):
+                    skipped.append(specs)
+                else:
+                    planned += specs
+            for pair in _interleaved(planned, runners, rounds, progress):
+                pairs.append(pair)
         except KeyboardInterrupt:
             interrupted = True
     return AbResult(
@@ -161,23 +198,41 @@ def run_ab(
 
 
 def _interleaved(
-    specs: Sequence[BenchmarkSpec], runners: Mapping[str, IsolatedRunner], rounds: int
-) -> list[Pair]:
-    """Each configuration's rounds, the sides taking turns; every measurement is one worker call,
-    on the preparation each side's worker made in the configuration's first round."""
-    pairs = []
-    for spec in specs:
-        for round_index in range(rounds):
-            measured = {side: runners[side].run_round(spec, round_index) for side in order(round_index)}
-            pairs.append(
-                Pair(
-                    round_index,
-                    measured["base"].measurement,
-                    measured["new"].measurement,
-                    {side: measured[side].prepared_in for side in SIDES},
-                )
+    specs: Sequence[BenchmarkSpec],
+    runners: Mapping[str, IsolatedRunner],
+    rounds: int,
+    progress: Progress | None = None,
+) -> Iterator[Pair]:
+    """The rounds, each a pass over every configuration with the sides taking turns per
+    configuration, and fresh workers on both sides for every round; each measurement is one worker
+    call with the round's share of the plan (``round_plan``).
+
+    A worker's state outlives its configurations: in jobs over 578 rows, measured here, after the
+    large convolution and pooling configurations one side's worker ran a dozen memory-bound
+    element-wise operators 5-11% faster or slower than the other's, in every round, which paired
+    rounds in one worker pair cannot tell from a change of build (A/A jobs called 4% of rows
+    changed). With each round in its own workers, such a state varies from round to round and
+    shows in the rounds' disagreement instead; the two sides of a configuration in one round stay
+    adjacent in time."""
+    last: dict[tuple[BenchmarkSpec, str], Measurement] = {}
+    for round_index in range(rounds):
+        for side in SIDES if round_index else ():
+            runners[side].close()  # the next request starts a fresh worker
+        for done, spec in enumerate(specs, start=1):
+            measured = {}
+            for side in order(round_index):
+                previous = pass_seconds(last.get((spec, side)))
+                plan = round_plan(spec.options.plan, rounds, round_index, previous)
+                measured[side] = runners[side].run_round(spec, round_index, plan)
+                last[spec, side] = measured[side].measurement
+            yield Pair(
+                round_index,
+                measured["base"].measurement,
+                measured["new"].measurement,
+                {side: measured[side].prepared_in for side in SIDES},
             )
-    return pairs
+            if progress is not None:
+                progress(round_index * len(specs) + done, rounds * len(specs), spec)
 
 
 def mismatches(descriptions: Mapping[str, BuildDescription | None]) -> list[str]:

@@ -193,13 +193,18 @@ def prepare(
 
 
 def measure_prepared(
-    session: Session, spec: BenchmarkSpec, passes: Passes, probe_memory: bool = True
+    session: Session,
+    spec: BenchmarkSpec,
+    passes: Passes,
+    probe_memory: bool = True,
+    plan: SamplingPlan | None = None,
 ) -> Measurement:
     """Warm up and sample ``passes`` of a prepared ``spec``; ``probe_memory`` False leaves the
-    peak-memory probe out (a later round of a configuration whose first round probed it)."""
+    peak-memory probe out (a later round of a configuration whose first round probed it); ``plan``,
+    when given, replaces the spec's sampling plan (a round's share of it, ``opperf.ab.round_plan``)."""
     try:
         with passes.scope():
-            return _measure_passes(session, spec, passes, probe_memory)
+            return _measure_passes(session, spec, passes, probe_memory, plan or spec.options.plan)
     except SkipError as error:
         return Measurement(spec=spec, status=Status.SKIPPED, reason=str(error))
     except Exception as error:
@@ -208,18 +213,20 @@ def measure_prepared(
         session.settle()
 
 
-def _measure_passes(session: Session, spec: BenchmarkSpec, passes: Passes, probe_memory: bool) -> Measurement:
+def _measure_passes(
+    session: Session, spec: BenchmarkSpec, passes: Passes, probe_memory: bool, plan: SamplingPlan
+) -> Measurement:
     sampler = session.sampler(spec.options.profiler, spec.options.device)
     before = load.snapshot()
     started = time.perf_counter()
     note = None
     try:
-        samples = sampler.sample(passes, spec.options.plan)
+        samples = sampler.sample(passes, plan)
     except UnmeasurableError as error:
         if spec.options.profiler == "python":
             raise
         spec = replace(spec, options=replace(spec.options, profiler="python"))
-        samples = session.sampler("python", spec.options.device).sample(passes, spec.options.plan)
+        samples = session.sampler("python", spec.options.device).sample(passes, plan)
         note = f"{error}: timed by the python timer instead"
     sampling_s = time.perf_counter() - started
     sampled = _with_injected_slowdown(spec.op, samples.sampled)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO
 
 from opperf.results import BenchmarkSpec, Measurement, Status
+from opperf.sampling import SamplingPlan
 from opperf.utils.affinity import pin_process
 from opperf.utils.memory import peak_rss_bytes
 from opperf.utils.memory_guard import MemoryGuard, OutOfMemory
@@ -62,12 +63,16 @@ class DescribeProbe:
 @dataclass(frozen=True)
 class Round:
     """Measure round ``index`` of ``spec`` (an A/B job's rounds of one configuration). The worker
-    prepares the spec's inputs and passes once, in round 0 or when it holds another spec's (a fresh
-    worker after a crash), and measures every later round on that preparation; only the round that
-    prepared probes peak memory. The memory and the preparation are a configuration's, not a round's."""
+    prepares the spec's inputs and passes in round 0 or when it holds another spec's (an A/B job's
+    rounds each pass over every configuration, in fresh workers), and measures a later round of the
+    spec it holds on that preparation; only round 0 probes peak memory, a configuration's, not a
+    round's.
+    ``plan`` is the round's sampling plan (its share of the spec's, ``opperf.ab.round_plan``); None
+    measures with the spec's own."""
 
     spec: BenchmarkSpec
     index: int
+    plan: SamplingPlan | None = None
 
 
 @dataclass(frozen=True)
@@ -96,7 +101,9 @@ class _Prepared:
             self.spec, self.passes, self.round = job.spec, harness.prepare(session, job.spec), job.index
         if isinstance(self.passes, Measurement):
             return RoundMeasured(self.passes, self.round)
-        measurement = harness.measure_prepared(session, job.spec, self.passes, probe_memory=first)
+        measurement = harness.measure_prepared(
+            session, job.spec, self.passes, probe_memory=job.index == 0, plan=job.plan
+        )
         return RoundMeasured(measurement, self.round)
 
     def release(self) -> None:
@@ -290,10 +297,10 @@ class IsolatedRunner:
         except (EOFError, OSError, pickle.UnpicklingError):
             return self._crashed(job)
 
-    def run_round(self, spec: BenchmarkSpec, index: int) -> RoundMeasured:
-        """Round ``index`` of ``spec``, measured on the worker's preparation of it (made in round 0,
-        or again by a fresh worker); within ``timeout_s``."""
-        reply = self._request(Round(spec, index), spec, self._timeout_s)
+    def run_round(self, spec: BenchmarkSpec, index: int, plan: SamplingPlan | None = None) -> RoundMeasured:
+        """Round ``index`` of ``spec``, measured with ``plan`` (None: the spec's own) on the worker's
+        preparation of it (made in round 0, or again by a fresh worker); within ``timeout_s``."""
+        reply = self._request(Round(spec, index, plan), spec, self._timeout_s)
         return RoundMeasured(reply, index) if isinstance(reply, Measurement) else reply
 
     def harness_overhead(self, profiler: str, device: str) -> float | None:

@@ -33,6 +33,12 @@ SETTLE_WINDOW = 3
 SETTLE_TOLERANCE = 0.15
 """How far (relative) the slowest of the settle window may be above its fastest."""
 
+JUDGED_RUNS = 5
+"""The fewest samples whose median interval is judged against the target: with fewer, the interval
+(order statistics) is the whole range of a handful of samples, narrow by chance. A plan's
+``min_runs`` may be lower (a round of an A/B job takes its share of a configuration's minimum);
+precision is still judged only from here on."""
+
 CHECK_GROWTH = 1.1
 """Precision is rechecked each time the sample count grows by this factor, not after every pass, so
 the check's own cost stays small next to microsecond operators."""
@@ -152,9 +158,14 @@ def collect(
         return result(StopReason.FIXED, None)
 
     def precise() -> bool:
-        return is_precise(forward, plan.target) and (not backward or is_precise(backward, plan.target))
+        judged = len(forward) >= JUDGED_RUNS
+        return (
+            judged
+            and is_precise(forward, plan.target)
+            and (not backward or is_precise(backward, plan.target))
+        )
 
-    start, next_check = clock(), plan.min_runs
+    start, next_check = clock(), max(plan.min_runs, JUDGED_RUNS)
     while True:
         take()
         if len(forward) >= next_check:

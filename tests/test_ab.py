@@ -11,11 +11,20 @@ import sys
 
 import pytest
 
-from opperf.ab import MAX_ROUND_TARGET, mismatches, order, round_options
+from opperf.ab import (
+    MAX_ROUND_TARGET,
+    REWARM_PASSES,
+    mismatches,
+    order,
+    pass_seconds,
+    round_options,
+    round_plan,
+)
 from opperf.cli import main
 from opperf.isolation import BuildDescription, IsolatedRunner
 from opperf.options import RunOptions
-from opperf.results import BenchmarkSpec, Status, TensorSpec, freeze_inputs
+from opperf.results import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs
+from opperf.sampling import SamplingPlan
 from opperf.verdicts.decide import Verdict
 from opperf.verdicts.diff import diff
 from opperf.verdicts.load import Key, PhaseRun, Run, RunRecord
@@ -50,8 +59,9 @@ def test_two_interpreters_one_with_an_environment_change(tmp_path, capsys):
     configurations = {(r["op"], json.dumps(r["inputs"], sort_keys=True)) for r in records}
     assert len(records) == len(configurations) * 2 * 2  # rounds x sides
     assert {(r["side"], r["round"]) for r in records} == {(s, k) for s in ("base", "new") for k in (0, 1)}
-    # One preparation and one memory probe per configuration and side, both in round 0.
-    assert {r["prepared_in_round"] for r in records} == {0}
+    # Each round passes over every configuration in its own workers, so prepares each configuration
+    # again; only round 0 probes peak memory.
+    assert all(r["prepared_in_round"] == r["round"] for r in records)
     assert all((r["memory_peak_bytes"] is not None) == (r["round"] == 0) for r in records)
 
     def median(op: str, side: str) -> float:
@@ -71,10 +81,10 @@ def _exp(shape: tuple[int, ...]) -> BenchmarkSpec:
     return BenchmarkSpec("mx.nd", "exp", freeze_inputs({"data": TensorSpec(shape)}), options)
 
 
-def test_rounds_share_one_preparation_and_one_memory_probe():
-    """A worker prepares a configuration in round 0 and measures its later rounds on that
-    preparation; a round of a configuration it does not hold (a fresh worker after a crash, say)
-    prepares it there, and only a preparing round probes peak memory."""
+def test_a_held_preparation_is_reused_and_only_round_0_probes_memory():
+    """A worker measures later rounds of the configuration it holds on that preparation; a round of
+    a configuration it does not hold (the next configuration of an A/B round, or a fresh worker)
+    prepares it there; only round 0 probes peak memory."""
     first, second = _exp((64, 64)), _exp((32, 32))
     with IsolatedRunner(timeout_s=120, threads=1) as runner:
         rounds = [runner.run_round(first, index) for index in range(3)]
@@ -84,7 +94,7 @@ def test_rounds_share_one_preparation_and_one_memory_probe():
     assert [r.prepared_in for r in rounds] == [0, 0, 0]
     assert [r.measurement.memory_peak_bytes is not None for r in rounds] == [True, False, False]
     assert rounds[1].measurement.backward and rounds[2].measurement.backward_reason is None
-    assert unheld.prepared_in == 1 and unheld.measurement.memory_peak_bytes is not None
+    assert unheld.prepared_in == 1 and unheld.measurement.memory_peak_bytes is None
     assert again.prepared_in == 2 and again.measurement.spec == first
 
 
@@ -153,3 +163,26 @@ def test_a_round_gets_a_share_of_the_budget_and_a_looser_target():
     assert round_options(options, 4) == RunOptions(budget_s=0.075, target_precision=0.04)
     assert round_options(options, 1) == options
     assert round_options(RunOptions(target_precision=0.1), 16).target_precision == MAX_ROUND_TARGET
+
+
+def test_a_round_takes_its_share_of_the_minimum_and_later_rounds_only_re_warm():
+    """By hand, for 6 rounds of a plan with a 5-sample minimum and 0.05 s a round (warm-up share
+    0.0125 s): every round may stop after ceil(5/6) = 1 sample; round 0 warms up as a sweep does,
+    later rounds with at most REWARM_PASSES passes, none when a pass takes longer than 0.0125 s."""
+    plan = SamplingPlan(budget_s=0.05, min_runs=5)
+    first = round_plan(plan, 6, 0, None)
+    assert first == SamplingPlan(budget_s=0.05, min_runs=1)
+    assert round_plan(plan, 6, 3, 0.001) == SamplingPlan(budget_s=0.05, min_runs=1, max_warmup=REWARM_PASSES)
+    assert round_plan(plan, 6, 3, 0.02).max_warmup == 0
+    assert round_plan(plan, 6, 3, None).max_warmup == REWARM_PASSES  # the last round did not measure
+    assert round_plan(plan, 2, 1, 0.001).min_runs == 3
+    fixed = SamplingPlan(warmup=2, runs=4)
+    assert round_plan(fixed, 6, 3, 0.02) == fixed  # fixed counts mean exactly that, every round
+
+
+def test_a_pass_is_the_forward_and_backward_medians():
+    spec = _exp((4, 4))
+    measured = Measurement(spec=spec, status=Status.OK, forward=(1.0, 3.0, 2.0), backward=(5.0, 4.0))
+    assert pass_seconds(measured) == 2.0 + 4.5
+    assert pass_seconds(Measurement(spec=spec, status=Status.FAILED, reason="x")) is None
+    assert pass_seconds(None) is None

@@ -111,3 +111,18 @@ def test_settling_needs_a_full_window_of_agreeing_times():
 def test_nonsensical_plans_are_refused(plan):
     with pytest.raises(ValueError):
         plan.validated()
+
+
+def test_a_lower_minimum_stops_on_the_budget_but_precision_is_judged_from_five_samples():
+    """A round of an A/B job takes its share of the minimum (here 1): a steady 1 ms operator still
+    takes the five samples precision is judged from, and a 40 ms one stops on the budget after one
+    sample, short of its target (one sample's interval is no interval)."""
+    clock = FakeClock()
+    run_pass, measure_pass = scripted(clock, [1e-3])
+    quick = sample(run_pass, measure_pass, SamplingPlan(min_runs=1), clock)
+    assert len(quick.forward) == 5 and quick.stop_reason is StopReason.PRECISE and quick.met_target
+    clock = FakeClock()
+    run_pass, measure_pass = scripted(clock, [40e-3])
+    slow = sample(run_pass, measure_pass, SamplingPlan(min_runs=1, budget_s=0.05, max_warmup=0), clock)
+    assert slow.warmup_runs == 0
+    assert len(slow.forward) == 1 and slow.stop_reason is StopReason.BUDGET and slow.met_target is False

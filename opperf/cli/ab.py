@@ -61,9 +61,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--rounds",
         default=DEFAULT_ROUNDS,
         type=whole(1, "rounds"),
-        help="rounds per configuration, the sides taking turns (each round gets 1/rounds of --budget and "
-        "a --target-precision sqrt(rounds) times looser) "
-        f"(default: {DEFAULT_ROUNDS})",
+        help="rounds, each a pass over the selection in fresh workers, the sides taking turns per "
+        "configuration (each round gets 1/rounds of --budget and a --target-precision sqrt(rounds) "
+        f"times looser) (default: {DEFAULT_ROUNDS})",
     )
     parser.add_argument("--output-file", required=True, help="the A/B file to write (JSON)")
     parser.add_argument(

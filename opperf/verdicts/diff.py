@@ -37,6 +37,8 @@ class Side:
     busy: bool
     busy_runs: int = 0
     imprecise_runs: int = 0
+    run_paired: tuple[float, ...] = ()
+    tick: float | None = None
 
     @property
     def runs(self) -> int:
@@ -126,6 +128,8 @@ def side(records: Sequence[RunRecord], phase: str) -> Side | None:
         busy=any(r.busy for r, _ in measured),
         busy_runs=sum(r.busy for r, _ in measured),
         imprecise_runs=sum(r.imprecise for r, _ in measured),
+        run_paired=tuple(m.paired_figure for _, m in measured),
+        tick=min((m.tick for _, m in measured if m.tick is not None), default=None),
     )
 
 
@@ -137,14 +141,16 @@ def doubt(base: Side, new: Side, rounds: bool = False) -> str | None:
     disqualify the row: its figure is the median of the side's runs, which a minority cannot carry,
     and the runs' spread enters its test (with three sweeps a side, an any-run rule left no row
     callable: nearly every row had one run of the six short of its target). Paired rounds of an A/B
-    job, whose sides share the machine's state turn by turn: a busy machine in most rounds (in
-    fewer, the rounds' disagreement shows it), and never a round's precision (each had a share of
-    the budget; the rounds' agreement is the row's precision)."""
+    job never: their sides share the machine's state turn by turn, so a busy machine shows in the
+    rounds' disagreement, which the row's test weighs (on this shared machine most rounds were
+    busy, and a rule of "busy in most rounds" left 30 of 43 rows with an injected 10% slowdown
+    uncalled, their rounds agreeing within 2%); and each round had a share of the budget, so the
+    rounds' agreement, not a round's precision target, is the row's precision."""
     reasons = [
         f"{flag} ({name})"
         for name, figures in (("base", base), ("new", new))
         for flag, raised in (
-            ("busy machine", 2 * figures.busy_runs > figures.runs if rounds else figures.busy),
+            ("busy machine", not rounds and figures.busy),
             ("short of its precision target", not rounds and 2 * figures.imprecise_runs >= figures.runs),
         )
         if raised
@@ -285,7 +291,7 @@ def _paired(
         b, n = side(base, phase), side(new, phase)
         if b is not None and n is not None:
             if rounds and b.runs == n.runs:
-                ratios = [math.log(y / x) for x, y in zip(b.run_medians, n.run_medians, strict=True)]
+                ratios = [math.log(y / x) for x, y in zip(b.run_paired, n.run_paired, strict=True)]
                 contrast = Contrast.paired(ratios)
             else:
                 contrast = Contrast.two_sample(
@@ -312,6 +318,18 @@ def _status_reason(base: Sequence[RunRecord], new: Sequence[RunRecord]) -> str |
     return next((r.reason for r in (*new, *base) if r.status != "ok" and r.reason), None)
 
 
+def measured_noise(c: Compared) -> float:
+    """What the two sides' measurements resolve, in log units (``decide.resolution``). Paired
+    rounds: one round's resolution over sqrt(rounds), since the row's figure combines its rounds,
+    and never less than one tick of a quantising timer on the faster side (a 5 us against a 6 us
+    median is one tick, not a 20% change)."""
+    measured = resolution(c.base.precision, c.new.precision)
+    if not c.contrast.from_rounds:
+        return measured
+    ticks = [side.tick / min(side.run_paired) for side in (c.base, c.new) if side.tick and side.run_paired]
+    return max([measured / math.sqrt(min(c.base.runs, c.new.runs)), *(math.log1p(t) for t in ticks)])
+
+
 def _timing_rows(
     compared: Sequence[Compared], threshold: float, alpha: float
 ) -> tuple[list[Row], NoiseModel | None]:
@@ -325,7 +343,7 @@ def _timing_rows(
     rows = []
     for c in compared:
         test, q = test_of.get(c), q_of.get(c)
-        row_noise = noise(test, resolution(c.base.precision, c.new.precision))
+        row_noise = noise(test, measured_noise(c))
         verdict, reason = Verdict.INCONCLUSIVE, c.doubt
         if c.doubt is None:
             verdict, reason = timing_verdict(c.contrast.estimate, test, q, row_noise, threshold, alpha)

@@ -84,6 +84,9 @@ def summary_dict(summary: Summary) -> dict[str, object]:
             "null": None
             if model.null is None
             else {"scale": significant(math.sqrt(model.null.s2), 3), "df": significant(model.null.df, 3)},
+            "standardised_null_scale": None
+            if model.standardised is None
+            else significant(math.sqrt(model.standardised.s2), 3),
             "variance_prior": None
             if model.prior is None
             else {"s2": significant(model.prior.s2, 3), "df": significant(model.prior.df, 3)},
