@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from opperf.errors import OpperfError, suggest
-from opperf.report.document import _spec_input as input_value
+from opperf.report.document import spec_input as input_value
 from opperf.results import BenchmarkSpec, InputValue, freeze_inputs
 
 FORMAT = "opperf-configs"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import gc
 import hashlib
 import os
 import sys
@@ -340,12 +341,22 @@ class InProcessRunner:
 
     def __init__(self, backend: Backend) -> None:
         self._session = backend.session
+        self._froze = False
 
     def __enter__(self) -> InProcessRunner:
+        """Freeze the objects alive now, as a worker does once its framework is loaded: the memory
+        probes' full collections then skip them (in a process holding two frameworks and a test
+        suite, each collection took 0.35 s, not a few milliseconds). Left alone if the caller froze
+        objects already."""
+        self._froze = gc.get_freeze_count() == 0
+        if self._froze:
+            gc.freeze()
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        """Nothing to stop."""
+        """Return the frozen objects to the collector."""
+        if self._froze:
+            gc.unfreeze()
 
     def run(self, specs: Sequence[BenchmarkSpec]) -> Iterator[Measurement]:
         return (harness.measure(self._session, spec) for spec in specs)

@@ -90,7 +90,7 @@ def record(measurement: Measurement, calibration: Calibration | None = None) -> 
     }
 
 
-def _spec_input(value: object) -> object:
+def spec_input(value: object) -> object:
     """A described input back as an input value: ``{"shape": [...]}`` is a tensor."""
     if isinstance(value, dict) and "shape" in value:
         sparse = {key: value[key] for key in ("storage", "density") if key in value}
@@ -98,7 +98,7 @@ def _spec_input(value: object) -> object:
     if isinstance(value, dict) and "alias_of" in value:
         return Alias(value["alias_of"], value["step"], value["count"])
     if isinstance(value, list):
-        return tuple(_spec_input(v) for v in value)
+        return tuple(spec_input(v) for v in value)
     return value
 
 
@@ -108,7 +108,7 @@ def measurement_from_record(result: dict[str, object]) -> Measurement:
     spec = BenchmarkSpec(
         namespace=result["namespace"],
         op=result["op"],
-        inputs=tuple((name, _spec_input(value)) for name, value in result["inputs"].items()),
+        inputs=tuple((name, spec_input(value)) for name, value in result["inputs"].items()),
         options=RunOptions.from_record(result),
         category=result["category"],
         function=_function_name(result),
