@@ -170,3 +170,14 @@ def test_the_variant_is_in_records_row_keys_csv_and_the_fused_report_section():
     assert "## Fused patterns" in render_fused(records)
     csv = render_csv({"results": records}).splitlines()
     assert "variant" in csv[0].split(",") and "fused" in csv[0].split(",")
+
+
+def test_explain_shows_a_patterns_layers_and_variants_and_float64_runs(capsys):
+    from opperf.cli import main
+
+    assert main(["explain", "conv_bn_add_relu", "--framework", "mxnet"]) == 0
+    out = capsys.readouterr().out
+    assert "layers:      conv -> bn -> add -> relu" in out
+    assert "fused/mkldnn: optimize_for(x, backend='MKLDNN')" in out and "1. data=1x64x56x56" in out
+    measured = _measure("torch", "conv_bn", "fused", "freeze", dtype="float64")
+    assert measured.status is Status.OK and measured.stage_check.agrees

@@ -64,15 +64,20 @@ class Staged:
 
 
 def build(spec: BenchmarkSpec) -> Pattern:
-    """``spec``'s pattern as a Gluon block with the seeded parameters (``opperf.fused.parameters``)."""
+    """``spec``'s pattern as a Gluon block with the seeded parameters (``opperf.fused.parameters``), on
+    the run's device in its dtype."""
     import mxnet as mx
+
+    from opperf.frameworks.mxnet.devices import context
 
     pattern = fused.entry(spec.op)
     config = dict(spec.inputs)
     block = _block(pattern.layers, config)
-    block.initialize(ctx=mx.cpu())
+    ctx = context(spec.options.device)
+    block.initialize(ctx=ctx)
     for name, value in fused.parameters(pattern, config, spec.options.seed).items():
-        _parameter(block, name).set_data(mx.nd.array(value))
+        _parameter(block, name).set_data(mx.nd.array(value, ctx=ctx))
+    block.cast(spec.options.dtype)
     names = tuple(n for n in _TENSORS if isinstance(config.get(n), TensorSpec))
     return Pattern(spec, block, names)
 

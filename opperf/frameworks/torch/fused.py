@@ -57,8 +57,11 @@ class Staged:
 
 
 def build(spec: BenchmarkSpec) -> Pattern:
-    """``spec``'s pattern as an eval-mode module with the seeded parameters (``opperf.fused.parameters``)."""
+    """``spec``'s pattern as an eval-mode module with the seeded parameters (``opperf.fused.parameters``),
+    on the run's device in its dtype."""
     import torch
+
+    from opperf.frameworks.torch.devices import torch_device
 
     pattern = fused.entry(spec.op)
     config = dict(spec.inputs)
@@ -67,6 +70,7 @@ def build(spec: BenchmarkSpec) -> Pattern:
         for name, value in fused.parameters(pattern, config, spec.options.seed).items():
             _parameter(module, name).copy_(torch.from_numpy(value))
     names = tuple(n for n in _TENSORS if isinstance(config.get(n), TensorSpec))
+    module = module.to(device=torch_device(spec.options.device), dtype=getattr(torch, spec.options.dtype))
     return Pattern(spec, module.eval(), names)
 
 
