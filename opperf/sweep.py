@@ -177,10 +177,13 @@ def specs_for(op: OpInfo, config: SweepConfig, backend: Backend) -> list[Benchma
     """One spec per input configuration ``op`` is measured with and stage the options name (a
     configuration's stages one after another; a fused pattern's variants of each stage, see
     ``opperf.fused.stage_variants``); raises NoRuleError when there are none."""
+    runs = stage_variants(op, config.options.stages)
+    if not runs:
+        raise NoRuleError(f"the fused stage is fused patterns' only (category fused); {op.name} is none")
     return [
         _spec(op, config.options, backend.applicable_inputs(op, inputs), stage, variant)
         for inputs in configurations_for(op, config)
-        for stage, variant in stage_variants(op, config.options.stages)
+        for stage, variant in runs
     ]
 
 

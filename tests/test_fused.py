@@ -15,6 +15,7 @@ from opperf.report.csv_report import render_csv
 from opperf.report.document import measurement_from_record, record
 from opperf.report.fused import fused_rows, render_fused
 from opperf.results import BenchmarkSpec, Measurement, Status, freeze_inputs
+from opperf.rules import NoRuleError
 from opperf.sweep import SweepConfig, specs_for
 from opperf.verdicts.load import record_key
 
@@ -60,6 +61,9 @@ def test_each_framework_registers_the_patterns_and_expands_their_variants_per_st
     assert {(s.stage, s.variant) for s in specs_for(add, SweepConfig(options=options), backend)} == {
         ("eager", "")
     }
+    only_fused = SweepConfig(options=RunOptions(framework=framework, stages=("fused",)))
+    with pytest.raises(NoRuleError, match="fused stage is fused patterns' only"):
+        specs_for(add, only_fused, backend)
 
 
 def test_mxnet_mkldnn_fuses_conv_bn_relu_into_one_node_agrees_and_refuses_backward():
