@@ -185,3 +185,22 @@ def test_explain_shows_a_patterns_layers_and_variants_and_float64_runs(capsys):
     assert "fused/mkldnn: optimize_for(x, backend='MKLDNN')" in out and "1. data=1x64x56x56" in out
     measured = _measure("torch", "conv_bn", "fused", "freeze", dtype="float64")
     assert measured.status is Status.OK and measured.stage_check.agrees
+
+
+@pytest.mark.slow
+def test_a_sweep_of_a_pattern_in_workers_keeps_variants_and_proofs_and_reports_them():
+    from opperf.report.document import build_document
+    from opperf.report.markdown import render_markdown
+    from opperf.sweep import run_sweep
+
+    options = RunOptions(stages=("eager", "fused"), budget_s=0.05, threads=1, profiler="python")
+    result = run_sweep(SweepConfig(options=options, ops=("conv_relu",)))
+    assert [(m.spec.stage, m.spec.variant) for m in result.measurements[:4]] == [
+        ("eager", "unfused"), ("eager", "parts"), ("fused", "mkldnn"), ("fused", "onednn"),
+    ]  # fmt: skip
+    mkldnn = result.measurements[2]
+    assert mkldnn.status is Status.OK and mkldnn.stage_check.graph_ops == ("_sg_mkldnn_conv",)
+    assert result.measurements[3].reason.startswith(fused.GRAPH_UNCHANGED)
+    document = build_document(result.measurements, result.environment.to_json(), result.registered)
+    markdown = render_markdown(document)
+    assert "## Fused patterns" in markdown and "[fused: mkldnn]" in markdown
