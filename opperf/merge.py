@@ -49,7 +49,10 @@ def read_document(path: str) -> dict[str, object]:
 
 
 def _record_key(record: Mapping[str, object]) -> str:
-    keyed = {name: record.get(name) for name in ("framework", "namespace", "op", "inputs", "stage", "mode")}
+    keyed = {
+        name: record.get(name)
+        for name in ("framework", "namespace", "op", "inputs", "stage", "variant", "mode")
+    }
     return json.dumps(keyed, sort_keys=True)
 
 

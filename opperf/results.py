@@ -116,7 +116,8 @@ class BenchmarkSpec:
 
     ``op`` is the registry's canonical name (the stable key); ``function`` the name in ``namespace``
     when it differs; ``stage`` how it runs (``opperf.stages``: eager, graph, compile), one of the
-    options' ``stages``.
+    options' ``stages``; ``variant`` which of a fused pattern's ways to run in that stage
+    (``opperf.fused``: unfused, parts, mkldnn, ...), empty for every other operator.
     """
 
     namespace: str
@@ -126,6 +127,7 @@ class BenchmarkSpec:
     category: str = "misc"
     function: str = ""
     stage: str = EAGER
+    variant: str = ""
 
     @property
     def framework(self) -> str:

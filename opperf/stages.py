@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 EAGER = "eager"
-STAGES: tuple[str, ...] = (EAGER, "graph", "compile")
+STAGES: tuple[str, ...] = (EAGER, "graph", "compile", "fused")
+"""``fused`` is a fused pattern's fusion backends (``opperf.fused``); other operators have none."""
 TOLERANCE = 1e-4
 """rtol and atol of the check against eager."""
 
@@ -23,11 +24,17 @@ TOLERANCE = 1e-4
 @dataclass(frozen=True)
 class StageCheck:
     """A staged run's outputs against eager ones: whether they agree within ``TOLERANCE`` (relative
-    and absolute), the largest absolute difference, and what differed when they do not agree."""
+    and absolute), the largest absolute difference, and what differed when they do not agree.
+
+    A fused pattern's variant adds the operators its optimised graph runs (``graph_ops``) and whether
+    that graph fused any of the pattern's layers (``fused``): the proof, read from the graph.
+    """
 
     agrees: bool
     max_abs_diff: float | None
     detail: str | None = None
+    graph_ops: tuple[str, ...] | None = None
+    fused: bool | None = None
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -36,13 +43,23 @@ class StageCheck:
             "rtol": TOLERANCE,
             "atol": TOLERANCE,
             "detail": self.detail,
+            **(
+                {"graph_ops": list(self.graph_ops), "fused": self.fused} if self.graph_ops is not None else {}
+            ),
         }
 
     @classmethod
     def from_json(cls, block: dict[str, object] | None) -> StageCheck | None:
         if not block:
             return None
-        return cls(bool(block["agrees"]), block.get("max_abs_diff"), block.get("detail"))
+        graph_ops = block.get("graph_ops")
+        return cls(
+            bool(block["agrees"]),
+            block.get("max_abs_diff"),
+            block.get("detail"),
+            tuple(graph_ops) if graph_ops is not None else None,
+            block.get("fused"),
+        )
 
 
 def compare(reference: Sequence[np.ndarray], staged: Sequence[np.ndarray]) -> StageCheck:

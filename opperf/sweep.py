@@ -18,6 +18,7 @@ from opperf.checkpoint import JournalWriter, check_settings, load_journal
 from opperf.configs import Inputs
 from opperf.errors import OpperfError, suggest
 from opperf.frameworks import Backend, get_backend
+from opperf.fused import stage_variants
 from opperf.isolation import STOP_GRACE_S, IsolatedRunner
 from opperf.longtail import check_tags, has_tags
 from opperf.op_info import OpInfo
@@ -143,7 +144,7 @@ def select_operators(
 
 
 def _spec(
-    op: OpInfo, options: RunOptions, inputs: dict[str, InputValue], stage: str = "eager"
+    op: OpInfo, options: RunOptions, inputs: dict[str, InputValue], stage: str = "eager", variant: str = ""
 ) -> BenchmarkSpec:
     return BenchmarkSpec(
         namespace=op.namespaces[0],
@@ -153,6 +154,7 @@ def _spec(
         category=op.category,
         function=op.function_name if op.function_name != op.name else "",
         stage=stage,
+        variant=variant,
     )
 
 
@@ -174,11 +176,15 @@ def configurations_for(op: OpInfo, config: SweepConfig) -> list[dict[str, InputV
 
 def specs_for(op: OpInfo, config: SweepConfig, backend: Backend) -> list[BenchmarkSpec]:
     """One spec per input configuration ``op`` is measured with and stage the options name (a
-    configuration's stages one after another); raises NoRuleError when there are none."""
+    configuration's stages one after another; a fused pattern's variants of each stage, see
+    ``opperf.fused.stage_variants``); raises NoRuleError when there are none."""
+    runs = stage_variants(op, config.options.stages)
+    if not runs:
+        raise NoRuleError(f"the fused stage is fused patterns' only (category fused); {op.name} is none")
     return [
-        _spec(op, config.options, backend.applicable_inputs(op, inputs), stage)
+        _spec(op, config.options, backend.applicable_inputs(op, inputs), stage, variant)
         for inputs in configurations_for(op, config)
-        for stage in config.options.stages
+        for stage, variant in runs
     ]
 
 

@@ -1,6 +1,6 @@
 """Registry introspection against real MXNet 1.9.1."""
 
-from opperf import longtail
+from opperf import fused, longtail
 from opperf.frameworks.mxnet.categories import CATEGORY_NAMES
 from opperf.frameworks.mxnet.registry import exposure, is_backward_name, load_registry
 from opperf.op_info import ArgKind
@@ -56,7 +56,7 @@ def test_backward_detection_from_registry(registry):
 
 
 def test_every_operator_has_a_known_category(registry):
-    assert {op.category for op in registry.values()} <= {*CATEGORY_NAMES, longtail.CATEGORY}
+    assert {op.category for op in registry.values()} <= {*CATEGORY_NAMES, longtail.CATEGORY, fused.CATEGORY}
     assert registry["broadcast_add"].category == "binary_broadcast"
     assert registry["Pooling"].category == "pooling"
     assert registry["exp"].category == "unary"

@@ -3,14 +3,15 @@
 The registry record (aliases, entry point, arguments), the category and the predicate that chose it,
 the rule that makes its inputs and the input configurations it makes, the work counter behind its
 roofline figures, or the reason it is skipped. A long-tail operator shows its DLOP-Bench tags, its
-source and what it computes instead of a registry record.
+source and what it computes instead of a registry record; a fused pattern its layers and the variants
+each stage runs it in.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from opperf import longtail
+from opperf import fused, longtail
 from opperf.frameworks import FRAMEWORKS, framework_module, get_backend
 from opperf.op_info import OpInfo
 from opperf.options import RunOptions
@@ -41,6 +42,8 @@ def explain(op: OpInfo, device_kind: str) -> str:
     """The explanation of ``op`` as text."""
     if op.category == longtail.CATEGORY:
         return explain_longtail(op)
+    if op.category == fused.CATEGORY:
+        return explain_fused(op)
     category = next(
         c for c in framework_module(op.framework, "categories").CATEGORIES if c.name == op.category
     )
@@ -95,6 +98,26 @@ def explain_longtail(op: OpInfo) -> str:
         f"  input configurations (sizes {', '.join('x'.join(map(str, size)) for size in entry.sizes)}):",
     ]
     for index, inputs in enumerate(entry.configurations(), start=1):
+        described = ", ".join(f"{name}={_text(describe_value(value))}" for name, value in inputs.items())
+        lines.append(f"    {index}. {described}")
+    return "\n".join(lines)
+
+
+def explain_fused(op: OpInfo) -> str:
+    """A fused pattern: its layers, what it computes, the variants of each stage, its configurations."""
+    pattern = fused.entry(op.name)
+    lines = [
+        f"{op.name} ({op.framework}, fused pattern)",
+        f"  called as:   {fused.NAMESPACE}.{op.name} (opperf/frameworks/{op.framework}/fused.py)",
+        f"  category:    {fused.CATEGORY}: a chain of layers that fusion backends make one kernel",
+        f"  layers:      {' -> '.join(pattern.layers)}",
+        f"  computes:    {pattern.computes}",
+        "  variants (--stages picks the stages; fusion backends prove fusion from their graph):",
+        *(f"    {v.stage}/{v.name}: {v.runs}" for v in fused.VARIANTS if v.framework == op.framework),
+        "  input rule:  the pattern table's sizes (opperf/fused/patterns.py)",
+        "  input configurations:",
+    ]
+    for index, inputs in enumerate(pattern.configurations(), start=1):
         described = ", ".join(f"{name}={_text(describe_value(value))}" for name, value in inputs.items())
         lines.append(f"    {index}. {described}")
     return "\n".join(lines)

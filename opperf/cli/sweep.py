@@ -86,6 +86,7 @@ def categories_epilog() -> str:
         listed = ", ".join(c.name for c in framework_module(name, "categories").CATEGORIES)
         lines.append(f"{name} categories: {listed}")
     lines.append("both: longtail (opperf's long-tail operators; `opperf list --tags` shows their tags)")
+    lines.append("both: fused (fused patterns: conv+bn+relu, ...; `--stages eager,graph,compile,fused`)")
     return "\n".join(lines)
 
 

@@ -50,5 +50,10 @@ def render_csv(document: dict[str, object]) -> str:
         row.update({key: roofline.get(key) for key in ROOFLINE_COLUMNS})
         row["fraction_of_roof"] = (roofline.get("fraction_of_peak") or {}).get("of_roof")
         row["flags"] = " ".join(result.get("flags") or ())
+        row.update({key: result.get(key) for key in ("threads", "stage", "variant", "compile_s")})
+        check = result.get("stage_check") or {}
+        row["stage_agrees"] = check.get("agrees")
+        row["stage_max_abs_diff"] = check.get("max_abs_diff")
+        row["fused"] = check.get("fused")
         rows.append(row)
     return pd.DataFrame(rows).to_csv(index=False)

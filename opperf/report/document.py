@@ -84,6 +84,7 @@ def record(measurement: Measurement, calibration: Calibration | None = None) -> 
         },
         "competing_load": measurement.competing_load,
         "stage": spec.stage,
+        "variant": spec.variant or None,
         "compile_s": measurement.compile_s,
         "stage_check": measurement.stage_check.to_json() if measurement.stage_check else None,
         **derived,
@@ -113,6 +114,7 @@ def measurement_from_record(result: dict[str, object]) -> Measurement:
         category=result["category"],
         function=_function_name(result),
         stage=str(result.get("stage", EAGER)),
+        variant=str(result.get("variant") or ""),
     )
     sampling = result.get("sampling") or {}
     samples = {

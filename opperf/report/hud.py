@@ -38,10 +38,15 @@ def hud_records(document: dict[str, object]) -> list[dict[str, object]]:
         if result["status"] != "ok":
             continue
         model = {
-            "name": result["function"],
+            "name": _model_name(result),
             "type": "operator",
             "origins": [result["framework"]],
-            "extra_info": {"op": result["op"], "category": result["category"], "inputs": result["inputs"]},
+            "extra_info": {
+                "op": result["op"],
+                "category": result["category"],
+                "inputs": result["inputs"],
+                **{key: result.get(key) for key in ("stage", "variant", "compile_s")},
+            },
         }
         for phase in ("forward", "backward"):
             block = result.get(phase)
@@ -62,6 +67,14 @@ def hud_records(document: dict[str, object]) -> list[dict[str, object]]:
                     }
                 )
     return records
+
+
+def _model_name(result: dict[str, object]) -> str:
+    """The function, with its stage and variant where it is not plain eager (the dashboards key
+    series on the name, so a compiled run is not mixed into the eager series)."""
+    stage = str(result.get("stage") or "eager")
+    shown = f"{stage}: {result['variant']}" if result.get("variant") else stage
+    return str(result["function"]) if shown == "eager" else f"{result['function']} [{shown}]"
 
 
 def render_hud(document: dict[str, object]) -> str:

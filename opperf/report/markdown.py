@@ -7,6 +7,7 @@ from collections import defaultdict
 from tabulate import tabulate
 
 from opperf.report.coverage import STATUS_KEYS
+from opperf.report.fused import render_fused
 from opperf.report.scaling import render_scaling
 from opperf.report.sensitivity import render_sensitivity
 from opperf.report.stages import render_tag_speedups
@@ -92,7 +93,8 @@ def _name(result: dict[str, object]) -> str:
     function = str(result.get("function") or f"{result['namespace']}.{result['op']}")
     named = function if function.endswith(f".{result['op']}") else f"{function} ({result['op']})"
     stage = result.get("stage", "eager")
-    return named if stage == "eager" else f"{named} [{stage}]"
+    shown = f"{stage}: {result['variant']}" if result.get("variant") else stage
+    return named if shown == "eager" else f"{named} [{shown}]"
 
 
 def _row(result: dict[str, object]) -> list[str]:
@@ -151,6 +153,7 @@ def render_markdown(document: dict[str, object]) -> str:
     per_tag = render_tag_speedups(results)
     if per_tag:
         lines += ["## Stage speedups per tag (long-tail operators)", "", per_tag, ""]
+    lines += render_fused(results)
     lines += render_sensitivity(document)
     lines += render_scaling(document)
     not_ok = [r for r in results if r["status"] != "ok"]

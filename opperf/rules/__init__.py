@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, replace
 
-from opperf import longtail
+from opperf import fused, longtail
 from opperf.op_info import OpInfo
 from opperf.results import InputValue, TensorSpec
 from opperf.rules.fuzz import draw_shapes
@@ -24,9 +24,12 @@ def inputs_for(
     op: OpInfo, profile: SizeProfile = STANDARD, device_kind: str = "cpu"
 ) -> list[dict[str, InputValue]]:
     """The input configurations to benchmark ``op`` with on a device of ``device_kind``; raises
-    ``NoRuleError`` with the reason if there are none. Long-tail operators take their catalogue's."""
+    ``NoRuleError`` with the reason if there are none. Long-tail operators take their catalogue's,
+    fused patterns their table's."""
     if op.category == longtail.CATEGORY:
         return longtail.inputs_for(op.name)
+    if op.category == fused.CATEGORY:
+        return fused.inputs_for(op.name)
     rules = importlib.import_module(f"opperf.frameworks.{op.framework}.rules")
     return rules.inputs_for(op, profile, device_kind)
 

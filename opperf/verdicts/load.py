@@ -44,6 +44,7 @@ class Key:
     cache: str | None
     run_backward: bool | None
     stage: str
+    variant: str = ""
 
     @property
     def identity(self) -> tuple[str, str, str, str]:
@@ -131,6 +132,7 @@ def record_key(record: Mapping[str, object]) -> Key:
         cache=record.get("cache"),
         run_backward=record.get("run_backward"),
         stage=str(record.get("stage", "eager")),
+        variant=str(record.get("variant") or ""),
     )
 
 

@@ -8,7 +8,7 @@ import os
 import platform
 from collections.abc import Callable
 
-from opperf import longtail
+from opperf import fused, longtail
 from opperf.errors import OpperfError
 from opperf.frameworks.mxnet import devices
 from opperf.frameworks.mxnet.namespaces import NAMESPACE_MODULES, identify
@@ -35,11 +35,18 @@ class MXNetBackend:
         self.session = MXNetSession()
 
     def operators(self) -> tuple[OpInfo, ...]:
-        """The registry's operators, then opperf's long-tail operators (``opperf.longtail``)."""
-        return load_registry().operators + longtail.operators(self.framework)
+        """The registry's operators, then opperf's long-tail operators (``opperf.longtail``) and fused
+        patterns (``opperf.fused``)."""
+        return (
+            load_registry().operators + longtail.operators(self.framework) + fused.operators(self.framework)
+        )
 
     def registered_names(self) -> tuple[str, ...]:
-        return load_registry().registered_names + tuple(op.name for op in longtail.catalogue())
+        return (
+            load_registry().registered_names
+            + tuple(op.name for op in longtail.catalogue())
+            + tuple(p.name for p in fused.catalogue())
+        )
 
     def normalize_device(self, device: str) -> str:
         return devices.normalize_device(device)
@@ -82,9 +89,10 @@ class MXNetBackend:
         """``inputs`` less the tensors ``op`` does not take with these attributes (MXNet's own answer).
 
         Only single tensors are ever dropped, so operators without one are not asked (composing a symbol
-        of ``reset_arrays`` crashes MXNet); nor are long-tail operators, which are no registered operator.
+        of ``reset_arrays`` crashes MXNet); nor are long-tail operators and fused patterns, which are no
+        registered operator.
         """
-        if op.category == longtail.CATEGORY:
+        if op.category in (longtail.CATEGORY, fused.CATEGORY):
             return inputs
         if not any(isinstance(value, TensorSpec) for value in inputs.values()):
             return inputs

@@ -15,8 +15,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from opperf import longtail
+from opperf import fused, longtail
 from opperf.frameworks.mxnet import devices, profiling, shapes
+from opperf.frameworks.mxnet import fused as fused_patterns
 from opperf.frameworks.mxnet.arrays import (
     ND_FRONTEND,
     NUMPY_FRONTEND,
@@ -57,6 +58,8 @@ class MXNetSession:
 
     def prepare(self, spec: BenchmarkSpec, seed: int, function: Callable[..., object] | None) -> Passes:
         info = identify(function).info if function else load_registry().by_name.get(spec.op)
+        if function is None and spec.namespace == fused.NAMESPACE:
+            return self._pattern(spec, seed)
         if function is None and spec.namespace == longtail.NAMESPACE:
             import mxnet as mx
 
@@ -74,6 +77,16 @@ class MXNetSession:
             staged = stage_calls(spec.stage, spec.op, _stage_body(spec, frontend), calls, _keywords_call)
             passes = _passes(spec, list(staged.calls), frontend)
             return replace(passes, compile_s=staged.compile_s, stage_check=staged.check)
+
+    def _pattern(self, spec: BenchmarkSpec, seed: int) -> Passes:
+        """A fused pattern's passes in its stage and variant (``opperf.frameworks.mxnet.fused``)."""
+        built = fused_patterns.build(spec)
+        rng = np.random.default_rng(seed)
+        sets = input_sets(spec.options.cache, input_bytes(spec), last_level_cache_bytes())
+        calls = [_prepare(spec, built.run, None, ND_FRONTEND, rng) for _ in range(sets)]
+        staged = fused_patterns.stage_calls(built, calls, _keywords_call)
+        passes = _passes(spec, list(staged.calls), ND_FRONTEND, staged.backward_refusal)
+        return replace(passes, compile_s=staged.compile_s, stage_check=staged.check)
 
     def output_bytes(self, spec: BenchmarkSpec, function: Callable[..., object] | None) -> int | None:
         """Bytes of a forward pass's outputs, from MXNet's shape and type inference (registered
@@ -146,9 +159,10 @@ def _keywords_call(function: Callable[..., object], kwargs: dict) -> _Call:
     return _Call(function=function, args=(), kwargs=kwargs)
 
 
-def _passes(spec: BenchmarkSpec, calls: list[_Call], frontend: str) -> Passes:
+def _passes(spec: BenchmarkSpec, calls: list[_Call], frontend: str, refusal: str | None = None) -> Passes:
     """Find whether a backward pass runs (a first, recorded forward pass), then the passes that take
-    the ``calls`` (input sets) in turn: one when measuring hot, several when cold."""
+    the ``calls`` (input sets) in turn: one when measuring hot, several when cold. ``refusal`` is why
+    no backward pass may run although one would (a fused block's zero gradients)."""
     import mxnet as mx
     from mxnet import autograd
 
@@ -156,7 +170,7 @@ def _passes(spec: BenchmarkSpec, calls: list[_Call], frontend: str) -> Passes:
     indices = {name for name, value in spec.inputs if isinstance(value, TensorSpec) and value.integral}
     differentiable = [array for call in calls for array in _differentiable(call, indices)]
     writes_to_out = "out" in calls[0].kwargs
-    backward_reason = _backward_precondition(spec, differentiable, writes_to_out=writes_to_out)
+    backward_reason = refusal or _backward_precondition(spec, differentiable, writes_to_out=writes_to_out)
     for array in differentiable if backward_reason is None else ():
         array.attach_grad()
     rotation = itertools.cycle(calls)

@@ -6,7 +6,7 @@ import os
 import platform
 from collections.abc import Callable
 
-from opperf import longtail
+from opperf import fused, longtail
 from opperf.errors import OpperfError
 from opperf.frameworks.torch import devices
 from opperf.frameworks.torch.namespaces import (
@@ -31,11 +31,18 @@ class TorchBackend:
         self.session = TorchSession()
 
     def operators(self) -> tuple[OpInfo, ...]:
-        """The registry's operators, then opperf's long-tail operators (``opperf.longtail``)."""
-        return load_registry().operators + longtail.operators(self.framework)
+        """The registry's operators, then opperf's long-tail operators (``opperf.longtail``) and fused
+        patterns (``opperf.fused``)."""
+        return (
+            load_registry().operators + longtail.operators(self.framework) + fused.operators(self.framework)
+        )
 
     def registered_names(self) -> tuple[str, ...]:
-        return load_registry().registered_names + tuple(op.name for op in longtail.catalogue())
+        return (
+            load_registry().registered_names
+            + tuple(op.name for op in longtail.catalogue())
+            + tuple(p.name for p in fused.catalogue())
+        )
 
     def normalize_device(self, device: str) -> str:
         return devices.normalize_device(device)

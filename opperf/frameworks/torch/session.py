@@ -13,8 +13,9 @@ import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
-from opperf import longtail
+from opperf import fused, longtail
 from opperf.frameworks.torch import devices, gradients, profiling, shapes
+from opperf.frameworks.torch import fused as fused_patterns
 from opperf.frameworks.torch.calls import Call, arrange, takes_keywords
 from opperf.frameworks.torch.errors import describe_error
 from opperf.frameworks.torch.namespaces import identify, resolve
@@ -60,14 +61,15 @@ class TorchSession:
 
     def prepare(self, spec: BenchmarkSpec, seed: int, function: Callable[..., object] | None) -> Passes:
         release_free_memory()  # what earlier configurations freed: each starts from a trimmed heap
+        pattern = fused_patterns.build(spec) if spec.namespace == fused.NAMESPACE and not function else None
         info = identify(function).info if function else load_registry().by_name.get(spec.op)
-        function = function or _function(spec)
+        function = function or (pattern.run if pattern else _function(spec))
         generator = _generator(seed)
         device = devices.torch_device(spec.options.device)
         make = functools.partial(materialize, dtype=spec.options.dtype, device=device, generator=generator)
         sets = input_sets(spec.options.cache, input_bytes(spec), last_level_cache_bytes())
         prepared = [_prepare(spec, function, info, make) for _ in range(sets)]
-        return self._passes(spec, prepared)
+        return self._passes(spec, prepared, pattern)
 
     def output_bytes(self, spec: BenchmarkSpec, function: Callable[..., object] | None) -> int | None:
         """Bytes of a forward pass's outputs, from one call on the meta device (nothing allocated)."""
@@ -80,9 +82,12 @@ class TorchSession:
             return None
         return shapes.output_bytes(prepared.call)
 
-    def _passes(self, spec: BenchmarkSpec, prepared: list[_Prepared]) -> Passes:
+    def _passes(
+        self, spec: BenchmarkSpec, prepared: list[_Prepared], pattern: fused_patterns.Pattern | None = None
+    ) -> Passes:
         """The passes over the ``prepared`` input sets, taken in turn: one when measuring hot, several
-        when cold; recorded for autograd when a backward pass runs."""
+        when cold; recorded for autograd when a backward pass runs. A fused ``pattern`` runs in its
+        stage's variant (``opperf.frameworks.torch.fused``)."""
         import torch
 
         refusal = _size_refusal(spec, prepared[0])
@@ -98,7 +103,11 @@ class TorchSession:
             else (lambda: torch.set_grad_enabled(record))
         )
         staged = None
-        if spec.stage != EAGER:
+        if pattern is not None:
+            synchronize = devices.synchronizer(spec.options.device)
+            staged = fused_patterns.stage_calls(pattern, [p.call for p in prepared], scope, synchronize)
+            prepared = [replace(p, call=call) for p, call in zip(prepared, staged.calls, strict=True)]
+        elif spec.stage != EAGER:
             script = _longtail_function(spec) if spec.namespace == longtail.NAMESPACE else None
             synchronize = devices.synchronizer(spec.options.device)
             staged = stage_calls(spec.stage, spec.op, [p.call for p in prepared], script, scope, synchronize)

@@ -1,0 +1,281 @@
+"""PyTorch's fused patterns: one ``nn.Module`` per pattern in eval mode, run eagerly (``unfused``),
+layer by layer (``parts``), traced (``graph``: ``torch.jit.trace``, not frozen), compiled
+(``compile``: ``torch.compile`` with inductor's default settings), or fused by a module-level backend
+(``fused``: ``torch.ao.quantization.fuse_modules`` over the pattern's modules, as a user would list
+them; ``freeze``: ``torch.jit.freeze`` of the trace, which folds BatchNorm into the convolution).
+
+Each variant's outputs are checked against the unfused module's (``fuse_modules`` of conv, bn and relu
+in the residual pattern moves the ReLU before the addition, which the check catches), and each
+carries its graph as proof: the leaf modules (``ao``), the frozen graph's aten nodes (``freeze``), or
+the kernels inductor's generated code calls (``inductor``: on CPU it keeps the convolution an extern
+kernel unless freezing is on, and fuses what follows it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from opperf import fused
+from opperf.frameworks.torch.calls import Call
+from opperf.frameworks.torch.errors import describe_error
+from opperf.harness import SkipError
+from opperf.results import BenchmarkSpec, TensorSpec
+from opperf.stages import StageCheck, compare
+
+_TENSORS = ("data", "residual")
+_MODULES = ("conv", "bn", "relu", "fc")
+# A call in the body of inductor's generated ``call``: a fused C++ kernel, an extern kernel, an op.
+_KERNEL = re.compile(r"^\s*(?:\w+ = )?(cpp_fused_\w+|extern_kernels\.\w+|torch\.ops\.\w+\.\w+)", re.M)
+# The aten names a pattern's layers go by in inductor's kernel names.
+_ATEN = {"conv": "convolution", "bn": "batch_norm", "relu": "relu", "add": "add", "fc": "addmm"}
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """A built pattern: its module (eval mode, parameters set) and the names of its tensor inputs."""
+
+    spec: BenchmarkSpec
+    module: object
+    names: tuple[str, ...]
+
+    def run(self, **arguments: object) -> object:
+        return self.module(*(arguments[n] for n in self.names))
+
+
+@dataclass(frozen=True)
+class Staged:
+    """The calls a variant runs, what building it took, and its outputs against the unfused chain's."""
+
+    calls: tuple[Call, ...]
+    compile_s: float | None
+    check: StageCheck | None
+
+
+def build(spec: BenchmarkSpec) -> Pattern:
+    """``spec``'s pattern as an eval-mode module with the seeded parameters (``opperf.fused.parameters``),
+    on the run's device in its dtype."""
+    import torch
+
+    from opperf.frameworks.torch.devices import torch_device
+
+    pattern = fused.entry(spec.op)
+    config = dict(spec.inputs)
+    module = _module(pattern.layers, config)
+    with torch.no_grad():
+        for name, value in fused.parameters(pattern, config, spec.options.seed).items():
+            _parameter(module, name).copy_(torch.from_numpy(value))
+    names = tuple(n for n in _TENSORS if isinstance(config.get(n), TensorSpec))
+    module = module.to(device=torch_device(spec.options.device), dtype=getattr(torch, spec.options.dtype))
+    return Pattern(spec, module.eval(), names)
+
+
+def stage_calls(
+    built: Pattern,
+    calls: Sequence[Call],
+    scope: Callable[[], contextlib.AbstractContextManager[object]],
+    synchronize: Callable[[], None],
+) -> Staged:
+    """``calls`` (the unfused module on each input set) run as ``built.spec``'s variant."""
+    import torch
+
+    spec = built.spec
+    if spec.stage == "eager" and spec.variant == "unfused":
+        return Staged(tuple(calls), None, None)
+    with torch.no_grad():
+        reference = calls[0]()
+    if spec.variant == "parts":
+        staged = tuple(_rebuilt(_parts(built, synchronize), call) for call in calls)
+        with torch.no_grad():
+            return Staged(staged, None, compare([_numpy(reference)], [_numpy(staged[0]())]))
+    build_variant = _BUILDERS.get((spec.stage, spec.variant))
+    if build_variant is None:
+        raise SkipError(f"{spec.stage} stage: opperf has no {spec.variant} variant of fused patterns")
+    tensors = tuple(calls[0].kwargs[n] for n in built.names)
+    started = time.perf_counter()
+    try:
+        module, graph = build_variant(built, tensors)
+        with scope():
+            outputs = module(*tensors)
+        synchronize()
+        if spec.variant == "inductor":
+            graph = _inductor_kernels(graph)
+    except Exception as error:
+        raise SkipError(
+            f"{spec.stage} stage: {spec.variant} cannot take {spec.op}: {describe_error(error)}"
+        ) from error
+    compile_s = time.perf_counter() - started
+    unfused, fusion = _unfused_graph(built, tensors), fused.variant(spec.framework, spec.stage, spec.variant)
+    fused_now = _fused(built, spec.variant, unfused, graph)
+    if fusion.fusion and spec.stage == fused.STAGE and not fused_now:
+        raise SkipError(fused.unchanged_reason(spec.variant, unfused, graph))
+    check = compare([_numpy(reference)], [_numpy(outputs)])
+    check = StageCheck(check.agrees, check.max_abs_diff, check.detail, tuple(graph), fused_now)
+    runner = Pattern(spec, module, built.names)
+    return Staged(tuple(_rebuilt(runner.run, call) for call in calls), compile_s, check)
+
+
+def _rebuilt(function: Callable[..., object], call: Call) -> Call:
+    return Call(function, (), call.kwargs)
+
+
+def _numpy(outputs: object):
+    return outputs.detach().cpu().numpy()
+
+
+def _parts(built: Pattern, synchronize: Callable[[], None]) -> Callable[..., object]:
+    layers = fused.entry(built.spec.op).layers
+
+    def parts(**arguments: object) -> object:
+        out = arguments["data"]
+        for layer in layers:
+            out = out + arguments["residual"] if layer == "add" else getattr(built.module, layer)(out)
+            synchronize()
+        return out
+
+    return parts
+
+
+def _traced(built: Pattern, tensors: tuple) -> tuple[object, list[str]]:
+    import torch
+
+    with torch.no_grad():
+        traced = torch.jit.trace(copy.deepcopy(built.module), tensors, check_trace=False)
+    return traced, _aten_nodes(traced.inlined_graph)
+
+
+def _frozen(built: Pattern, tensors: tuple) -> tuple[object, list[str]]:
+    import torch
+
+    with torch.no_grad():
+        frozen = torch.jit.freeze(torch.jit.trace(copy.deepcopy(built.module), tensors, check_trace=False))
+    return frozen, _aten_nodes(frozen.graph)
+
+
+def _ao(built: Pattern, tensors: tuple) -> tuple[object, list[str]]:
+    """``fuse_modules`` over the pattern's modules in order, as a user lists them (an addition between
+    them is not a module, so it is not seen)."""
+    import torch
+
+    module = copy.deepcopy(built.module)
+    group = [name for name in _MODULES if hasattr(module, name)]
+    fused_module = torch.ao.quantization.fuse_modules(module, [sorted(group, key=_order(built))])
+    return fused_module, _leaf_modules(fused_module)
+
+
+def _compiled(built: Pattern, tensors: tuple) -> tuple[object, int]:
+    """``torch.compile`` of the module after resetting dynamo; the graph is read from the code inductor
+    generates on the first call (``_inductor_kernels``), so this hands back where its code starts."""
+    import torch
+    from torch._inductor.codecache import PyCodeCache
+
+    torch._dynamo.reset()
+    return torch.compile(built.module, backend="inductor", dynamic=False), len(PyCodeCache.modules)
+
+
+def _inductor_kernels(first_module: int) -> list[str]:
+    """The kernels the ``call`` functions of the code inductor generated since ``first_module`` run,
+    in order."""
+    from torch._inductor.codecache import PyCodeCache
+
+    kernels: list[str] = []
+    for module in PyCodeCache.modules[first_module:]:
+        with open(module.__file__, encoding="utf-8") as source:
+            text = source.read()
+        kernels += _KERNEL.findall(text[text.find("def call(") :])
+    return kernels
+
+
+_BUILDERS = {
+    ("graph", "unfused"): _traced,
+    ("compile", "inductor"): _compiled,
+    (fused.STAGE, "ao"): _ao,
+    (fused.STAGE, "freeze"): _frozen,
+}
+
+
+def _order(built: Pattern) -> Callable[[str], int]:
+    layers = fused.entry(built.spec.op).layers
+    return layers.index
+
+
+def _aten_nodes(graph: object) -> list[str]:
+    return [n.kind() for n in graph.nodes() if n.kind().startswith(("aten::", "prim::mkldnn", "mkldnn::"))]
+
+
+def _leaf_modules(module: object) -> list[str]:
+    """The module's compute layers by type (``Identity`` placeholders fusion leaves are no layer)."""
+    return [type(m).__name__ for m in module.children() if type(m).__name__ != "Identity"]
+
+
+def _unfused_graph(built: Pattern, tensors: tuple) -> list[str]:
+    """The unfused pattern as the variant's proof lists it: leaf modules (``ao``), else the aten nodes
+    of its trace."""
+    if built.spec.variant == "ao":
+        return _leaf_modules(built.module)
+    return _traced(built, tensors)[1]
+
+
+def _fused(built: Pattern, variant: str, unfused: list[str], graph: list[str]) -> bool:
+    """Whether the variant's graph fused any layers: fewer nodes than the unfused pattern, or (inductor,
+    whose kernel count also holds layout copies) one kernel covering two layers: a ``cpp_fused_`` kernel
+    named after two of them, or an MKL-DNN convolution or linear with a pointwise epilogue."""
+    if variant != "inductor":
+        return fused.fewer_nodes(unfused, graph)
+    names = [_ATEN[layer] for layer in fused.entry(built.spec.op).layers]
+    for kernel in graph:
+        if kernel.startswith("cpp_fused_") and sum(name in kernel for name in set(names)) >= 2:
+            return True
+        if kernel.startswith("torch.ops.mkldnn._") and "pointwise" in kernel:
+            return True
+    return False
+
+
+def _module(layers: Sequence[str], config: dict):
+    import torch
+
+    channels = config["data"].shape[1]
+
+    class PatternModule(torch.nn.Module):
+        """The pattern's layers over ``data`` (and the residual, where it adds one)."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            if "conv" in layers:
+                kernel = int(config["kernel"])
+                self.conv = torch.nn.Conv2d(channels, channels, kernel, padding=kernel // 2)
+            if "bn" in layers:
+                self.bn = torch.nn.BatchNorm2d(channels)
+            if "fc" in layers:
+                self.fc = torch.nn.Linear(channels, int(config["units"]))
+            if "relu" in layers:
+                self.relu = torch.nn.ReLU()
+
+        def forward(self, data, *rest):
+            out = data
+            for layer in layers:
+                out = out + rest[0] if layer == "add" else getattr(self, layer)(out)
+            return out
+
+    return PatternModule()
+
+
+_PARAMETERS = {
+    "conv_weight": ("conv", "weight"),
+    "conv_bias": ("conv", "bias"),
+    "gamma": ("bn", "weight"),
+    "beta": ("bn", "bias"),
+    "mean": ("bn", "running_mean"),
+    "var": ("bn", "running_var"),
+    "fc_weight": ("fc", "weight"),
+    "fc_bias": ("fc", "bias"),
+}
+
+
+def _parameter(module: object, name: str):
+    layer, attribute = _PARAMETERS[name]
+    return getattr(getattr(module, layer), attribute)

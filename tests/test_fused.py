@@ -1,0 +1,206 @@
+"""Fused patterns: each variant measured by the one harness on small shapes, fusion proved from the
+optimised graph (and a backend that fused nothing skipped with "graph unchanged"), outputs checked
+against the unfused chain (which catches ``fuse_modules`` moving a ReLU across an addition), MKL-DNN's
+fused backward refused for the reason it is refused, and the variant in records, row keys and reports."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from opperf import fused, harness
+from opperf.frameworks import get_backend
+from opperf.options import RunOptions
+from opperf.report.csv_report import render_csv
+from opperf.report.document import measurement_from_record, record
+from opperf.report.fused import fused_rows, render_fused
+from opperf.results import BenchmarkSpec, Measurement, Status, freeze_inputs
+from opperf.rules import NoRuleError
+from opperf.sweep import SweepConfig, specs_for
+from opperf.verdicts.load import record_key
+
+FAST = {"warmup": 1, "runs": 3, "profiler": "python", "threads": 1}
+
+
+def _spec(framework: str, name: str, stage: str, variant: str, **options) -> BenchmarkSpec:
+    pattern = fused.entry(name)
+    return BenchmarkSpec(
+        namespace=fused.NAMESPACE,
+        op=name,
+        inputs=freeze_inputs(pattern.configure(*pattern.small)),
+        options=RunOptions(framework=framework, **{**FAST, **options}).validated(),
+        category=fused.CATEGORY,
+        stage=stage,
+        variant=variant,
+    )
+
+
+def _measure(framework: str, name: str, stage: str, variant: str, **options) -> Measurement:
+    return harness.measure(get_backend(framework).session, _spec(framework, name, stage, variant, **options))
+
+
+@pytest.mark.parametrize("framework", ["mxnet", "torch"])
+def test_each_framework_registers_the_patterns_and_expands_their_variants_per_stage(framework):
+    backend = get_backend(framework)
+    patterns = [op for op in backend.operators() if op.category == fused.CATEGORY]
+    assert [op.name for op in patterns] == [
+        "conv_relu", "conv_bn", "conv_bn_relu", "conv_bn_add_relu", "fc_relu", "bn_relu",
+    ]  # fmt: skip
+    op = patterns[0]
+    options = RunOptions(framework=framework, stages=("eager", "fused"))
+    specs = specs_for(op, SweepConfig(options=options), backend)
+    expected = {
+        "mxnet": ["unfused", "parts", "mkldnn", "onednn"],
+        "torch": ["unfused", "parts", "ao", "freeze"],
+    }
+    per_config = len(expected[framework])
+    assert [s.variant for s in specs[:per_config]] == expected[framework]
+    assert len(specs) == per_config * len(fused.entry(op.name).sizes)
+    # Any other operator runs its other stages and no fused one.
+    add = next(o for o in backend.operators() if o.name in ("broadcast_add", "add"))
+    assert {(s.stage, s.variant) for s in specs_for(add, SweepConfig(options=options), backend)} == {
+        ("eager", "")
+    }
+    only_fused = SweepConfig(options=RunOptions(framework=framework, stages=("fused",)))
+    with pytest.raises(NoRuleError, match="fused stage is fused patterns' only"):
+        specs_for(add, only_fused, backend)
+
+
+def test_mxnet_mkldnn_fuses_conv_bn_relu_into_one_node_agrees_and_refuses_backward():
+    measured = _measure("mxnet", "conv_bn_relu", "fused", "mkldnn")
+    assert measured.status is Status.OK, measured.reason
+    check = measured.stage_check
+    assert check.graph_ops == ("_sg_mkldnn_conv",) and check.fused is True
+    assert check.agrees and check.max_abs_diff < 1e-4
+    assert measured.backward is None and "inference only" in measured.backward_reason
+    assert 0 < measured.compile_s < 30 and len(measured.forward) == 3
+
+
+@pytest.mark.parametrize(
+    ("name", "variant", "graph"),
+    [
+        ("conv_relu", "onednn", "['Convolution', 'Activation']"),  # 2.x's name: no error, no fusion
+        ("bn_relu", "mkldnn", "['BatchNorm', 'Activation']"),  # MKL-DNN has no bn+relu fusion
+    ],
+)
+def test_an_mxnet_backend_that_fused_nothing_is_skipped_with_graph_unchanged(name, variant, graph):
+    measured = _measure("mxnet", name, "fused", variant)
+    assert measured.status is Status.SKIPPED and measured.forward is None
+    assert measured.reason.startswith(fused.GRAPH_UNCHANGED) and graph in measured.reason
+
+
+def test_mxnet_backward_through_the_mkldnn_fused_block_gives_zero_gradients_the_reason_it_is_refused():
+    import mxnet as mx
+    from mxnet import autograd
+
+    from opperf.frameworks.mxnet.fused import build
+
+    spec = _spec("mxnet", "conv_bn_relu", "fused", "mkldnn")
+    plain, optimised = build(spec), build(spec)
+    data = mx.nd.array(np.random.default_rng(0).uniform(-1, 1, (1, 4, 8, 8)))
+    optimised.block.optimize_for(data, backend="MKLDNN")
+    gradients = []
+    for built in (plain, optimised):
+        x = data.copy()
+        x.attach_grad()
+        with autograd.record(train_mode=False):
+            out = built.block(x)
+        out.backward()
+        gradients.append(x.grad.asnumpy())
+    assert np.abs(gradients[0]).max() > 1e-3  # the unfused block's gradient is real
+    assert not gradients[1].any()  # the fused block's is all zeros, without an error
+
+
+def test_mxnet_parts_and_hybridized_chain_agree_with_the_unfused_one_and_take_backward():
+    parts = _measure("mxnet", "conv_bn_add_relu", "eager", "parts")
+    graph = _measure("mxnet", "conv_bn_add_relu", "graph", "unfused")
+    for measured in (parts, graph):
+        assert measured.status is Status.OK, measured.reason
+        assert measured.stage_check.agrees and len(measured.backward) == 3
+    assert graph.stage_check.graph_ops == ("Convolution", "BatchNorm", "elemwise_add", "Activation")
+    assert graph.stage_check.fused is False
+
+
+def test_torch_ao_fusion_across_the_residual_add_is_caught_as_wrong_output():
+    wrong = _measure("torch", "conv_bn_add_relu", "fused", "ao")
+    assert wrong.status is Status.FAILED and "differ" in wrong.reason
+    assert not wrong.stage_check.agrees and wrong.stage_check.max_abs_diff > 0.05
+    assert wrong.stage_check.graph_ops == ("ConvReLU2d",)  # it did fuse: into the wrong computation
+    right = _measure("torch", "conv_bn_relu", "fused", "ao")
+    assert right.status is Status.OK and right.stage_check.agrees
+    assert right.stage_check.graph_ops == ("ConvReLU2d",) and right.stage_check.fused is True
+    assert len(right.backward) == 3
+
+
+def test_torch_freeze_folds_batchnorm_and_leaves_conv_relu_unchanged():
+    folded = _measure("torch", "conv_bn", "fused", "freeze")
+    assert folded.status is Status.OK, folded.reason
+    assert "aten::batch_norm" not in folded.stage_check.graph_ops and folded.stage_check.fused
+    assert folded.stage_check.agrees
+    unchanged = _measure("torch", "conv_relu", "fused", "freeze")
+    assert unchanged.status is Status.SKIPPED and unchanged.reason.startswith(fused.GRAPH_UNCHANGED)
+
+
+@pytest.mark.slow
+def test_torch_compile_lists_inductors_kernels_as_proof_and_fuses_bn_relu_after_the_convolution():
+    measured = _measure("torch", "conv_bn_relu", "compile", "inductor", run_backward=False)
+    assert measured.status is Status.OK, measured.reason
+    kernels = measured.stage_check.graph_ops
+    assert "extern_kernels.convolution" in kernels  # the convolution stays separate without freezing
+    assert any(k.startswith("cpp_fused_") and "batch_norm" in k and "relu" in k for k in kernels)
+    assert measured.stage_check.fused and measured.stage_check.agrees and measured.compile_s > 0
+
+
+def test_the_variant_is_in_records_row_keys_csv_and_the_fused_report_section():
+    measured = [
+        _measure("mxnet", "conv_relu", stage, variant, runs=3)
+        for stage, variant in (
+            ("eager", "unfused"),
+            ("eager", "parts"),
+            ("fused", "mkldnn"),
+            ("fused", "onednn"),
+        )
+    ]
+    records = [record(m) for m in measured]
+    assert [r["variant"] for r in records] == ["unfused", "parts", "mkldnn", "onednn"]
+    assert record_key(records[0]).differing(record_key(records[1])) == ("variant",)
+    assert record(measurement_from_record(records[2])) == records[2]
+    assert records[2]["stage_check"]["graph_ops"] == ["_sg_mkldnn_conv"]
+    rows = fused_rows(records)
+    assert [row[5] for row in rows] == ["fused/mkldnn", "fused/onednn"]
+    base, mkldnn = records[0]["forward"]["median_s"], records[2]["forward"]["median_s"]
+    assert rows[0][7] == f"{base / mkldnn:.2f}x" and rows[0][8] == "yes"
+    assert rows[1][8] == "no (graph unchanged)" and rows[1][6] == "skipped"
+    assert "## Fused patterns" in render_fused(records)
+    csv = render_csv({"results": records}).splitlines()
+    assert "variant" in csv[0].split(",") and "fused" in csv[0].split(",")
+
+
+def test_explain_shows_a_patterns_layers_and_variants_and_float64_runs(capsys):
+    from opperf.cli import main
+
+    assert main(["explain", "conv_bn_add_relu", "--framework", "mxnet"]) == 0
+    out = capsys.readouterr().out
+    assert "layers:      conv -> bn -> add -> relu" in out
+    assert "fused/mkldnn: optimize_for(x, backend='MKLDNN')" in out and "1. data=1x64x56x56" in out
+    measured = _measure("torch", "conv_bn", "fused", "freeze", dtype="float64")
+    assert measured.status is Status.OK and measured.stage_check.agrees
+
+
+@pytest.mark.slow
+def test_a_sweep_of_a_pattern_in_workers_keeps_variants_and_proofs_and_reports_them():
+    from opperf.report.document import build_document
+    from opperf.report.markdown import render_markdown
+    from opperf.sweep import run_sweep
+
+    options = RunOptions(stages=("eager", "fused"), budget_s=0.05, threads=1, profiler="python")
+    result = run_sweep(SweepConfig(options=options, ops=("conv_relu",)))
+    assert [(m.spec.stage, m.spec.variant) for m in result.measurements[:4]] == [
+        ("eager", "unfused"), ("eager", "parts"), ("fused", "mkldnn"), ("fused", "onednn"),
+    ]  # fmt: skip
+    mkldnn = result.measurements[2]
+    assert mkldnn.status is Status.OK and mkldnn.stage_check.graph_ops == ("_sg_mkldnn_conv",)
+    assert result.measurements[3].reason.startswith(fused.GRAPH_UNCHANGED)
+    document = build_document(result.measurements, result.environment.to_json(), result.registered)
+    markdown = render_markdown(document)
+    assert "## Fused patterns" in markdown and "[fused: mkldnn]" in markdown
