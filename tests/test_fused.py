@@ -5,6 +5,8 @@ fused backward refused for the reason it is refused, and the variant in records,
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -12,12 +14,17 @@ from opperf import fused, harness
 from opperf.frameworks import get_backend
 from opperf.options import RunOptions
 from opperf.report.csv_report import render_csv
-from opperf.report.document import measurement_from_record, record
+from opperf.report.document import build_document, measurement_from_record, record
 from opperf.report.fused import fused_rows, render_fused
+from opperf.report.html_views import staged_rows
+from opperf.report.rows import result_row
 from opperf.results import BenchmarkSpec, Measurement, Status, freeze_inputs
 from opperf.rules import NoRuleError
 from opperf.sweep import SweepConfig, specs_for
-from opperf.verdicts.load import record_key
+from opperf.verdicts.diff import diff
+from opperf.verdicts.load import read_run, record_key
+from opperf.verdicts.markdown import table_row
+from opperf.verdicts.table import render_csv as render_diff_csv
 
 FAST = {"warmup": 1, "runs": 3, "profiler": "python", "threads": 1}
 
@@ -151,7 +158,7 @@ def test_torch_compile_lists_inductors_kernels_as_proof_and_fuses_bn_relu_after_
     assert measured.stage_check.fused and measured.stage_check.agrees and measured.compile_s > 0
 
 
-def test_the_variant_is_in_records_row_keys_csv_and_the_fused_report_section():
+def test_the_variant_is_in_records_row_keys_csv_reports_and_diffs(tmp_path):
     measured = [
         _measure("mxnet", "conv_relu", stage, variant, runs=3)
         for stage, variant in (
@@ -174,6 +181,17 @@ def test_the_variant_is_in_records_row_keys_csv_and_the_fused_report_section():
     assert "## Fused patterns" in render_fused(records)
     csv = render_csv({"results": records}).splitlines()
     assert "variant" in csv[0].split(",") and "fused" in csv[0].split(",")
+    # The HTML report: labels name the variant, and a fused variant's speedup is over the unfused chain.
+    rows = [result_row(r, "run.json") for r in records]
+    assert rows[1].label.endswith("parts]") and rows[2].label.endswith("fused, mkldnn]")
+    (speedup,) = [s for s in staged_rows(rows) if s.staged.variant == "mkldnn"]
+    assert speedup.eager is rows[0] and speedup.speedup == pytest.approx(base / mkldnn)
+    # A diff of the file with itself: the variant is a column of its CSV and named in its Markdown.
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(build_document(measured, {}, registered=len(measured))))
+    compared = diff([read_run(str(path))], [read_run(str(path))], threshold=0.05, alpha=0.05)
+    assert "variant" in render_diff_csv(compared).splitlines()[0].split(",")
+    assert any(table_row(row)[0].endswith("[fused, mkldnn]") for row in compared.rows)
 
 
 def test_explain_shows_a_patterns_layers_and_variants_and_float64_runs(capsys):

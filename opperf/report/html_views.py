@@ -100,10 +100,11 @@ class Staged:
         return eager.forward.median / staged.forward.median if staged.forward.median > 0 else None
 
 
-def _staged(rows: Sequence[ResultRow]) -> list[Staged]:
+def staged_rows(rows: Sequence[ResultRow]) -> list[Staged]:
     eager: dict[tuple[object, ...], ResultRow] = {}
     for row in rows:
-        if row.stage == EAGER and row.status == "ok" and row.forward and row.forward.median > 0:
+        unfused = row.variant in ("", "unfused")  # a fused pattern's baseline is its unfused chain
+        if row.stage == EAGER and unfused and row.status == "ok" and row.forward and row.forward.median > 0:
             eager.setdefault((row.source, *row.setting_free_key("stage")), row)
     return [
         Staged(eager.get((row.source, *row.setting_free_key("stage"))), row)
@@ -123,7 +124,7 @@ def _extremes(measured: list[Staged]) -> list[Staged]:
 def stages(inputs: ReportInputs) -> str:
     """Each configuration's speedup in each non-eager stage over its eager record (same file), the
     capture or compile time and whether the stage's outputs agreed with eager's."""
-    found = _staged(inputs.rows)
+    found = staged_rows(inputs.rows)
     if not found:
         return ""
     measured = [s for s in found if s.speedup is not None]

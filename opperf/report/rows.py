@@ -64,6 +64,7 @@ class ResultRow:
     bound: str | None
     threads: int | None
     stage: str
+    variant: str
     compile_s: float | None
     stage_agrees: bool | None
     tags: tuple[str, ...]
@@ -84,15 +85,16 @@ class ResultRow:
     @property
     def label(self) -> str:
         """``function(inputs)``, then the framework where the name does not say it (long-tail
-        operators are ``opperf.longtail.*`` in both) and a stage other than eager."""
+        operators are ``opperf.longtail.*`` in both), a stage other than eager and a fused variant."""
         notes = [self.framework] if not self.namespace.startswith(("mx", self.framework)) else []
         notes += [self.stage] if self.stage != "eager" else []
+        notes += [self.variant] if self.variant else []
         return f"{self.function}({self.inputs})" + (f" [{', '.join(notes)}]" if notes else "")
 
     def setting_free_key(self, setting: str) -> tuple[object, ...]:
         """What identifies this configuration apart from ``setting`` (threads, stage): rows equal on
-        it differ only in that setting."""
-        others = {"threads": self.threads, "stage": self.stage}
+        it differ only in that setting (a fused pattern's variant goes with its stage)."""
+        others = {"threads": self.threads, "stage": (self.stage, self.variant)}
         others.pop(setting)
         return (self.framework, self.namespace, self.op, self.inputs, self.dtype, *others.values())
 
@@ -143,6 +145,7 @@ def result_row(
         bound=fractions.get("bound"),
         threads=record.get("threads"),
         stage=str(record.get("stage") or "eager"),
+        variant=str(record.get("variant") or ""),
         compile_s=record.get("compile_s"),
         stage_agrees=check.get("agrees") if isinstance(check, dict) else None,
         tags=tuple(tags) if isinstance(tags, (list, tuple)) else (str(tags),),

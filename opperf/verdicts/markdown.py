@@ -51,9 +51,12 @@ def _ms(row: Row, name: str) -> str:
 def table_row(row: Row) -> list[str]:
     interval = f"{_number(row.ratio_low)}-{_number(row.ratio_high)}" if row.ratio_low is not None else ""
     note = "; ".join(filter(None, ["indicative" if row.indicative else None, row.reason]))
+    key = row.key
+    where = [key.stage] if key.stage != "eager" else []
+    where += [key.variant] if key.variant else []
     return [
-        f"{row.key.namespace}.{row.key.op}",
-        describe_inputs(row.key.inputs),
+        f"{key.namespace}.{key.op}" + (f" [{', '.join(where)}]" if where else ""),
+        describe_inputs(key.inputs),
         row.phase,
         _ms(row, "base"),
         _ms(row, "new"),

@@ -11,9 +11,10 @@ from opperf.verdicts.document import row_dict
 
 COLUMNS = (
     "framework", "namespace", "op", "inputs", "dtype", "device", "profiler", "mode", "threads", "cache",
-    "run_backward", "stage", "phase", "verdict", "indicative", "base_status", "base_runs", "base_median_s",
-    "base_ci95_low_s", "base_ci95_high_s", "new_status", "new_runs", "new_median_s", "new_ci95_low_s",
-    "new_ci95_high_s", "ratio", "ratio_ci95_low", "ratio_ci95_high", "noise", "p", "q", "reason",
+    "run_backward", "stage", "variant", "phase", "verdict", "indicative", "base_status", "base_runs",
+    "base_median_s", "base_ci95_low_s", "base_ci95_high_s", "new_status", "new_runs", "new_median_s",
+    "new_ci95_low_s", "new_ci95_high_s", "ratio", "ratio_ci95_low", "ratio_ci95_high", "noise", "p", "q",
+    "reason",
 )  # fmt: skip
 
 
