@@ -208,7 +208,7 @@ def test_the_page_runs_its_script_in_a_real_browser(page, tmp_path):
 
 def test_a_long_stage_plot_keeps_the_extremes_either_way():
     """More measured configurations than a plot draws: the fastest and the slowest half each."""
-    from opperf.report.html_views import PLOTTED, _extremes, _staged
+    from opperf.report.html_views import PLOTTED, _extremes, staged_rows
     from opperf.report.rows import result_row
 
     def record(size: int, stage: str, median: float) -> dict:
@@ -223,7 +223,7 @@ def test_a_long_stage_plot_keeps_the_extremes_either_way():
             result_row(record(size, "eager", 1e-3), "f"),
             result_row(record(size, "graph", 1e-3 / size), "f"),
         ]
-    shown = _extremes([s for s in _staged(rows) if s.speedup is not None])
+    shown = _extremes([s for s in staged_rows(rows) if s.speedup is not None])
     speedups = sorted(round(s.speedup) for s in shown)
     assert len(shown) == PLOTTED
     assert speedups == [*range(1, PLOTTED // 2 + 1), *range(PLOTTED // 2 + 11, PLOTTED + 11)]
