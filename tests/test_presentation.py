@@ -7,13 +7,13 @@ from __future__ import annotations
 import copy
 import json
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from browser import chromium, needs_browser
 
 from opperf.cli import main
 from opperf.history.store import History
@@ -24,7 +24,6 @@ pytest.importorskip("matplotlib", reason="the opperf[plot] extra is not installe
 DATA = Path(__file__).parent / "data" / "verdicts"
 SWEEP = ["--runs", "3", "--warmup", "1", "--quiet", "--no-isolation"]
 EXTERNAL = re.compile(r"""(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", re.IGNORECASE)
-BROWSER = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 
 
 def _scaled_copy(source: Path, target: Path, factor: float, started: str, op: str = "exp") -> Path:
@@ -241,22 +240,14 @@ def test_publish_writes_an_index_operator_pages_and_regressions(site, files):
         assert not EXTERNAL.search(page.read_text()), page
 
 
-def _chromium(url: str, *flags: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-         "--enable-logging=stderr", "--v=0", *flags, url],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-
-
-@pytest.mark.skipif(BROWSER is None, reason="no Chromium installed (apt-get install chromium)")
+@needs_browser
 @pytest.mark.parametrize("page", ["report", "index"])
 def test_pages_run_their_script_in_a_real_browser(page, report, site, tmp_path):
     path = report if page == "report" else site / "index.html"
     tables = path.read_text().count('<table class="data"')
-    dom = _chromium(path.as_uri(), "--dump-dom")
+    dom = chromium(path.as_uri(), "--dump-dom")
     assert f'data-opperf-ready="{tables}"' in dom.stdout, dom.stderr[-2000:]
     assert "Uncaught" not in dom.stderr
     screenshot = tmp_path / "page.png"
-    shot = _chromium(path.as_uri(), "--window-size=1200,1600", f"--screenshot={screenshot}")
+    shot = chromium(path.as_uri(), "--window-size=1200,1600", f"--screenshot={screenshot}")
     assert screenshot.is_file() and screenshot.stat().st_size > 20_000, shot.stderr[-2000:]

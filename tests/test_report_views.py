@@ -7,12 +7,11 @@ from __future__ import annotations
 import json
 import math
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from browser import chromium, needs_browser
 
 from opperf import longtail
 from opperf.cli import main
@@ -21,7 +20,6 @@ openpyxl = pytest.importorskip("openpyxl", reason="the opperf[xlsx] extra is not
 pytest.importorskip("matplotlib", reason="the opperf[plot] extra is not installed (make venv)")
 
 QUICK = ["--runs", "3", "--warmup", "1", "--quiet", "--no-backward"]
-BROWSER = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 VIEWS = ("model", "threads", "stages", "tag-stages", "tags", "sensitivity")
 
 
@@ -185,24 +183,16 @@ def test_a_configs_file_is_refused_with_the_command_that_measures_it(runs, tmp_p
     assert not (tmp_path / "r.html").exists()
 
 
-def _chromium(url: str, *flags: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-         "--enable-logging=stderr", "--v=0", *flags, url],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-
-
-@pytest.mark.skipif(BROWSER is None, reason="no Chromium installed (apt-get install chromium)")
+@needs_browser
 def test_the_page_runs_its_script_in_a_real_browser(page, tmp_path):
     tables = page.read_text().count('<table class="data"')
-    dom = _chromium(page.as_uri(), "--dump-dom")
+    dom = chromium(page.as_uri(), "--dump-dom")
     assert f'data-opperf-ready="{tables}"' in dom.stdout, dom.stderr[-2000:]
     assert "Uncaught" not in dom.stderr
     for anchor in VIEWS:  # each view's plot is in the rendered document
         assert re.search(rf'<section id="{anchor}">.*?<svg', dom.stdout, re.DOTALL), anchor
     screenshot = tmp_path / "views.png"
-    shot = _chromium(page.as_uri(), "--window-size=1200,4000", f"--screenshot={screenshot}")
+    shot = chromium(page.as_uri(), "--window-size=1200,4000", f"--screenshot={screenshot}")
     assert screenshot.is_file() and screenshot.stat().st_size > 50_000, shot.stderr[-2000:]
 
 
