@@ -12,6 +12,7 @@ import pytest
 from opperf import harness, longtail
 from opperf.frameworks import get_backend
 from opperf.options import RunOptions
+from opperf.report.coverage import Coverage
 from opperf.report.document import measurement_from_record, record
 from opperf.report.stages import render_tag_speedups, tag_speedups
 from opperf.results import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs
@@ -179,3 +180,14 @@ def test_a_piecewise_constant_long_tail_operator_gets_no_backward_pass_with_the_
     assert "piecewise constant" in measured.backward_reason
     differentiable = _measure(framework, "bbox2delta", "eager", run_backward=True)
     assert differentiable.backward and differentiable.backward_reason is None
+
+
+def test_a_stage_an_operator_cannot_take_leaves_its_coverage_ok_unless_nothing_else_ran():
+    eager = _measure("mxnet", "bbox2delta", "eager")
+    compiled = _measure("mxnet", "bbox2delta", "compile")  # MXNet has no compile stage
+    failed = Measurement(spec=compiled.spec, status=Status.FAILED, reason="outputs differ")
+    assert eager.status is Status.OK and compiled.status is Status.SKIPPED
+    assert Coverage.of([eager, compiled], registered=1).operators[0].status is Status.OK
+    only = Coverage.of([compiled], registered=1).operators[0]
+    assert only.status is Status.SKIPPED and "no compile stage" in only.reason
+    assert Coverage.of([eager, failed], registered=1).operators[0].status is Status.FAILED

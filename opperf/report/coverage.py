@@ -10,10 +10,12 @@ from dataclasses import dataclass
 from tabulate import tabulate
 
 from opperf.results import Measurement, Status
+from opperf.stages import EAGER
 
 STATUS_KEYS = tuple(s.value for s in Status)
 SEVERITY = {Status.OK: 0, Status.SKIPPED: 1, Status.TIMEOUT: 2, Status.FAILED: 3, Status.CRASHED: 4}
-"""An operator with several configurations takes its worst one's status."""
+"""An operator with several configurations takes its worst one's status; a stage it cannot take
+(a skipped graph, compile or fused record) counts only when nothing else of it ran."""
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,7 @@ class Coverage:
     ) -> Coverage:
         worst: dict[tuple[str, str], Status] = {}
         reasons: dict[str, str] = {}
-        for m in measurements:
+        for m in _counted(list(measurements)):
             key = (m.spec.category, m.spec.op)
             if key not in worst or SEVERITY[m.status] > SEVERITY[worst[key]]:
                 worst[key] = m.status
@@ -124,3 +126,15 @@ def render_coverage(coverage: Coverage) -> str:
             lines += ["", f"{status.value} ({len(entries)}):"]
             lines += [f"  {s.op}: {s.reason}" for s in entries]
     return "\n".join(lines)
+
+
+def _stage_skip(m: Measurement) -> bool:
+    return m.status is Status.SKIPPED and m.spec.stage != EAGER
+
+
+def _counted(measurements: list[Measurement]) -> list[Measurement]:
+    """The records that decide operators' states: every one but stage skips, which decide only an
+    operator with no other record (one measured in a single stage it cannot take)."""
+    counted = [m for m in measurements if not _stage_skip(m)]
+    present = {(m.spec.category, m.spec.op) for m in counted}
+    return counted + [m for m in measurements if (m.spec.category, m.spec.op) not in present]
