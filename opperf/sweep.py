@@ -110,6 +110,11 @@ class SweepResult:
         return len({m.spec.op for m in self.measurements})
 
 
+def canonical_names(operators: Sequence[OpInfo]) -> dict[str, str]:
+    """Every name an operator goes by (canonical or alias) -> its canonical name."""
+    return {name: op.name for op in operators for name in op.all_names}
+
+
 def select_operators(
     backend: Backend,
     ops: Sequence[str],
@@ -122,7 +127,6 @@ def select_operators(
     any of ``tags`` (every one of them with ``tags_all``); all if none of these is given."""
     registry = backend.operators()
     check_tags(tags)
-    by_name = {name: op for op in registry for name in op.all_names}
     known = sorted({op.category for op in registry})
     unknown_categories = [c for c in categories if c not in known]
     if unknown_categories:
@@ -131,8 +135,7 @@ def select_operators(
             f"unknown category {bad!r}{suggest(bad, known)} "
             f"({backend.framework} categories: {', '.join(known)})"
         )
-    canonical = {name: op.name for name, op in by_name.items()}
-    selected, public_names = resolve_selection(backend.framework, ops, canonical)
+    selected, public_names = resolve_selection(backend.framework, ops, canonical_names(registry))
     for public in public_names:
         print(f"note: {public.describe()}", file=sys.stderr)
     chosen = set(selected)

@@ -40,7 +40,7 @@ from opperf.report.xlsx_tables import results_tables
 from opperf.results import Status
 from opperf.rules.profiles import INT64, STANDARD
 from opperf.shards import Shard
-from opperf.sweep import DEFAULT_TIMEOUT_S, SweepConfig, run_sweep
+from opperf.sweep import DEFAULT_TIMEOUT_S, SweepConfig, canonical_names, run_sweep
 from opperf.utils.affinity import AUTO, check_setting
 from opperf.utils.files import write_atomically
 from opperf.utils.signals import exit_status, stop_on_signals
@@ -274,8 +274,7 @@ def replay_configurations(arguments: argparse.Namespace) -> tuple[configs.Config
         if arguments.configs_sample is not None:
             raise OpperfError("--configs-sample samples --configs; name the configs files with --configs")
         return ()
-    backend = get_backend(arguments.framework)
-    canonical = {name: op.name for op in backend.operators() for name in op.all_names}
+    canonical = canonical_names(get_backend(arguments.framework).operators())
     capture = framework_module(arguments.framework, "capture")
     chosen = configs.load_replay(
         arguments.configs, arguments.framework, capture.accepted_arguments, canonical

@@ -57,7 +57,7 @@ class MXNetSession:
         self._profiler_warm = False
 
     def prepare(self, spec: BenchmarkSpec, seed: int, function: Callable[..., object] | None) -> Passes:
-        info = identify(function).info if function else load_registry().by_name.get(spec.op)
+        info = _registry_info(spec, function)
         if function is None and spec.namespace == fused.NAMESPACE:
             return self._pattern(spec, seed)
         if function is None and spec.namespace == longtail.NAMESPACE:
@@ -92,7 +92,7 @@ class MXNetSession:
         """Bytes of a forward pass's outputs, from MXNet's shape and type inference (registered
         operators and their generated front ends; a Python wrapper such as ``mx.nd.add`` may call
         several, and is not inferred)."""
-        info = identify(function).info if function else load_registry().by_name.get(spec.op)
+        info = _registry_info(spec, function)
         if info is None or info.name in NOT_INFERRED:
             return None
         return shapes.output_bytes(spec, info)
@@ -341,3 +341,8 @@ def _first_line(message: str) -> str:
 
 def describe_error(error: BaseException) -> str:
     return f"{type(error).__name__}: {_first_line(str(error))}"
+
+
+def _registry_info(spec: BenchmarkSpec, function: Callable[..., object] | None) -> OpInfo | None:
+    """The registry record of what ``spec`` calls: ``function``'s when given, else its operator's."""
+    return identify(function).info if function else load_registry().by_name.get(spec.op)

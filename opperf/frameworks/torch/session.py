@@ -62,7 +62,7 @@ class TorchSession:
     def prepare(self, spec: BenchmarkSpec, seed: int, function: Callable[..., object] | None) -> Passes:
         release_free_memory()  # what earlier configurations freed: each starts from a trimmed heap
         pattern = fused_patterns.build(spec) if spec.namespace == fused.NAMESPACE and not function else None
-        info = identify(function).info if function else load_registry().by_name.get(spec.op)
+        info = _registry_info(spec, function)
         function = function or (pattern.run if pattern else _function(spec))
         generator = _generator(seed)
         device = devices.torch_device(spec.options.device)
@@ -74,7 +74,7 @@ class TorchSession:
     def output_bytes(self, spec: BenchmarkSpec, function: Callable[..., object] | None) -> int | None:
         """Bytes of a forward pass's outputs, from one call on the meta device (nothing allocated)."""
         try:
-            info = identify(function).info if function else load_registry().by_name.get(spec.op)
+            info = _registry_info(spec, function)
             function = function or _function(spec)
             make = functools.partial(shapes.meta_input, dtype=spec.options.dtype)
             prepared = _prepare(spec, function, info, make)
@@ -285,3 +285,8 @@ def _backward_precondition(spec: BenchmarkSpec, prepared: _Prepared) -> str | No
     if not prepared.leaves:
         return "no floating-point tensor input to differentiate"
     return None
+
+
+def _registry_info(spec: BenchmarkSpec, function: Callable[..., object] | None) -> OpInfo | None:
+    """The registry record of what ``spec`` calls: ``function``'s when given, else its operator's."""
+    return identify(function).info if function else load_registry().by_name.get(spec.op)
