@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 class OpperfError(ValueError):
@@ -17,3 +20,10 @@ def suggest(name: str, candidates: Iterable[str]) -> str:
     """'; did you mean a, b?' for the names closest to ``name``, or ''."""
     close = difflib.get_close_matches(name, list(candidates), n=5, cutoff=0.6)
     return f"; did you mean {', '.join(close)}?" if close else ""
+
+
+def lookup(known: Mapping[str, T], name: str, kind: str) -> T:
+    """``known[name]``; an OpperfError naming the unknown ``kind`` and the closest names otherwise."""
+    if name not in known:
+        raise OpperfError(f"unknown {kind} {name!r}{suggest(name, known)}")
+    return known[name]

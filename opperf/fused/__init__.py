@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from opperf.errors import OpperfError, suggest
+from opperf.errors import lookup
 from opperf.op_info import ArgKind, Argument, OpInfo
 from opperf.results import InputValue, TensorSpec
 
@@ -107,16 +107,9 @@ def catalogue() -> tuple[Pattern, ...]:
     return PATTERNS
 
 
-def by_name() -> dict[str, Pattern]:
-    return {p.name: p for p in catalogue()}
-
-
 def entry(name: str) -> Pattern:
     """The pattern ``name``; OpperfError with the closest names otherwise."""
-    known = by_name()
-    if name not in known:
-        raise OpperfError(f"unknown fused pattern {name!r}{suggest(name, known)}")
-    return known[name]
+    return lookup({p.name: p for p in catalogue()}, name, "fused pattern")
 
 
 def inputs_for(name: str) -> list[dict[str, InputValue]]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from opperf.errors import OpperfError, suggest
+from opperf.errors import OpperfError, lookup, suggest
 from opperf.op_info import ArgKind, Argument, OpInfo
 from opperf.results import InputValue, TensorSpec
 
@@ -93,10 +93,7 @@ def by_name() -> dict[str, LongTailOp]:
 
 def entry(name: str) -> LongTailOp:
     """The catalogue entry ``name``; OpperfError with the closest names otherwise."""
-    known = by_name()
-    if name not in known:
-        raise OpperfError(f"unknown long-tail operator {name!r}{suggest(name, known)}")
-    return known[name]
+    return lookup(by_name(), name, "long-tail operator")
 
 
 def check_tags(tags: Iterable[str]) -> tuple[str, ...]:
