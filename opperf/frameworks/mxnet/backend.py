@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from opperf import fused, longtail
 from opperf.errors import OpperfError
+from opperf.frameworks.base import BackendBase
 from opperf.frameworks.mxnet import devices
 from opperf.frameworks.mxnet.namespaces import NAMESPACE_MODULES, identify
 from opperf.frameworks.mxnet.registry import (
@@ -26,30 +27,14 @@ from opperf.results import (
 from opperf.utils.affinity import available_cpus
 
 
-class MXNetBackend:
+class MXNetBackend(BackendBase):
     """Benchmarks MXNet operators (``mx.nd``, its sub-namespaces, ``mx.np`` and ``mx.npx``)."""
 
     framework = "mxnet"
 
-    def __init__(self) -> None:
-        self.session = MXNetSession()
-
-    def operators(self) -> tuple[OpInfo, ...]:
-        """The registry's operators, then opperf's long-tail operators (``opperf.longtail``) and fused
-        patterns (``opperf.fused``)."""
-        return (
-            load_registry().operators + longtail.operators(self.framework) + fused.operators(self.framework)
-        )
-
-    def registered_names(self) -> tuple[str, ...]:
-        return (
-            load_registry().registered_names
-            + tuple(op.name for op in longtail.catalogue())
-            + tuple(p.name for p in fused.catalogue())
-        )
-
-    def normalize_device(self, device: str) -> str:
-        return devices.normalize_device(device)
+    devices = devices
+    session_type = MXNetSession
+    registry = staticmethod(load_registry)
 
     def set_threads(self, count: int | None) -> int:
         """MXNet's OpenMP thread count per operator: read from OMP_NUM_THREADS when its engine starts,

@@ -6,8 +6,8 @@ import os
 import platform
 from collections.abc import Callable
 
-from opperf import fused, longtail
 from opperf.errors import OpperfError
+from opperf.frameworks.base import BackendBase
 from opperf.frameworks.torch import devices
 from opperf.frameworks.torch.namespaces import (
     identify,
@@ -21,31 +21,15 @@ from opperf.results import InputValue
 from opperf.utils.affinity import available_cpus
 
 
-class TorchBackend:
+class TorchBackend(BackendBase):
     """Benchmarks PyTorch operators through their public entry points (``torch``, ``torch.nn.functional``,
     ``torch.linalg``, ``torch.special``, ``torch.fft``, ``torch.Tensor`` methods)."""
 
     framework = "torch"
 
-    def __init__(self) -> None:
-        self.session = TorchSession()
-
-    def operators(self) -> tuple[OpInfo, ...]:
-        """The registry's operators, then opperf's long-tail operators (``opperf.longtail``) and fused
-        patterns (``opperf.fused``)."""
-        return (
-            load_registry().operators + longtail.operators(self.framework) + fused.operators(self.framework)
-        )
-
-    def registered_names(self) -> tuple[str, ...]:
-        return (
-            load_registry().registered_names
-            + tuple(op.name for op in longtail.catalogue())
-            + tuple(p.name for p in fused.catalogue())
-        )
-
-    def normalize_device(self, device: str) -> str:
-        return devices.normalize_device(device)
+    devices = devices
+    session_type = TorchSession
+    registry = staticmethod(load_registry)
 
     def set_threads(self, count: int | None) -> int:
         """Set PyTorch's intra-op thread count when ``count`` is given; the count in effect.

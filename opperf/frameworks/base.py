@@ -1,0 +1,48 @@
+"""What every framework backend does alike, so each package states only what is its own."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import ModuleType
+from typing import ClassVar, Protocol
+
+from opperf import fused, longtail
+from opperf.harness import Session
+from opperf.op_info import OpInfo
+
+
+class Registry(Protocol):
+    """The part of a framework's registry the backend reads."""
+
+    registered_names: tuple[str, ...]
+    operators: tuple[OpInfo, ...]
+
+
+class BackendBase:
+    """A framework's registry followed by opperf's own long-tail operators and fused patterns, and its
+    device names; a subclass names its framework, registry loader, devices module and session class."""
+
+    framework: ClassVar[str]
+    devices: ClassVar[ModuleType]
+    session_type: ClassVar[type[Session]]
+    registry: ClassVar[Callable[[], Registry]]
+
+    def __init__(self) -> None:
+        self.session = self.session_type()
+
+    def operators(self) -> tuple[OpInfo, ...]:
+        """The registry's operators, then opperf's long-tail operators (``opperf.longtail``) and fused
+        patterns (``opperf.fused``)."""
+        return (
+            self.registry().operators + longtail.operators(self.framework) + fused.operators(self.framework)
+        )
+
+    def registered_names(self) -> tuple[str, ...]:
+        return (
+            self.registry().registered_names
+            + tuple(op.name for op in longtail.catalogue())
+            + tuple(p.name for p in fused.catalogue())
+        )
+
+    def normalize_device(self, device: str) -> str:
+        return self.devices.normalize_device(device)
