@@ -38,6 +38,30 @@ def device_name(ctx: object) -> str:
     return f"{kind}({index})"
 
 
+def upstream_options(
+    *,
+    ctx: object,
+    run_backward: bool,
+    dtype: str,
+    profiler: str,
+    warmup: int | None,
+    runs: int | None,
+    seed: int = 0,
+    threads: int | None = None,
+) -> RunOptions:
+    """The run options of upstream opperf's keyword arguments (``ctx`` as a context or its text)."""
+    return RunOptions(
+        run_backward=run_backward,
+        dtype=dtype,
+        device=device_name(ctx),
+        warmup=warmup,
+        runs=runs,
+        profiler=profiler,
+        seed=seed,
+        threads=threads,
+    )
+
+
 def benchmark(
     ops: Callable[..., object] | Sequence[Callable[..., object]],
     inputs: Sequence[dict[str, object]],

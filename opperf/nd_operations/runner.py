@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from opperf.benchmark import RunOptions, device_name
+from opperf.benchmark import upstream_options
 from opperf.rules.profiles import INT64, STANDARD, SizeProfile
 from opperf.sweep import SweepConfig, run_sweep
 from opperf.utils.legacy import legacy_results
@@ -29,13 +29,8 @@ def run_categories(
     """
     chosen_profile = profile or (INT64 if str(int64_tensor).lower() == "on" else STANDARD)
     config = SweepConfig(
-        options=RunOptions(
-            run_backward=run_backward,
-            dtype=dtype,
-            device=device_name(ctx),
-            warmup=warmup,
-            runs=runs,
-            profiler=profiler,
+        options=upstream_options(
+            ctx=ctx, run_backward=run_backward, dtype=dtype, profiler=profiler, warmup=warmup, runs=runs
         ),
         profile=chosen_profile,
         categories=categories,

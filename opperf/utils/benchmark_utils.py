@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from opperf.benchmark import RunOptions, benchmark, device_name, signature_of
+from opperf.benchmark import benchmark, signature_of, upstream_options
 from opperf.comparison import check_namespaces, compare
 from opperf.errors import OpperfError, suggest
 from opperf.frameworks import framework_of_namespace, get_backend
@@ -36,13 +36,13 @@ def run_performance_test(
 
         run_performance_test(nd.add, inputs=[{"lhs": (1024, 1024), "rhs": (1024, 1024)}])
     """
-    options = RunOptions(
+    options = upstream_options(
+        ctx=ctx,
         run_backward=run_backward,
         dtype=dtype,
-        device=device_name(ctx),
+        profiler=profiler,
         warmup=warmup,
         runs=runs,
-        profiler=profiler,
         seed=seed,
     )
     return legacy_results(benchmark(ops, inputs, options))
@@ -85,13 +85,13 @@ def run_benchmark_operator(
         for argument in sorted(signature.tensors & signature.required)
     }
     configuration.update(additional_inputs or {})
-    options = RunOptions(
+    options = upstream_options(
+        ctx=ctx,
         run_backward=run_backward,
         dtype=dtype,
-        device=device_name(ctx),
+        profiler=profiler,
         warmup=warmup,
         runs=runs,
-        profiler=profiler,
         seed=seed,
         threads=threads,
     )
