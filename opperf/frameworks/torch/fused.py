@@ -34,6 +34,7 @@ from pathlib import Path
 from opperf import fused
 from opperf.frameworks.torch.calls import Call
 from opperf.frameworks.torch.errors import describe_error
+from opperf.frameworks.torch.stages import warm_up_compiler
 from opperf.harness import SkipError
 from opperf.results import BenchmarkSpec, TensorSpec
 from opperf.stages import StageCheck, compare
@@ -120,6 +121,8 @@ def stage_calls(
     if build_variant is None:
         raise SkipError(f"{spec.stage} stage: opperf has no {spec.variant} variant of fused patterns")
     tensors = tuple(calls[0].kwargs[n] for n in built.names)
+    if build_variant is _compiled:
+        warm_up_compiler()
     started = time.perf_counter()
     try:
         module, graph = build_variant(built, tensors)
