@@ -239,6 +239,20 @@ def test_torch_inductor_without_freezing_does_not_fuse_conv_relu_and_says_so():
     assert measured.stage_check.fused is False and measured.stage_check.agrees
 
 
+@pytest.mark.slow
+def test_torch_inductor_that_refuses_the_tracing_options_is_skipped_as_unprovable(monkeypatch):
+    """A PyTorch whose inductor lost an option the proof sets (simulated by asking for one that never
+    existed) skips the variant with the reason, before compiling anything."""
+    from opperf.frameworks.torch import fused as torch_fused
+
+    options = {**torch_fused._PROOF_OPTIONS, "trace.no_such_option": True}
+    monkeypatch.setattr(torch_fused, "_PROOF_OPTIONS", options)
+    measured = _measure("torch", "conv_relu", "compile", "inductor", run_backward=False)
+    assert measured.status is Status.SKIPPED and measured.forward is None
+    assert measured.reason.startswith(f"{fused.CANNOT_PROVE}: torch.compile refuses the options")
+    assert "trace.no_such_option" in measured.reason
+
+
 def test_torch_inductor_proof_fails_clearly_without_generated_code_and_reads_epilogues(tmp_path):
     from opperf.frameworks.torch.fused import inductor_fused, inductor_kernels
     from opperf.harness import SkipError

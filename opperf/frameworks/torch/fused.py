@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import os
 import re
 import tempfile
 import time
@@ -34,7 +35,7 @@ from pathlib import Path
 from opperf import fused
 from opperf.frameworks.torch.calls import Call
 from opperf.frameworks.torch.errors import describe_error
-from opperf.frameworks.torch.stages import warm_up_compiler
+from opperf.frameworks.torch.stages import CACHE_VARIABLE, warm_up_compiler
 from opperf.harness import SkipError
 from opperf.results import BenchmarkSpec, TensorSpec
 from opperf.stages import StageCheck, compare
@@ -204,15 +205,18 @@ def _compiled(built: Pattern, tensors: tuple) -> tuple[object, Path]:
     torch._dynamo.reset()
     folder = Path(tempfile.mkdtemp(prefix="inductor-trace-", dir=_trace_root()))
     options = {**_PROOF_OPTIONS, "trace.debug_dir": str(folder)}
-    return torch.compile(built.module, backend="inductor", dynamic=False, options=options), folder
+    try:
+        compiled = torch.compile(built.module, backend="inductor", dynamic=False, options=options)
+    except RuntimeError as error:  # inductor checks its options here, before any compile
+        raise SkipError(
+            f"{fused.CANNOT_PROVE}: torch.compile refuses the options that trace inductor's code "
+            f"({describe_error(error)})"
+        ) from error
+    return compiled, folder
 
 
 def _trace_root() -> Path:
     """Where inductor traces go: beside its cache, in the folder opperf gave it (removed at exit)."""
-    import os
-
-    from opperf.frameworks.torch.stages import CACHE_VARIABLE
-
     root = Path(os.environ.get(CACHE_VARIABLE) or tempfile.gettempdir()) / "opperf-traces"
     root.mkdir(parents=True, exist_ok=True)
     return root
