@@ -26,6 +26,7 @@ import contextlib
 import copy
 import os
 import re
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -125,6 +126,7 @@ def stage_calls(
     if build_variant is _compiled:
         warm_up_compiler()
     started = time.perf_counter()
+    graph: object = None
     try:
         module, graph = build_variant(built, tensors)
         with scope(), _freezing(spec.variant):
@@ -135,6 +137,8 @@ def stage_calls(
     except SkipError:
         raise
     except Exception as error:
+        if isinstance(graph, Path):  # the trace folder of a compile that failed
+            shutil.rmtree(graph, ignore_errors=True)
         raise SkipError(
             f"{spec.stage} stage: {spec.variant} cannot take {spec.op}: {describe_error(error)}"
         ) from error
@@ -237,8 +241,6 @@ def inductor_kernels(folder: Path) -> list[str]:
     MKL-DNN kernel with a pointwise epilogue carries it in brackets
     (``torch.ops.mkldnn._convolution_pointwise.default[relu]``). SkipError "cannot prove fusion" when
     there is no code, or no kernel call in it."""
-    import shutil
-
     sources = sorted(folder.rglob("output_code.py"))
     texts = [path.read_text(encoding="utf-8") for path in sources]
     shutil.rmtree(folder, ignore_errors=True)
