@@ -22,9 +22,10 @@ set to ``original_aten``), which is what the proof reads. No code, or no kernel 
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import copy
-import os
+import functools
 import re
 import shutil
 import tempfile
@@ -36,7 +37,7 @@ from pathlib import Path
 from opperf import fused
 from opperf.frameworks.torch.calls import Call
 from opperf.frameworks.torch.errors import describe_error
-from opperf.frameworks.torch.stages import CACHE_VARIABLE, warm_up_compiler
+from opperf.frameworks.torch.stages import warm_up_compiler
 from opperf.harness import SkipError
 from opperf.results import BenchmarkSpec, TensorSpec
 from opperf.stages import StageCheck, compare
@@ -58,8 +59,18 @@ _ATEN = {
     "add": ("add",),
     "fc": ("addmm", "linear"),
 }
-# Inductor's options for a compile whose code is the proof (``_compiled``).
-_PROOF_OPTIONS = {"trace.enabled": True, "fx_graph_cache": False, "cpp.descriptive_names": "original_aten"}
+# Inductor's options for a compile whose code is the proof (``_compiled``): its trace, of the generated
+# code alone, no cache hit (which generates nothing), kernels named after their aten operators.
+_PROOF_OPTIONS = {
+    "trace.enabled": True,
+    "trace.output_code": True,
+    "trace.fx_graph": False,
+    "trace.fx_graph_transformed": False,
+    "trace.ir_pre_fusion": False,
+    "trace.ir_post_fusion": False,
+    "fx_graph_cache": False,
+    "cpp.descriptive_names": "original_aten",
+}
 
 
 @dataclass(frozen=True)
@@ -219,10 +230,12 @@ def _compiled(built: Pattern, tensors: tuple) -> tuple[object, Path]:
     return compiled, folder
 
 
+@functools.cache
 def _trace_root() -> Path:
-    """Where inductor traces go: beside its cache, in the folder opperf gave it (removed at exit)."""
-    root = Path(os.environ.get(CACHE_VARIABLE) or tempfile.gettempdir()) / "opperf-traces"
-    root.mkdir(parents=True, exist_ok=True)
+    """Where this process's inductor traces go, removed when it ends: a compile that records for
+    backward traces its backward graph there later, at the first backward pass."""
+    root = Path(tempfile.mkdtemp(prefix="opperf-inductor-traces-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
     return root
 
 
