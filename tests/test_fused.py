@@ -57,7 +57,7 @@ def test_each_framework_registers_the_patterns_and_expands_their_variants_per_st
     options = RunOptions(framework=framework, stages=("eager", "fused"))
     specs = specs_for(op, SweepConfig(options=options), backend)
     expected = {
-        "mxnet": ["unfused", "parts", "mkldnn", "onednn"],
+        "mxnet": ["unfused", "parts", "mkldnn", "onednn", "contrib"],
         "torch": ["unfused", "parts", "ao", "freeze"],
     }
     per_config = len(expected[framework])
@@ -118,6 +118,67 @@ def test_mxnet_backward_through_the_mkldnn_fused_block_gives_zero_gradients_the_
     assert not gradients[1].any()  # the fused block's is all zeros, without an error
 
 
+@pytest.mark.parametrize(
+    ("name", "graph"),
+    [
+        ("bn_relu", ("_contrib_BatchNormWithReLU",)),
+        ("conv_bn_relu", ("Convolution", "_contrib_BatchNormWithReLU")),
+    ],
+)
+def test_mxnet_contrib_fuses_batchnorm_and_relu_into_one_operator_and_takes_backward(name, graph):
+    measured = _measure("mxnet", name, "fused", "contrib")
+    assert measured.status is Status.OK, measured.reason
+    assert measured.stage_check.graph_ops == graph and measured.stage_check.fused is True
+    assert measured.stage_check.agrees and measured.compile_s is None
+    assert measured.backward_reason is None and len(measured.backward) == 3
+
+
+def test_mxnet_contribs_gradient_agrees_with_the_unfused_chains_in_training_mode_only():
+    """Why the contrib variant takes backward: recorded in training mode (opperf's only backward mode)
+    its gradient is the chain's; recorded in predict mode it is wrong without an error."""
+    import mxnet as mx
+    from mxnet import autograd
+
+    from opperf.frameworks.mxnet.fused import build, contrib_layers
+
+    spec = _spec("mxnet", "bn_relu", "fused", "contrib")
+    plain, contrib = build(spec), build(spec, contrib_layers(("bn", "relu")))
+    rng = np.random.default_rng(0)
+    data, head = (mx.nd.array(rng.uniform(-1, 1, (2, 4, 8, 8))) for _ in range(2))
+
+    def gradient(built, train_mode: bool) -> np.ndarray:
+        x = data.copy()
+        x.attach_grad()
+        with autograd.record(train_mode=train_mode):
+            out = built.block(x)
+        out.backward(head)
+        return x.grad.asnumpy()
+
+    assert np.abs(gradient(plain, True)).max() > 0.1
+    np.testing.assert_allclose(gradient(contrib, True), gradient(plain, True), rtol=1e-5, atol=1e-6)
+    assert np.abs(gradient(contrib, False) - gradient(plain, False)).max() > 0.1
+
+
+def test_mxnet_contrib_has_no_operator_for_conv_relu_so_the_graph_is_unchanged():
+    measured = _measure("mxnet", "conv_relu", "fused", "contrib")
+    assert measured.status is Status.SKIPPED and measured.forward is None
+    assert measured.reason.startswith(fused.GRAPH_UNCHANGED) and "contrib" in measured.reason
+
+
+def test_mxnet_proof_is_read_from_the_exported_graph_and_fails_clearly_when_there_is_none():
+    from opperf.frameworks.mxnet.fused import build, exported_ops
+    from opperf.harness import SkipError
+
+    built = build(_spec("mxnet", "conv_bn", "graph", "unfused"))
+    with pytest.raises(SkipError, match=f"^{fused.CANNOT_PROVE}: .*HybridBlock.export"):
+        exported_ops(built.block)  # never hybridized: no graph to export
+    import mxnet as mx
+
+    built.block.hybridize()
+    built.block(mx.nd.ones((1, 4, 8, 8)))
+    assert exported_ops(built.block) == ["Convolution", "BatchNorm"]
+
+
 def test_mxnet_parts_and_hybridized_chain_agree_with_the_unfused_one_and_take_backward():
     parts = _measure("mxnet", "conv_bn_add_relu", "eager", "parts")
     graph = _measure("mxnet", "conv_bn_add_relu", "graph", "unfused")
@@ -156,6 +217,70 @@ def test_torch_compile_lists_inductors_kernels_as_proof_and_fuses_bn_relu_after_
     assert "extern_kernels.convolution" in kernels  # the convolution stays separate without freezing
     assert any(k.startswith("cpp_fused_") and "batch_norm" in k and "relu" in k for k in kernels)
     assert measured.stage_check.fused and measured.stage_check.agrees and measured.compile_s > 0
+
+
+@pytest.mark.slow
+def test_torch_inductor_freezing_folds_batchnorm_fuses_relu_into_the_convolution_and_refuses_backward():
+    measured = _measure("torch", "conv_bn_relu", "compile", "inductor-freezing")
+    assert measured.status is Status.OK, measured.reason
+    kernels = measured.stage_check.graph_ops
+    assert "torch.ops.mkldnn._convolution_pointwise.default[relu]" in kernels
+    assert not any("batch_norm" in k for k in kernels)  # folded into the convolution's weights
+    assert measured.stage_check.fused and measured.stage_check.agrees
+    assert measured.backward is None and measured.backward_reason == fused.FREEZING_BACKWARD
+
+
+@pytest.mark.slow
+def test_torch_inductor_without_freezing_does_not_fuse_conv_relu_and_says_so():
+    measured = _measure("torch", "conv_relu", "compile", "inductor", run_backward=False)
+    assert measured.status is Status.OK, measured.reason
+    kernels = measured.stage_check.graph_ops
+    assert "extern_kernels.convolution" in kernels and any("relu" in k for k in kernels)
+    assert measured.stage_check.fused is False and measured.stage_check.agrees
+
+
+@pytest.mark.slow
+def test_torch_inductor_that_refuses_the_tracing_options_is_skipped_as_unprovable(monkeypatch):
+    """A PyTorch whose inductor lost an option the proof sets (simulated by asking for one that never
+    existed) skips the variant with the reason, before compiling anything."""
+    from opperf.frameworks.torch import fused as torch_fused
+
+    options = {**torch_fused._PROOF_OPTIONS, "trace.no_such_option": True}
+    monkeypatch.setattr(torch_fused, "_PROOF_OPTIONS", options)
+    measured = _measure("torch", "conv_relu", "compile", "inductor", run_backward=False)
+    assert measured.status is Status.SKIPPED and measured.forward is None
+    assert measured.reason.startswith(f"{fused.CANNOT_PROVE}: torch.compile refuses the options")
+    assert "trace.no_such_option" in measured.reason
+
+
+def test_torch_inductor_proof_fails_clearly_without_generated_code_and_reads_epilogues(tmp_path):
+    from opperf.frameworks.torch.fused import inductor_fused, inductor_kernels
+    from opperf.harness import SkipError
+
+    with pytest.raises(SkipError, match=f"^{fused.CANNOT_PROVE}: inductor traced no output_code.py"):
+        inductor_kernels(tmp_path / "empty")
+    code = tmp_path / "trace" / "model__0_inference_0.0" / "output_code.py"
+    code.parent.mkdir(parents=True)
+    code.write_text("def call(args):\n    buf0 = empty_strided_cpu((4, ), (1, ), torch.float32)\n")
+    with pytest.raises(SkipError, match=f"^{fused.CANNOT_PROVE}: no kernel call"):
+        inductor_kernels(tmp_path / "trace")
+    code.parent.mkdir(parents=True)
+    code.write_text(
+        "def call(args):\n"
+        "    cpp_fused_relu_0(arg6_1, buf0, buf1)\n"
+        "    buf2 = torch.ops.mkldnn._convolution_pointwise.default(buf1, w, b, 1, 'relu', [None], '')\n"
+        "    extern_kernels.convolution(buf0, buf1, arg1_1, stride=(1, 1))\n"
+    )
+    kernels = inductor_kernels(tmp_path / "trace")
+    assert kernels == [
+        "cpp_fused_relu_0",
+        "torch.ops.mkldnn._convolution_pointwise.default[relu]",
+        "extern_kernels.convolution",
+    ]
+    assert not (tmp_path / "trace").exists()  # read once, then removed
+    assert inductor_fused(("conv", "relu"), kernels[1:2])  # ReLU as the convolution's epilogue
+    assert not inductor_fused(("conv", "relu"), ["extern_kernels.convolution", "cpp_fused_relu_0"])
+    assert inductor_fused(("conv", "bn"), ["torch.ops.mkldnn._convolution_pointwise.default"])  # bn folded
 
 
 def test_the_variant_is_in_records_row_keys_csv_reports_and_diffs(tmp_path):

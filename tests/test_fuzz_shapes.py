@@ -57,6 +57,40 @@ def test_same_seed_gives_identical_inputs_in_two_processes() -> None:
     assert len(shapes) == len(first["inputs"])  # drawn, not one shape repeated
 
 
+VALUES = """
+import hashlib, json, sys
+import numpy as np
+from opperf.frameworks import get_backend
+from opperf.options import RunOptions
+from opperf.sweep import SweepConfig, select_operators, specs_for
+backend = get_backend(sys.argv[1])
+options = RunOptions(framework=sys.argv[1], shapes="fuzz", fuzz_count=3, seed=11, run_backward=False)
+digests = []
+for op in select_operators(backend, ["exp"], ()):
+    for spec in specs_for(op, SweepConfig(options=options), backend):
+        out = backend.session.prepare(spec, spec.options.seed, None).forward()
+        value = getattr(out, "value", out)
+        array = np.ascontiguousarray(value.asnumpy() if hasattr(value, "asnumpy") else value.numpy())
+        digests.append([spec.describe_inputs(), hashlib.sha256(array.tobytes()).hexdigest()])
+print(json.dumps(digests))
+"""
+
+
+@pytest.mark.parametrize("framework", ["mxnet", "torch"])
+def test_same_seed_gives_identical_input_values_in_two_processes(framework: str) -> None:
+    """Not only the shapes: the values. ``exp`` is one-to-one, so equal outputs are equal inputs."""
+
+    def digests() -> list[list[object]]:
+        done = subprocess.run(
+            [sys.executable, "-c", VALUES, framework], capture_output=True, text=True, check=True, timeout=120
+        )
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    first, second = digests(), digests()
+    assert first == second and len(first) == 3
+    assert len({digest for _, digest in first}) == 3  # three drawn inputs, not one
+
+
 def _torch_specs(ops: list[str], **options: object) -> dict[str, list[dict[str, object]]]:
     backend = get_backend("torch")
     config = SweepConfig(options=RunOptions(framework="torch", **options))

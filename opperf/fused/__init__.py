@@ -9,9 +9,11 @@ builds and runs a pattern in ``opperf/frameworks/<fw>/fused.py``.
 
 A pattern's record carries its ``stage`` (eager, graph, compile or ``fused``) and its ``variant``: the
 unfused chain end to end (``unfused``), the same layers each run and synchronised on its own in turn
-(``parts``: the sum of its parts), or the fusion backend (``mkldnn``, ``onednn``, ``inductor``, ``ao``,
-``freeze``). A fusion backend's record proves the fusion with the optimised graph's operator list; a
-backend that left the graph as it was is ``skipped`` with "graph unchanged", never timed as fused.
+(``parts``: the sum of its parts), or the fusion backend (``mkldnn``, ``onednn``, ``contrib``,
+``inductor``, ``inductor-freezing``, ``ao``, ``freeze``). A fusion backend's record proves the fusion
+with the optimised graph's operator list; a backend that left the graph as it was is ``skipped`` with
+"graph unchanged", never timed as fused, and one whose graph cannot be read is ``skipped`` with
+"cannot prove fusion", never trusted.
 Patterns compute inference semantics (BatchNorm on its running statistics), the only semantics a fold
 of BatchNorm into the convolution keeps.
 """
@@ -33,6 +35,7 @@ NAMESPACE = "opperf.fused"
 STAGE = "fused"
 """The stage of a fusion backend's records (``--stages ...,fused``); patterns only."""
 GRAPH_UNCHANGED = "graph unchanged"
+CANNOT_PROVE = "cannot prove fusion"
 
 LAYERS: tuple[str, ...] = ("conv", "bn", "relu", "add", "fc")
 """The layers a pattern chains: a 2-D convolution keeping the channels and the spatial size (padding
@@ -64,25 +67,63 @@ class Pattern:
 @dataclass(frozen=True)
 class Variant:
     """A way to run a pattern in a framework: its stage, its name, and what it is. ``fusion`` variants
-    must prove that they fused (their graph has fewer nodes than the unfused one) or are skipped."""
+    must prove that they fused (their graph has fewer nodes than the unfused one) or are skipped.
+    ``backward`` is why the variant takes no backward pass (None: it takes one where the chain does)."""
 
     framework: str
     stage: str
     name: str
     runs: str
     fusion: bool = False
+    backward: str | None = None
+
+
+MKLDNN_BACKWARD = (
+    "MKL-DNN fused blocks are inference only: backward through optimize_for's fused graph returns "
+    "all-zero gradients without an error (MXNet 1.9.1)"
+)
+FREEZING_BACKWARD = (
+    "inductor's freezing is inference only: it folds the weights into constants when compiling "
+    "without autograd, and a graph recorded for backward compiles unfrozen"
+)
 
 
 VARIANTS: tuple[Variant, ...] = (
     Variant("mxnet", "eager", "unfused", "the Gluon block imperatively, one mx.nd operator per layer"),
     Variant("mxnet", "eager", "parts", "each layer on its own, synchronised (waitall) after each"),
     Variant("mxnet", "graph", "unfused", "the block hybridized with static allocation and shapes"),
-    Variant("mxnet", STAGE, "mkldnn", "optimize_for(x, backend='MKLDNN'): MKL-DNN subgraphs", True),
-    Variant("mxnet", STAGE, "onednn", "optimize_for(x, backend='ONEDNN'), MXNet 2.x's name", True),
+    Variant(
+        "mxnet",
+        STAGE,
+        "mkldnn",
+        "optimize_for(x, backend='MKLDNN'): MKL-DNN subgraphs",
+        True,
+        MKLDNN_BACKWARD,
+    ),
+    Variant(
+        "mxnet", STAGE, "onednn", "optimize_for(x, backend='ONEDNN'), MXNet 2.x's name", True, MKLDNN_BACKWARD
+    ),
+    Variant(
+        "mxnet",
+        STAGE,
+        "contrib",
+        "MXNet's contrib fused operators, imperatively: BatchNorm+ReLU as one "
+        "_contrib_BatchNormWithReLU (gluon.nn.BatchNormReLU), the only one 1.9.1 has for these layers",
+        True,
+    ),
     Variant("torch", "eager", "unfused", "the nn.Module in eval mode"),
     Variant("torch", "eager", "parts", "each layer on its own, synchronised after each"),
     Variant("torch", "graph", "unfused", "torch.jit.trace of the module, not frozen"),
     Variant("torch", "compile", "inductor", "torch.compile (inductor, default settings)", True),
+    Variant(
+        "torch",
+        "compile",
+        "inductor-freezing",
+        "torch.compile with torch._inductor.config.freezing, without autograd: weights become constants, "
+        "BatchNorm folds into the convolution, MKL-DNN kernels take pointwise epilogues",
+        True,
+        FREEZING_BACKWARD,
+    ),
     Variant("torch", STAGE, "ao", "torch.ao.quantization.fuse_modules over the pattern's modules", True),
     Variant("torch", STAGE, "freeze", "torch.jit.freeze of the traced module (folds BatchNorm)", True),
 )

@@ -1,17 +1,27 @@
 """MXNet's fused patterns: one Gluon HybridBlock per pattern, run imperatively (``unfused``), layer by
-layer with a ``waitall`` after each (``parts``), hybridized (``graph``), or partitioned by
-``optimize_for(x, backend=...)`` (``mkldnn``, ``onednn``).
+layer with a ``waitall`` after each (``parts``), hybridized (``graph``), partitioned by
+``optimize_for(x, backend=...)`` (``mkldnn``, ``onednn``), or rewritten with MXNet's contrib fused
+operators and run imperatively (``contrib``).
 
-The proof of fusion is the optimised graph itself (its node names: the block's cached graph after
-``optimize_for``), never the backend's word: ``backend='ONEDNN'`` (MXNet 2.x's name) leaves a 1.9.1
-graph as it was without an error, and MKL-DNN fuses ``Activation(act_type='relu')`` but not ``relu``,
-so the blocks write ReLU as ``Activation``. Backward through an MKL-DNN fused block returns all-zero
-gradients without an error in MXNet 1.9.1, so its records refuse backward with that reason.
+The proof of fusion is the graph itself, read through public APIs, never the backend's word: the
+symbol JSON ``HybridBlock.export`` writes of the hybridized or optimised block, and ``Symbol.tojson``
+of the block applied to symbols for the unfused and contrib blocks. ``backend='ONEDNN'`` (MXNet 2.x's
+name) leaves a 1.9.1 graph as it was without an error, and MKL-DNN fuses
+``Activation(act_type='relu')`` but not ``relu``, so the blocks write ReLU as ``Activation``. Backward
+through an MKL-DNN fused block returns all-zero gradients without an error in MXNet 1.9.1, so its
+records refuse backward with that reason (``opperf.fused.MKLDNN_BACKWARD``).
+
+MXNet 1.9.1 registers one contrib fused operator for these layers: ``_contrib_BatchNormWithReLU``
+(``gluon.nn.BatchNormReLU``), BatchNorm and ReLU in one; its convolution and fully connected operators
+take no activation, and its other fused operators (``_sg_mkldnn_*``) exist only inside a partitioned
+graph. Its gradient agrees with the unfused chain's when recorded in training mode, the only mode
+opperf runs backward in (recorded in predict mode it is wrong, without an error).
 """
 
 from __future__ import annotations
 
 import json
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -21,12 +31,11 @@ from opperf.harness import SkipError
 from opperf.results import BenchmarkSpec, TensorSpec
 from opperf.stages import StageCheck, compare
 
-FUSED_BACKWARD = (
-    "MKL-DNN fused blocks are inference only: backward through optimize_for's fused graph returns "
-    "all-zero gradients without an error (MXNet 1.9.1)"
-)
 _BACKENDS = {"mkldnn": "MKLDNN", "onednn": "ONEDNN"}
 _TENSORS = ("data", "residual")
+CONTRIB: dict[tuple[str, ...], str] = {("bn", "relu"): "bn_relu"}
+"""Runs of a pattern's layers that one MXNet contrib fused operator computes, and the layer that runs
+it (``bn_relu``: ``gluon.nn.BatchNormReLU``, the operator ``_contrib_BatchNormWithReLU``)."""
 
 
 @dataclass(frozen=True)
@@ -63,16 +72,16 @@ class Staged:
     backward_refusal: str | None = None
 
 
-def build(spec: BenchmarkSpec) -> Pattern:
+def build(spec: BenchmarkSpec, layers: tuple[str, ...] | None = None) -> Pattern:
     """``spec``'s pattern as a Gluon block with the seeded parameters (``opperf.fused.parameters``), on
-    the run's device in its dtype."""
+    the run's device in its dtype; ``layers`` replaces the pattern's own (``contrib_layers``)."""
     import mxnet as mx
 
     from opperf.frameworks.mxnet.devices import context
 
     pattern = fused.entry(spec.op)
     config = dict(spec.inputs)
-    block = _block(pattern.layers, config)
+    block = _block(layers or pattern.layers, config)
     ctx = context(spec.options.device)
     block.initialize(ctx=ctx)
     for name, value in fused.parameters(pattern, config, spec.options.seed).items():
@@ -101,9 +110,11 @@ def stage_calls(
         from opperf.frameworks.mxnet.stages import NO_COMPILE
 
         raise SkipError(NO_COMPILE)
+    unfused_ops = _symbol_ops(built)
+    if spec.variant == "contrib":
+        return _contrib(built, calls, make_call, unfused_ops)
     with autograd.predict_mode():
         reference = calls[0]()
-    unfused_ops = _graph_ops(built.block(*(mx.sym.var(n) for n in built.names)))
     arrays = [calls[0].kwargs[n] for n in built.names]
     started = time.perf_counter()
     try:
@@ -121,7 +132,7 @@ def stage_calls(
             f"{spec.stage} stage: MXNet cannot build {spec.variant}: {describe_error(error)}"
         ) from error
     compile_s = time.perf_counter() - started
-    optimised = _graph_ops(built.block._cached_graph[1])
+    optimised = exported_ops(built.block)
     is_fusion = spec.stage == fused.STAGE
     if is_fusion and not fused.fewer_nodes(unfused_ops, optimised):
         raise SkipError(
@@ -132,7 +143,64 @@ def stage_calls(
     check = compare([reference.asnumpy()], [outputs.asnumpy()])
     check = StageCheck(check.agrees, check.max_abs_diff, check.detail, tuple(optimised), is_fusion)
     staged = tuple(make_call(built.run, call.kwargs) for call in calls)
-    return Staged(staged, compile_s, check, FUSED_BACKWARD if is_fusion else None)
+    return Staged(staged, compile_s, check, fused.variant(spec.framework, spec.stage, spec.variant).backward)
+
+
+def contrib_layers(layers: tuple[str, ...]) -> tuple[str, ...]:
+    """``layers`` with each run that a contrib fused operator computes (``CONTRIB``) replaced by it."""
+    out: list[str] = []
+    for layer in layers:
+        out.append(layer)
+        for run, replacement in CONTRIB.items():
+            if tuple(out[-len(run) :]) == run:
+                out[-len(run) :] = [replacement]
+    return tuple(out)
+
+
+def _contrib(
+    built: Pattern,
+    calls: Sequence[object],
+    make_call: Callable[[Callable[..., object], dict], object],
+    unfused_ops: list[str],
+) -> Staged:
+    """The pattern with MXNet's contrib fused operators, run imperatively; skipped with "graph
+    unchanged" where none computes any of its layers (its graph has as many operators)."""
+    spec = built.spec
+    rewritten = build(spec, contrib_layers(fused.entry(spec.op).layers))
+    contrib_ops = _symbol_ops(rewritten)
+    if not fused.fewer_nodes(unfused_ops, contrib_ops):
+        raise SkipError(
+            fused.unchanged_reason("MXNet 1.9.1's contrib fused operators", unfused_ops, contrib_ops)
+        )
+    staged = tuple(make_call(rewritten.run, call.kwargs) for call in calls)
+    check = _check(calls[0], staged[0])
+    check = StageCheck(check.agrees, check.max_abs_diff, check.detail, tuple(contrib_ops), True)
+    return Staged(staged, None, check, fused.variant(spec.framework, spec.stage, spec.variant).backward)
+
+
+def exported_ops(block: object) -> list[str]:
+    """The compute nodes of the graph a hybridized (or ``optimize_for``-partitioned) block runs, read
+    from the symbol file ``HybridBlock.export`` writes; SkipError "cannot prove fusion" when it cannot
+    be written or read."""
+    with tempfile.TemporaryDirectory(prefix="opperf-export-") as folder:
+        try:
+            block.export(f"{folder}/pattern")
+            with open(f"{folder}/pattern-symbol.json", encoding="utf-8") as symbol:
+                return _json_ops(symbol.read())
+        except Exception as error:
+            from opperf.frameworks.mxnet.session import describe_error
+
+            raise SkipError(
+                f"{fused.CANNOT_PROVE}: the block's graph cannot be read through HybridBlock.export "
+                f"({describe_error(error)})"
+            ) from error
+
+
+def _symbol_ops(built: Pattern) -> list[str]:
+    """The compute nodes of the block applied to symbols (``Symbol.tojson``): its graph as written."""
+    import mxnet as mx
+
+    return _json_ops(built.block(*(mx.sym.var(n) for n in built.names)).tojson())
 
 
 def _check(reference: Callable[[], object], variant: Callable[[], object]) -> StageCheck:
@@ -142,13 +210,16 @@ def _check(reference: Callable[[], object], variant: Callable[[], object]) -> St
         return compare([reference().asnumpy()], [variant().asnumpy()])
 
 
-def _graph_ops(symbol: object) -> list[str]:
-    """The compute nodes of a symbol's graph, in order (variables left out)."""
-    return [node["op"] for node in json.loads(symbol.tojson())["nodes"] if node["op"] != "null"]
+def _json_ops(text: str) -> list[str]:
+    """The compute nodes of a symbol's JSON graph, in order (variables left out)."""
+    return [node["op"] for node in json.loads(text)["nodes"] if node["op"] != "null"]
 
 
 def _step(F, block, layer: str, out, residual):  # noqa: N803 (Gluon's name)
-    """One layer of a pattern; ReLU as ``Activation``, the form MKL-DNN fuses."""
+    """One layer of a pattern; ReLU as ``Activation``, the form MKL-DNN fuses; ``bn_relu`` is the
+    BatchNorm layer that fuses ReLU (``gluon.nn.BatchNormReLU``)."""
+    if layer == "bn_relu":
+        return block.bn(out)
     if layer == "relu":
         return F.Activation(out, act_type="relu")
     if layer == "add":
@@ -171,8 +242,9 @@ def _block(layers: Sequence[str], config: dict):
                 if "conv" in layers:
                     kernel = int(config["kernel"])
                     self.conv = gluon.nn.Conv2D(channels, kernel, padding=kernel // 2, in_channels=channels)
-                if "bn" in layers:
-                    self.bn = gluon.nn.BatchNorm(in_channels=channels, use_global_stats=True)
+                if "bn" in layers or "bn_relu" in layers:
+                    norm = gluon.nn.BatchNormReLU if "bn_relu" in layers else gluon.nn.BatchNorm
+                    self.bn = norm(in_channels=channels, use_global_stats=True)
                 if "fc" in layers:
                     self.fc = gluon.nn.Dense(int(config["units"]), in_units=channels)
 

@@ -1,38 +1,76 @@
 """PyTorch's fused patterns: one ``nn.Module`` per pattern in eval mode, run eagerly (``unfused``),
 layer by layer (``parts``), traced (``graph``: ``torch.jit.trace``, not frozen), compiled
-(``compile``: ``torch.compile`` with inductor's default settings), or fused by a module-level backend
-(``fused``: ``torch.ao.quantization.fuse_modules`` over the pattern's modules, as a user would list
-them; ``freeze``: ``torch.jit.freeze`` of the trace, which folds BatchNorm into the convolution).
+(``compile``: ``torch.compile`` with inductor's default settings, ``inductor``, or with its freezing,
+``inductor-freezing``), or fused by a module-level backend (``fused``:
+``torch.ao.quantization.fuse_modules`` over the pattern's modules, as a user would list them;
+``freeze``: ``torch.jit.freeze`` of the trace, which folds BatchNorm into the convolution).
 
 Each variant's outputs are checked against the unfused module's (``fuse_modules`` of conv, bn and relu
 in the residual pattern moves the ReLU before the addition, which the check catches), and each
 carries its graph as proof: the leaf modules (``ao``), the frozen graph's aten nodes (``freeze``), or
 the kernels inductor's generated code calls (``inductor``: on CPU it keeps the convolution an extern
-kernel unless freezing is on, and fuses what follows it).
+kernel unless freezing is on, and fuses what follows it; with freezing, BatchNorm folds into the
+weights and the convolution becomes an MKL-DNN kernel with the ReLU as its epilogue).
+
+Inductor's code is read from the ``output_code.py`` its trace option writes (what
+``TORCH_COMPILE_DEBUG=1`` turns on) into a folder of opperf's, with inductor's FX graph cache off for
+that compile, since a cache hit generates (and traces) nothing; the compile is a cold one, as every
+``compile_s`` is. Kernels are named after the aten operators they compute (``cpp.descriptive_names``
+set to ``original_aten``), which is what the proof reads. No code, or no kernel in it, is a
+``SkipError`` "cannot prove fusion", never a silent "not fused".
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import copy
+import functools
 import re
+import shutil
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from opperf import fused
 from opperf.frameworks.torch.calls import Call
 from opperf.frameworks.torch.errors import describe_error
+from opperf.frameworks.torch.stages import warm_up_compiler
 from opperf.harness import SkipError
 from opperf.results import BenchmarkSpec, TensorSpec
 from opperf.stages import StageCheck, compare
 
 _TENSORS = ("data", "residual")
 _MODULES = ("conv", "bn", "relu", "fc")
-# A call in the body of inductor's generated ``call``: a fused C++ kernel, an extern kernel, an op.
-_KERNEL = re.compile(r"^\s*(?:\w+ = )?(cpp_fused_\w+|extern_kernels\.\w+|torch\.ops\.\w+\.\w+)", re.M)
+# A call in the body of inductor's generated ``call``: a fused C++ kernel, an extern kernel or an op
+# (``torch.ops.mkldnn._convolution_pointwise.default``), and its arguments on the line.
+_KERNEL = re.compile(
+    r"^\s*(?:\w+ = )?(cpp_fused_\w+|extern_kernels\.\w+|torch\.ops(?:\.\w+)+)\((.*)\)\s*$", re.M
+)
+# The string arguments of an MKL-DNN kernel: its pointwise epilogue ('relu', 'add'; 'none' for none).
+_QUOTED = re.compile(r"'(\w+)'")
 # The aten names a pattern's layers go by in inductor's kernel names.
-_ATEN = {"conv": "convolution", "bn": "batch_norm", "relu": "relu", "add": "add", "fc": "addmm"}
+_ATEN = {
+    "conv": ("convolution",),
+    "bn": ("batch_norm",),
+    "relu": ("relu",),
+    "add": ("add",),
+    "fc": ("addmm", "linear"),
+}
+# Inductor's options for a compile whose code is the proof (``_compiled``): its trace, of the generated
+# code alone, no cache hit (which generates nothing), kernels named after their aten operators.
+_PROOF_OPTIONS = {
+    "trace.enabled": True,
+    "trace.output_code": True,
+    "trace.fx_graph": False,
+    "trace.fx_graph_transformed": False,
+    "trace.ir_pre_fusion": False,
+    "trace.ir_post_fusion": False,
+    "fx_graph_cache": False,
+    "cpp.descriptive_names": "original_aten",
+}
 
 
 @dataclass(frozen=True)
@@ -96,15 +134,22 @@ def stage_calls(
     if build_variant is None:
         raise SkipError(f"{spec.stage} stage: opperf has no {spec.variant} variant of fused patterns")
     tensors = tuple(calls[0].kwargs[n] for n in built.names)
+    if build_variant is _compiled:
+        warm_up_compiler()
     started = time.perf_counter()
+    graph: object = None
     try:
         module, graph = build_variant(built, tensors)
-        with scope():
+        with scope(), _freezing(spec.variant):
             outputs = module(*tensors)
         synchronize()
-        if spec.variant == "inductor":
-            graph = _inductor_kernels(graph)
+        if isinstance(graph, Path):
+            graph = inductor_kernels(graph)
+    except SkipError:
+        raise
     except Exception as error:
+        if isinstance(graph, Path):  # the trace folder of a compile that failed
+            shutil.rmtree(graph, ignore_errors=True)
         raise SkipError(
             f"{spec.stage} stage: {spec.variant} cannot take {spec.op}: {describe_error(error)}"
         ) from error
@@ -167,32 +212,78 @@ def _ao(built: Pattern, tensors: tuple) -> tuple[object, list[str]]:
     return fused_module, _leaf_modules(fused_module)
 
 
-def _compiled(built: Pattern, tensors: tuple) -> tuple[object, int]:
-    """``torch.compile`` of the module after resetting dynamo; the graph is read from the code inductor
-    generates on the first call (``_inductor_kernels``), so this hands back where its code starts."""
+def _compiled(built: Pattern, tensors: tuple) -> tuple[object, Path]:
+    """``torch.compile`` of the module after resetting dynamo, tracing its code into a new folder; the
+    graph is read from there after the first call compiles it (``inductor_kernels``)."""
     import torch
-    from torch._inductor.codecache import PyCodeCache
 
     torch._dynamo.reset()
-    return torch.compile(built.module, backend="inductor", dynamic=False), len(PyCodeCache.modules)
+    folder = Path(tempfile.mkdtemp(prefix="inductor-trace-", dir=_trace_root()))
+    options = {**_PROOF_OPTIONS, "trace.debug_dir": str(folder)}
+    try:
+        compiled = torch.compile(built.module, backend="inductor", dynamic=False, options=options)
+    except RuntimeError as error:  # inductor checks its options here, before any compile
+        raise SkipError(
+            f"{fused.CANNOT_PROVE}: torch.compile refuses the options that trace inductor's code "
+            f"({describe_error(error)})"
+        ) from error
+    return compiled, folder
 
 
-def _inductor_kernels(first_module: int) -> list[str]:
-    """The kernels the ``call`` functions of the code inductor generated since ``first_module`` run,
-    in order."""
-    from torch._inductor.codecache import PyCodeCache
+@functools.cache
+def _trace_root() -> Path:
+    """Where this process's inductor traces go, removed when it ends: a compile that records for
+    backward traces its backward graph there later, at the first backward pass."""
+    root = Path(tempfile.mkdtemp(prefix="opperf-inductor-traces-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    return root
 
-    kernels: list[str] = []
-    for module in PyCodeCache.modules[first_module:]:
-        with open(module.__file__, encoding="utf-8") as source:
-            text = source.read()
-        kernels += _KERNEL.findall(text[text.find("def call(") :])
+
+def _freezing(variant: str) -> contextlib.AbstractContextManager[object]:
+    """Inductor's freezing for the ``inductor-freezing`` variant's compile (the first call); inductor
+    reads it while compiling, not from ``torch.compile``'s options, and a compiled graph keeps it."""
+    if variant != "inductor-freezing":
+        return contextlib.nullcontext()
+    from torch._inductor import config
+
+    return config.patch(freezing=True)
+
+
+def inductor_kernels(folder: Path) -> list[str]:
+    """The kernels the ``call`` function of the code inductor traced into ``folder`` runs, in order; an
+    MKL-DNN kernel with a pointwise epilogue carries it in brackets
+    (``torch.ops.mkldnn._convolution_pointwise.default[relu]``). SkipError "cannot prove fusion" when
+    there is no code, or no kernel call in it."""
+    sources = sorted(folder.rglob("output_code.py"))
+    texts = [path.read_text(encoding="utf-8") for path in sources]
+    shutil.rmtree(folder, ignore_errors=True)
+    if not texts:
+        raise SkipError(
+            f"{fused.CANNOT_PROVE}: inductor traced no output_code.py (torch.compile's trace.enabled "
+            "option) for this compile"
+        )
+    kernels = [_kernel(name, arguments) for text in texts for name, arguments in _calls(text)]
+    if not kernels:
+        raise SkipError(f"{fused.CANNOT_PROVE}: no kernel call found in inductor's generated call()")
     return kernels
+
+
+def _calls(text: str) -> list[tuple[str, str]]:
+    start = text.find("def call(")
+    return _KERNEL.findall(text[start:]) if start >= 0 else []
+
+
+def _kernel(name: str, arguments: str) -> str:
+    if not name.startswith("torch.ops.mkldnn."):
+        return name
+    epilogues = [quoted for quoted in _QUOTED.findall(arguments) if quoted != "none"]
+    return f"{name}[{','.join(epilogues)}]" if epilogues else name
 
 
 _BUILDERS = {
     ("graph", "unfused"): _traced,
     ("compile", "inductor"): _compiled,
+    ("compile", "inductor-freezing"): _compiled,
     (fused.STAGE, "ao"): _ao,
     (fused.STAGE, "freeze"): _frozen,
 }
@@ -221,18 +312,23 @@ def _unfused_graph(built: Pattern, tensors: tuple) -> list[str]:
 
 
 def _fused(built: Pattern, variant: str, unfused: list[str], graph: list[str]) -> bool:
-    """Whether the variant's graph fused any layers: fewer nodes than the unfused pattern, or (inductor,
-    whose kernel count also holds layout copies) one kernel covering two layers: a ``cpp_fused_`` kernel
-    named after two of them, or an MKL-DNN convolution or linear with a pointwise epilogue."""
-    if variant != "inductor":
+    """Whether the variant's graph fused any layers: fewer nodes than the unfused pattern, or for
+    inductor (whose kernel count also holds layout copies) ``inductor_fused``."""
+    if not variant.startswith("inductor"):
         return fused.fewer_nodes(unfused, graph)
-    names = [_ATEN[layer] for layer in fused.entry(built.spec.op).layers]
-    for kernel in graph:
-        if kernel.startswith("cpp_fused_") and sum(name in kernel for name in set(names)) >= 2:
-            return True
-        if kernel.startswith("torch.ops.mkldnn._") and "pointwise" in kernel:
-            return True
-    return False
+    return inductor_fused(fused.entry(built.spec.op).layers, graph)
+
+
+def inductor_fused(layers: Sequence[str], kernels: Sequence[str]) -> bool:
+    """Whether inductor's ``kernels`` fused any of ``layers``: one kernel computes two of them (a
+    ``cpp_fused_`` kernel named after both, an MKL-DNN kernel with the next layer as its epilogue), or
+    a layer has no kernel at all (freezing folded BatchNorm into the convolution's weights; the outputs
+    check that the result is still the pattern's)."""
+    covered = [
+        {layer for layer in layers if any(name in kernel for name in _ATEN[layer])} for kernel in kernels
+    ]
+    every = set().union(*covered) if covered else set()
+    return any(len(layers_of) >= 2 for layers_of in covered) or bool(set(layers) - every)
 
 
 def _module(layers: Sequence[str], config: dict):
