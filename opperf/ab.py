@@ -8,7 +8,7 @@ side always goes first; each side's workers run its own interpreter (``--base-py
 ``--new-python``: another build of the framework) with its own environment (``--base-env``,
 ``--new-env``: a setting such as ``MXNET_MKLDNN_ENABLED=0``). A round is a pass over every
 configuration in fresh workers on both sides (a worker's state outlives its configurations and would
-otherwise be the same in every round: ``_interleaved``); each side's worker prepares a configuration
+otherwise be the same in every round: ``interleaved``); each side's worker prepares a configuration
 (inputs, passes, the backward probe) in each round, checks that its tensors fit and probes its peak
 memory in round 0 only (a configuration round 0 skipped is not run again on that side), and
 measures it with ``1/rounds`` of the sweep's time budget, a precision target sqrt(rounds) times looser
@@ -183,7 +183,7 @@ def run_ab(
                     skipped.append(specs)
                 else:
                     planned += specs
-            for pair in _interleaved(planned, runners, rounds, progress):
+            for pair in interleaved(planned, runners, rounds, progress):
                 pairs.append(pair)
         except KeyboardInterrupt:
             interrupted = True
@@ -200,7 +200,7 @@ def run_ab(
     )
 
 
-def _interleaved(
+def interleaved(
     specs: Sequence[BenchmarkSpec],
     runners: Mapping[str, IsolatedRunner],
     rounds: int,
