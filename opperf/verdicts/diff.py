@@ -292,7 +292,7 @@ def _paired(
         if b is not None and n is not None:
             if rounds and b.runs == n.runs:
                 ratios = [math.log(y / x) for x, y in zip(b.run_paired, n.run_paired, strict=True)]
-                contrast = Contrast.paired(ratios)
+                contrast = Contrast.paired(ratios, math.log(b.median))
             else:
                 contrast = Contrast.two_sample(
                     [math.log(m) for m in b.run_medians], [math.log(m) for m in n.run_medians]
