@@ -37,7 +37,11 @@ ratios would be too wide for the precise rows (it kept all but 20 of 58 rows wit
 uncalled) and too narrow for the noisy ones. Their empirical null is fitted instead to the rows'
 standardised statistics (``z_score``): it scales each row's own standard error by how far the
 moderated t understates the rows' noise (measured here: 0.84-0.97, a calibrated t), and joins the
-moderated t in the intersection-union test.
+moderated t in the intersection-union test. A paired row's contrast is Yuen's trimmed one
+(``trimmed``): on a loaded machine one round in six is often 30-60% off while the others agree within
+5%, and a mean and variance of all six let that round hide a 10% change (measured here: 6 of the 17
+rows a 10% slowdown was missed in). Its variance prior follows the rows' level (their log time,
+``fit_variance_prior``).
 
 The centre is the machine factor: when one side ran in a slower stretch, every row moves, and that
 is not the operators' doing (a change that slows every operator alike shows in the summary's
