@@ -59,10 +59,12 @@ def test_the_pairs_measured_noise_is_only_a_tick_of_a_quantising_timer():
     # Paired rounds: the rounds' agreement is the row's precision, so four rounds of a 4% and a 3%
     # round precision on a continuous timer (a 1e-9 s tick against 1 ms) leave only that tick.
     precise = _compared(_side((1e-3,) * 4, 0.04, 1e-9), _side((1e-3,) * 4, 0.03, 1e-9))
-    assert measured_noise(precise) == pytest.approx(math.log1p(1e-6))
-    # 5 us against 6 us on a 1 us timer: one tick over the faster side's 5 us, log1p(20%).
+    assert measured_noise(precise) == pytest.approx(math.log1p(1.5e-6))  # 1.5 ticks
+    # 5 us against 6 us on a 1 us timer: 1.5 ticks over the faster side's 5 us, log1p(30%), which
+    # one tick (6/5) stays within and two ticks (7/5) exceed.
     quantised = _compared(_side((5e-6,) * 4, 0.0, 1e-6), _side((6e-6,) * 4, 0.0, 1e-6))
-    assert measured_noise(quantised) == pytest.approx(math.log1p(0.2))
+    assert measured_noise(quantised) == pytest.approx(math.log1p(0.3))
+    assert math.log(6 / 5) < measured_noise(quantised) < math.log(7 / 5)
     # Separate sweeps keep the sides' resolution: hypot(4%, 3%) = 5%.
     unpaired = Compared(None, "forward", precise.base, precise.new, Contrast.two_sample([0.0], [0.0]), None)
     assert measured_noise(unpaired) == pytest.approx(math.log1p(0.05))

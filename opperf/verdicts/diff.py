@@ -323,12 +323,19 @@ def measured_noise(c: Compared) -> float:
     rounds: the rounds' agreement, which the row's test weighs, is their precision (a round's figure
     is its fastest pass, with a share of the budget, and its median's interval says little of it:
     measured here, 15% wide intervals held back rows whose six rounds agreed on a 10% change within
-    3%), so only the floor remains: one tick of a quantising timer on the faster side (a 5 us
-    against a 6 us median is one tick, not a 20% change)."""
+    3%), so only the floor remains: ``TICK_FLOOR`` ticks of a quantising timer on the faster side (a
+    5 us against a 6 us median is one tick, not a 20% change)."""
     if not c.contrast.from_rounds:
         return resolution(c.base.precision, c.new.precision)
     ticks = [side.tick / min(side.run_paired) for side in (c.base, c.new) if side.tick and side.run_paired]
-    return max([0.0, *(math.log1p(t) for t in ticks)])
+    return max([0.0, *(math.log1p(TICK_FLOOR * t) for t in ticks)])
+
+
+TICK_FLOOR = 1.5
+"""Ticks of a quantising timer a paired row's change must exceed: more than one, so that a ratio of
+exactly one tick (5 us against 4 us, 1.25) is not called for a rounding error in the tick's
+estimate (a 10% slowdown A/A job here called ``sum`` (10000, 1) backward 1.25x slower so), and
+two ticks are."""
 
 
 def _timing_rows(
