@@ -8,12 +8,12 @@ side always goes first; each side's workers run its own interpreter (``--base-py
 ``--new-python``: another build of the framework) with its own environment (``--base-env``,
 ``--new-env``: a setting such as ``MXNET_MKLDNN_ENABLED=0``). A round is a pass over every
 configuration in fresh workers on both sides (a worker's state outlives its configurations and would
-otherwise be the same in every round: ``_interleaved``); each side's worker prepares a configuration
-(inputs, passes, the backward probe) in each round, probes its peak memory in round 0 only, and
+otherwise be the same in every round: ``interleaved``); each side's worker prepares a configuration
+(inputs, passes, the backward probe) in each round, checks that its tensors fit and probes its peak
+memory in round 0 only (a configuration round 0 skipped is not run again on that side), and
 measures it with ``1/rounds`` of the sweep's time budget, a precision target sqrt(rounds) times looser
-(``round_options``), its share of the minimum sample count and, after round 0, a short re-warm
-(``round_plan``). The job cost 3.6 sweeps here, the rounds' preparations and worker starts a third
-of it. Each record says which round's preparation it used (``prepared_in_round``).
+(``round_options``), its share of the minimum sample count and, after round 0, a re-warm of one
+pass (``round_plan``). Each record says which round's preparation it used (``prepared_in_round``).
 
 The pairs of a round are the unit of replication: ``opperf diff AB.json`` tests the per-round log
 ratios of each configuration (``opperf.verdicts``).
@@ -32,11 +32,11 @@ from dataclasses import dataclass, field, replace
 
 from opperf.errors import OpperfError
 from opperf.frameworks import get_backend
-from opperf.isolation import BuildDescription, IsolatedRunner
+from opperf.isolation import BuildDescription, IsolatedRunner, RoundMeasured
 from opperf.options import RunOptions
 from opperf.report.document import SCHEMA_VERSION, record
 from opperf.results import BenchmarkSpec, Measurement, Status
-from opperf.sampling import SETTLE_WINDOW, WARMUP_SHARE, SamplingPlan
+from opperf.sampling import WARMUP_SHARE, SamplingPlan
 from opperf.sweep import SweepConfig, plan_operator, select_operators
 from opperf.utils.affinity import available_cpus, worker_cpus
 from opperf.utils.environment import Machine
@@ -45,8 +45,11 @@ SIDES = ("base", "new")
 DEFAULT_ROUNDS = 6
 MAX_ROUND_TARGET = 0.2
 """The loosest precision target a round is given, however many rounds there are."""
-REWARM_PASSES = SETTLE_WINDOW
-"""The most warm-up passes a round after the first runs: enough to see times settle again."""
+REWARM_PASSES = 1
+"""The most warm-up passes a round after the first runs. Its worker's preparation ran the
+configuration once already (the recorded forward pass and the backward probe), and a round's
+figure is its fastest pass, which a first pass still slower than the rest does not become; three
+passes (a sweep's settle window) cost a sixth of the job's sampling here."""
 
 
 @dataclass(frozen=True)
@@ -180,7 +183,7 @@ def run_ab(
                     skipped.append(specs)
                 else:
                     planned += specs
-            for pair in _interleaved(planned, runners, rounds, progress):
+            for pair in interleaved(planned, runners, rounds, progress):
                 pairs.append(pair)
         except KeyboardInterrupt:
             interrupted = True
@@ -197,7 +200,7 @@ def run_ab(
     )
 
 
-def _interleaved(
+def interleaved(
     specs: Sequence[BenchmarkSpec],
     runners: Mapping[str, IsolatedRunner],
     rounds: int,
@@ -215,16 +218,22 @@ def _interleaved(
     shows in the rounds' disagreement instead; the two sides of a configuration in one round stay
     adjacent in time."""
     last: dict[tuple[BenchmarkSpec, str], Measurement] = {}
+    skipped: dict[tuple[BenchmarkSpec, str], RoundMeasured] = {}
     for round_index in range(rounds):
         for side in SIDES if round_index else ():
             runners[side].close()  # the next request starts a fresh worker
         for done, spec in enumerate(specs, start=1):
             measured = {}
             for side in order(round_index):
+                if (spec, side) in skipped:  # round 0 found it does not fit, or a rule refused it
+                    measured[side] = skipped[spec, side]
+                    continue
                 previous = pass_seconds(last.get((spec, side)))
                 plan = round_plan(spec.options.plan, rounds, round_index, previous)
                 measured[side] = runners[side].run_round(spec, round_index, plan)
                 last[spec, side] = measured[side].measurement
+                if round_index == 0 and measured[side].measurement.status is Status.SKIPPED:
+                    skipped[spec, side] = measured[side]
             yield Pair(
                 round_index,
                 measured["base"].measurement,

@@ -163,16 +163,19 @@ def measure(
 
 
 def prepare(
-    session: Session, spec: BenchmarkSpec, function: Callable[..., object] | None = None
+    session: Session,
+    spec: BenchmarkSpec,
+    function: Callable[..., object] | None = None,
+    check_fit: bool = True,
 ) -> Passes | Measurement:
     """``spec``'s inputs and passes, ready to be measured (once, or round after round by an A/B
-    job); or the ``skipped`` or ``failed`` result when they cannot be made."""
+    job); or the ``skipped`` or ``failed`` result when they cannot be made. ``check_fit`` False
+    leaves out the check that the tensors fit (a later round of an A/B job, whose round 0 made it)."""
     try:
-        available = session.available_memory(spec.options.device)
-        outputs = session.output_bytes(spec, function) if available is not None else None
-        problem = fit_problem(spec, available, outputs)
-        if problem is not None:
-            return Measurement(spec=spec, status=Status.SKIPPED, reason=problem)
+        if check_fit:
+            problem = _fit_problem(session, spec, function)
+            if problem is not None:
+                return Measurement(spec=spec, status=Status.SKIPPED, reason=problem)
         passes = session.prepare(spec, spec.options.seed, function)
         check = passes.stage_check
         if check is not None and not check.agrees:
@@ -190,6 +193,12 @@ def prepare(
     except Exception as error:
         session.settle()
         return Measurement(spec=spec, status=Status.FAILED, reason=session.describe_error(error))
+
+
+def _fit_problem(session: Session, spec: BenchmarkSpec, function: Callable[..., object] | None) -> str | None:
+    available = session.available_memory(spec.options.device)
+    outputs = session.output_bytes(spec, function) if available is not None else None
+    return fit_problem(spec, available, outputs)
 
 
 def measure_prepared(

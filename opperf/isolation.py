@@ -65,8 +65,9 @@ class Round:
     """Measure round ``index`` of ``spec`` (an A/B job's rounds of one configuration). The worker
     prepares the spec's inputs and passes in round 0 or when it holds another spec's (an A/B job's
     rounds each pass over every configuration, in fresh workers), and measures a later round of the
-    spec it holds on that preparation; only round 0 probes peak memory, a configuration's, not a
-    round's.
+    spec it holds on that preparation; only round 0 checks that the tensors fit and probes peak
+    memory, a configuration's, not a round's (an A/B job does not run a later round of a
+    configuration its round 0 skipped on that side).
     ``plan`` is the round's sampling plan (its share of the spec's, ``opperf.ab.round_plan``); None
     measures with the spec's own."""
 
@@ -98,7 +99,8 @@ class _Prepared:
         first = job.index == 0 or job.spec != self.spec
         if first:
             self.release()  # the previous configuration's inputs go before the next's are made
-            self.spec, self.passes, self.round = job.spec, harness.prepare(session, job.spec), job.index
+            passes = harness.prepare(session, job.spec, check_fit=job.index == 0)
+            self.spec, self.passes, self.round = job.spec, passes, job.index
         if isinstance(self.passes, Measurement):
             return RoundMeasured(self.passes, self.round)
         measurement = harness.measure_prepared(

@@ -14,6 +14,7 @@ import pytest
 from opperf.ab import (
     MAX_ROUND_TARGET,
     REWARM_PASSES,
+    interleaved,
     mismatches,
     order,
     pass_seconds,
@@ -186,3 +187,20 @@ def test_a_pass_is_the_forward_and_backward_medians():
     assert pass_seconds(measured) == 2.0 + 4.5
     assert pass_seconds(Measurement(spec=spec, status=Status.FAILED, reason="x")) is None
     assert pass_seconds(None) is None
+
+
+@pytest.mark.slow
+def test_a_configuration_round_0_skipped_is_not_run_again():
+    """Later rounds prepare without the check that the tensors fit (round 0 made it), so a
+    configuration round 0 found too large must not be sent again: its later rounds carry round 0's
+    skipped record (prepared in round 0), and the small configuration beside it is measured in
+    fresh workers every round."""
+    huge, small = _exp((2**22, 2**22)), _exp((16, 16))
+    with IsolatedRunner(timeout_s=120, threads=1) as base, IsolatedRunner(timeout_s=120, threads=1) as new:
+        pairs = list(interleaved([huge, small], {"base": base, "new": new}, 2))
+    assert [(p.round, p.base.spec) for p in pairs] == [(0, huge), (0, small), (1, huge), (1, small)]
+    for pair in pairs[0], pairs[2]:
+        for side in (pair.base, pair.new):
+            assert side.status is Status.SKIPPED and "out of memory (not run)" in side.reason
+        assert pair.prepared_in == {"base": 0, "new": 0}
+    assert pairs[3].base.status is Status.OK and pairs[3].prepared_in == {"base": 1, "new": 1}

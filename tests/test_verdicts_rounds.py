@@ -1,14 +1,26 @@
 """What paired rounds of an A/B job are tested on, by hand: each round's fastest pass, the timer's
-tick as a floor under the pair's noise, and the empirical null fitted to standardised statistics."""
+tick as a floor under the pair's noise, the empirical null fitted to standardised statistics,
+Yuen's trimmed contrast of the rounds, and the variance prior that follows the rows' level."""
 
 from __future__ import annotations
 
 import math
+import statistics
 
 import pytest
 
 from opperf.verdicts.diff import Compared, Side, measured_noise
-from opperf.verdicts.inference import Contrast, NoiseModel, Prior, noise_model, z_score
+from opperf.verdicts.distributions import t_ppf
+from opperf.verdicts.inference import (
+    Contrast,
+    NoiseModel,
+    Prior,
+    fit_variance_prior,
+    noise_model,
+    running_means,
+    trimmed,
+    z_score,
+)
 from opperf.verdicts.inference import test as row_test
 from opperf.verdicts.load import PhaseRun, phase_run, smallest_gap
 
@@ -43,15 +55,17 @@ def _compared(base: Side, new: Side) -> Compared:
     return Compared(None, "forward", base, new, Contrast.paired(ratios), None)
 
 
-def test_the_pairs_measured_noise_is_a_rounds_over_sqrt_rounds_and_never_below_a_tick():
-    # Four rounds of a 4% and a 3% round precision: log1p(5%) / sqrt(4); a continuous timer's tick
-    # (1e-9 s against 1 ms) is far below.
+def test_the_pairs_measured_noise_is_only_a_tick_of_a_quantising_timer():
+    # Paired rounds: the rounds' agreement is the row's precision, so four rounds of a 4% and a 3%
+    # round precision on a continuous timer (a 1e-9 s tick against 1 ms) leave only that tick.
     precise = _compared(_side((1e-3,) * 4, 0.04, 1e-9), _side((1e-3,) * 4, 0.03, 1e-9))
-    assert measured_noise(precise) == pytest.approx(math.log1p(0.05) / 2)
-    # 5 us against 6 us on a 1 us timer: one tick over the faster side's 5 us, log1p(20%).
+    assert measured_noise(precise) == pytest.approx(math.log1p(1.5e-6))  # 1.5 ticks
+    # 5 us against 6 us on a 1 us timer: 1.5 ticks over the faster side's 5 us, log1p(30%), which
+    # one tick (6/5) stays within and two ticks (7/5) exceed.
     quantised = _compared(_side((5e-6,) * 4, 0.0, 1e-6), _side((6e-6,) * 4, 0.0, 1e-6))
-    assert measured_noise(quantised) == pytest.approx(math.log1p(0.2))
-    # Separate sweeps keep the sides' resolution as it is.
+    assert measured_noise(quantised) == pytest.approx(math.log1p(0.3))
+    assert math.log(6 / 5) < measured_noise(quantised) < math.log(7 / 5)
+    # Separate sweeps keep the sides' resolution: hypot(4%, 3%) = 5%.
     unpaired = Compared(None, "forward", precise.base, precise.new, Contrast.two_sample([0.0], [0.0]), None)
     assert measured_noise(unpaired) == pytest.approx(math.log1p(0.05))
 
@@ -109,3 +123,64 @@ def test_paired_rows_with_replicates_are_not_held_to_the_raw_null():
     assert row.p == pytest.approx(math.erfc(0.1 / se / math.sqrt(2)))
     single = row_test(Contrast.paired([0.1]), model)
     assert single.p == pytest.approx(math.erfc(0.1 / 0.5 / math.sqrt(2)))
+
+
+def test_trimmed_statistics_by_hand():
+    """Six rounds lose one value at each end (g = floor(0.2 * 6) = 1): the mean of the middle four;
+    the winsorised sample (each cut value replaced by its nearest kept one) has the variance
+    computed here by hand, over (1 - 2/6)^2; 6 - 2 - 1 = 3 degrees of freedom."""
+    estimate, variance, df = trimmed([0.10, -0.40, 0.12, 0.08, 0.11, 0.09])
+    assert estimate == pytest.approx((0.08 + 0.09 + 0.10 + 0.11) / 4)
+    winsorised = [0.08, 0.08, 0.09, 0.10, 0.11, 0.11]
+    mean = sum(winsorised) / 6
+    by_hand = sum((w - mean) ** 2 for w in winsorised) / 5 / (4 / 6) ** 2
+    assert variance == pytest.approx(by_hand) and df == 3
+    # Four rounds trim nothing (g = 0): the mean and the sample variance, n - 1 degrees of freedom.
+    assert trimmed([0.1, 0.2, 0.3, 0.4]) == (pytest.approx(0.25), pytest.approx(0.05 / 3), 3)
+    assert trimmed([0.3]) == (0.3, None, 0)
+
+
+def test_one_outlying_round_does_not_hide_a_ten_percent_change():
+    """A row whose five rounds agree on a 10% slowdown within 1% and whose sixth went the other way
+    by 40% (another process in that round): its trimmed contrast keeps the change and a standard
+    error near the five's, where the plain mean and variance would put zero inside the interval."""
+    ratios = [0.10, 0.11, 0.09, 0.10, 0.095, -0.40]
+    contrast = Contrast.paired(ratios)
+    assert contrast.estimate == pytest.approx((0.09 + 0.095 + 0.10 + 0.10) / 4)  # -0.40 and 0.11 cut
+    se = math.sqrt(contrast.variance) * contrast.unscaled
+    assert contrast.estimate / se > t_ppf(0.999, contrast.df)  # significant at 0.2%, two-sided
+    plain_se = statistics.stdev(ratios) / math.sqrt(len(ratios))
+    assert statistics.fmean(ratios) / plain_se < t_ppf(0.975, len(ratios) - 1)  # not even at 5%
+
+
+def test_running_means_by_hand():
+    assert running_means([1.0, 2.0, 3.0, 4.0, 10.0], 3) == pytest.approx([2.0, 2.0, 3.0, 17 / 3, 17 / 3])
+    assert running_means([1.0, 3.0], 5) == [2.0, 2.0]  # shorter than the window: the whole mean
+
+
+def test_a_trended_prior_follows_the_rows_level():
+    """Rows at 20 levels, half of them (the faster) with variance 1e-4, the slower with 1e-2, two
+    rows per level at each of 1/2 and 2 times it: the flat prior has one scale between the two,
+    the trended one each group's scale at its levels (ends of the running mean), interpolated
+    linearly between knots, flat beyond the ends."""
+    variances, levels = [], []
+    for index in range(40):
+        level = float(index // 2)
+        typical = 1e-4 if level < 10 else 1e-2
+        variances.append(typical * (0.5 if index % 2 else 2.0))
+        levels.append(level)
+    dfs = [5] * 40
+    flat = fit_variance_prior(variances, dfs)
+    trended = fit_variance_prior(variances, dfs, levels)
+    assert flat is not None and trended is not None and trended.trend
+    assert 1e-4 < flat.s2 < 1e-2
+    assert trended.scale_at(0.0) == pytest.approx(trended.trend[0][1])
+    assert trended.scale_at(-5.0) == trended.scale_at(0.0) and trended.scale_at(50.0) == trended.scale_at(
+        19.0
+    )
+    assert trended.scale_at(0.0) < 3e-4 and trended.scale_at(19.0) > 3e-3
+    assert trended.df > flat.df  # the trend explains most of the spread of log variances
+    (x0, y0), (x1, y1) = trended.trend[0], trended.trend[2]
+    assert Prior(1.0, 4.0, "knots", ((0.0, 1.0), (2.0, 3.0))).scale_at(0.5) == pytest.approx(1.5)
+    assert Prior(1.0, 4.0, "flat").scale_at(7.0) == 1.0
+    assert (x0, x1) == (0.0, 1.0) and y0 == pytest.approx(y1)  # one running mean over the end rows

@@ -4,8 +4,9 @@ A timing row is ``slower`` or ``faster`` only when all three hold:
 
 (a) **the change is large**: |log ratio| exceeds both the threshold (log(1 + threshold)) and the
     pair's own noise, the larger of what the measurement can resolve (the two sides' relative
-    median-interval half-widths, combined in quadrature) and one standard error of the log ratio
-    between runs (moderated and inflated, see ``inference``). (a) is about size; (b) and (c) about
+    median-interval half-widths, combined in quadrature; for paired rounds of an A/B job one tick of
+    a quantising timer, ``diff.measured_noise``) and one standard error of the log ratio between
+    runs (moderated and inflated, see ``inference``). (a) is about size; (b) and (c) about
     evidence;
 (b) **it is significant with the run as the unit of replication**, in the direction of the raw
     ratio (the centred statistic has the same sign);

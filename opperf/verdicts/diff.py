@@ -292,7 +292,7 @@ def _paired(
         if b is not None and n is not None:
             if rounds and b.runs == n.runs:
                 ratios = [math.log(y / x) for x, y in zip(b.run_paired, n.run_paired, strict=True)]
-                contrast = Contrast.paired(ratios)
+                contrast = Contrast.paired(ratios, math.log(b.median))
             else:
                 contrast = Contrast.two_sample(
                     [math.log(m) for m in b.run_medians], [math.log(m) for m in n.run_medians]
@@ -320,14 +320,22 @@ def _status_reason(base: Sequence[RunRecord], new: Sequence[RunRecord]) -> str |
 
 def measured_noise(c: Compared) -> float:
     """What the two sides' measurements resolve, in log units (``decide.resolution``). Paired
-    rounds: one round's resolution over sqrt(rounds), since the row's figure combines its rounds,
-    and never less than one tick of a quantising timer on the faster side (a 5 us against a 6 us
-    median is one tick, not a 20% change)."""
-    measured = resolution(c.base.precision, c.new.precision)
+    rounds: the rounds' agreement, which the row's test weighs, is their precision (a round's figure
+    is its fastest pass, with a share of the budget, and its median's interval says little of it:
+    measured here, 15% wide intervals held back rows whose six rounds agreed on a 10% change within
+    3%), so only the floor remains: ``TICK_FLOOR`` ticks of a quantising timer on the faster side (a
+    5 us against a 6 us median is one tick, not a 20% change)."""
     if not c.contrast.from_rounds:
-        return measured
+        return resolution(c.base.precision, c.new.precision)
     ticks = [side.tick / min(side.run_paired) for side in (c.base, c.new) if side.tick and side.run_paired]
-    return max([measured / math.sqrt(min(c.base.runs, c.new.runs)), *(math.log1p(t) for t in ticks)])
+    return max([0.0, *(math.log1p(TICK_FLOOR * t) for t in ticks)])
+
+
+TICK_FLOOR = 1.5
+"""Ticks of a quantising timer a paired row's change must exceed: more than one, so that a ratio of
+exactly one tick (5 us against 4 us, 1.25) is not called for a rounding error in the tick's
+estimate (a 10% slowdown A/A job here called ``sum`` (10000, 1) backward 1.25x slower so), and
+two ticks are."""
 
 
 def _timing_rows(
