@@ -21,7 +21,13 @@ from opperf.frameworks.torch.errors import describe_error
 from opperf.frameworks.torch.namespaces import identify, resolve
 from opperf.frameworks.torch.registry import load_registry
 from opperf.frameworks.torch.stages import claim_compile_cache, stage_calls
-from opperf.frameworks.torch.tensors import is_float_tensor, materialize, resolve_alias, torch_constant
+from opperf.frameworks.torch.tensors import (
+    host_draws,
+    is_float_tensor,
+    materialize,
+    resolve_alias,
+    torch_constant,
+)
 from opperf.harness import Passes, PerCallSampler, Sampler, SkipError
 from opperf.op_info import OpInfo
 from opperf.results import Alias, BenchmarkSpec, InputValue, TensorSpec
@@ -54,6 +60,8 @@ class TorchSession:
 
     def __init__(self) -> None:
         self._profiler_warm = False
+        # Input values drawn before (most configurations' first tensor is the same draw).
+        self._draws = host_draws()
         self.compile_cache = claim_compile_cache()
         # (namespace, operator) -> why it is not differentiable, learnt from its first measurement: its
         # later input configurations then run without recording for autograd from the start.
@@ -66,7 +74,9 @@ class TorchSession:
         function = function or (pattern.run if pattern else _function(spec))
         generator = _generator(seed)
         device = devices.torch_device(spec.options.device)
-        make = functools.partial(materialize, dtype=spec.options.dtype, device=device, generator=generator)
+        make = functools.partial(
+            materialize, dtype=spec.options.dtype, device=device, generator=generator, draws=self._draws
+        )
         sets = input_sets(spec.options.cache, input_bytes(spec), last_level_cache_bytes())
         prepared = [_prepare(spec, function, info, make) for _ in range(sets)]
         return self._passes(spec, prepared, pattern)
