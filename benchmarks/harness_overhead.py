@@ -4,9 +4,10 @@
         -- --categories unary,binary_broadcast,reduction [--framework torch --threads 1]
 
 Sweeps alternately with the other checkout's ``opperf.py`` (before) and this one's (after), each in a
-fresh process, and prints per sweep: ``harness_efficiency``, the sweep's wall time, the seconds per
-configuration spent outside sampling, the coverage counts and the passes measured (forward and
-backward runs together, which must not drop); then the medians, and after / before ratios.
+fresh process, and prints per sweep: ``harness_efficiency``, the sweep's wall time (and the whole
+process's, interpreter start to report written), the seconds per configuration spent outside
+sampling, the coverage counts and the passes measured (forward and backward runs together, which
+must not drop); then the medians, and after / before ratios.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ class Share:
 
     efficiency: float
     wall_s: float
+    process_s: float
     sampling_s: float
     configurations: int
     statuses: dict[str, int]
@@ -39,6 +41,7 @@ class Share:
         return cls(
             efficiency=environment.get("harness_efficiency") or 0.0,
             wall_s=environment["wall_seconds"],
+            process_s=sweep.wall_s,
             sampling_s=sampling,
             configurations=len(results),
             statuses=dict(Counter(r["status"] for r in results)),
@@ -51,8 +54,9 @@ class Share:
 
     def describe(self) -> str:
         return (
-            f"efficiency {self.efficiency:.3f}, wall {self.wall_s:.1f} s, outside sampling "
-            f"{self.outside_ms_per_configuration:.1f} ms per configuration, {self.statuses}, "
+            f"efficiency {self.efficiency:.3f}, wall {self.wall_s:.1f} s (process {self.process_s:.1f} "
+            f"s), outside sampling {self.outside_ms_per_configuration:.1f} ms per configuration, "
+            f"{self.statuses}, "
             f"{self.runs} measured passes"
         )
 
