@@ -27,14 +27,15 @@ class Sweep:
     wall_s: float
 
 
-def run_sweep(*arguments: str) -> Sweep:
-    """``opperf.py`` with ``arguments`` in a fresh Python process, its JSON results read back."""
+def run_sweep(*arguments: str, root: Path = ROOT) -> Sweep:
+    """``opperf.py`` (``root``'s: this checkout's, or another's) with ``arguments`` in a fresh Python
+    process, its JSON results read back."""
     with tempfile.TemporaryDirectory() as folder:
         output = Path(folder) / "results.json"
-        command = [sys.executable, str(ROOT / "opperf.py"), "--output-format", "json",
+        command = [sys.executable, str(root / "opperf.py"), "--output-format", "json",
                    "--output-file", str(output), "--quiet", *arguments]  # fmt: skip
         start = time.perf_counter()
-        subprocess.run(command, check=True, stderr=subprocess.DEVNULL)
+        subprocess.run(command, check=True, stderr=subprocess.DEVNULL, cwd=root)
         wall = time.perf_counter() - start
         return Sweep(json.loads(output.read_text()), wall)
 

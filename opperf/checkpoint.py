@@ -2,11 +2,13 @@
 in flight, and ``--resume`` continues where it stopped.
 
 The first line records the settings that make results comparable; resuming with other settings is
-refused. Each later line holds one operator's records in the results-file format, written and synced
-before the next operator starts. A journal is locked while a sweep writes it, so two sweeps cannot
-share one. Damage is repaired or reported, never silently dropped: a torn last line (a kill or a full
-disk mid-write) is cut off before anything is appended, and a damaged line elsewhere is skipped and
-counted, the lines after it kept.
+refused. Each later line holds one operator's records in the results-file format, written (handed to
+the operating system, so a killed sweep keeps it) before the next operator starts, and synced to disk
+while that operator runs: a sync takes milliseconds the worker would otherwise spend waiting, and the
+next line is written only once the previous one is on disk. A journal is locked while a sweep writes
+it, so two sweeps cannot share one. Damage is repaired or reported, never silently dropped: a torn last
+line (a kill or a full disk mid-write) is cut off before anything is appended, and a damaged line
+elsewhere is skipped and counted, the lines after it kept.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import fcntl
 import json
 import os
 from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -71,8 +74,9 @@ def _entry(line: bytes) -> object:
 
 
 class JournalWriter:
-    """Appends finished operators to the journal, each line flushed and synced to disk, under an
-    exclusive lock held until it is closed."""
+    """Appends finished operators to the journal, each line flushed, then synced to disk in the
+    background (a line is written only once the one before it is on disk, and closing waits for the
+    last), under an exclusive lock held until it is closed."""
 
     def __init__(self, path: str, settings: dict[str, object], *, append: bool) -> None:
         if append:
@@ -85,6 +89,8 @@ class JournalWriter:
             raise OpperfError(
                 f"another sweep is writing {path}; wait for it to finish, or choose another --output-file"
             ) from None
+        self._syncer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="opperf-journal")
+        self._syncing: Future | None = None
         if not append:
             self._write({"journal": FORMAT_VERSION, "settings": settings})
 
@@ -93,11 +99,12 @@ class JournalWriter:
 
     def _write(self, entry: dict[str, object]) -> None:
         line = json.dumps(entry) + "\n"
+        self._synced()
         position = self._file.tell()
         try:
             self._file.write(line)
             self._file.flush()
-            os.fsync(self._file.fileno())
+            self._syncing = self._syncer.submit(os.fsync, self._file.fileno())
         except OSError as error:
             # A full disk: take the partial line back, so the journal ends on a whole one.
             os.truncate(self._file.fileno(), position)
@@ -105,8 +112,24 @@ class JournalWriter:
                 f"cannot write the journal ({error.strerror}); what finished before is kept"
             ) from None
 
+    def _synced(self) -> None:
+        """Wait for the last line's sync; OpperfError if the disk refused it."""
+        syncing, self._syncing = self._syncing, None
+        if syncing is None:
+            return
+        try:
+            syncing.result()
+        except OSError as error:
+            raise OpperfError(
+                f"cannot sync the journal to disk ({error.strerror}); what finished before is kept"
+            ) from None
+
     def close(self) -> None:
-        self._file.close()
+        try:
+            self._synced()
+        finally:
+            self._syncer.shutdown()
+            self._file.close()
 
 
 def _cut_torn_line(path: str) -> None:

@@ -78,10 +78,13 @@ class Passes:
 @dataclass(frozen=True)
 class Samples:
     """A benchmark's measured passes as the plan sampled them, and the operators the times cover
-    (empty when the timing strategy cannot see them)."""
+    (empty when the timing strategy cannot see them). ``memory_peak_bytes`` is the peak memory of a
+    full pass where the strategy read it from a pass it ran anyway (PyTorch's profiler), so no probe
+    pass of its own is needed; None otherwise."""
 
     sampled: Sampled
     operators: tuple[str, ...] = ()
+    memory_peak_bytes: int | None = None
 
 
 class Sampler(Protocol):
@@ -241,7 +244,7 @@ def _measure_passes(
     sampled = _with_injected_slowdown(spec.op, samples.sampled)
     competing = load.competing_load(before, load.snapshot())
     memory, memory_problem = (
-        _peak_memory(session, passes, spec.options.device) if probe_memory else (None, None)
+        _peak_memory(session, passes, spec.options.device, samples) if probe_memory else (None, None)
     )
     return Measurement(
         spec=spec,
@@ -280,8 +283,13 @@ def _with_injected_slowdown(op: str, sampled: Sampled) -> Sampled:
     return replace(sampled, forward=tuple(s * scale for s in sampled.forward), backward=backward)
 
 
-def _peak_memory(session: Session, passes: Passes, device: str) -> tuple[int | None, str | None]:
-    """(peak bytes, None), or (None, why) when the memory probe itself failed."""
+def _peak_memory(
+    session: Session, passes: Passes, device: str, samples: Samples
+) -> tuple[int | None, str | None]:
+    """(peak bytes, None), or (None, why) when the memory probe itself failed; read from the sampling
+    where the sampler recorded it, else probed with a pass of its own."""
+    if samples.memory_peak_bytes is not None:
+        return samples.memory_peak_bytes, None
     try:
         return session.peak_memory(passes.full_pass, device), None
     except Exception as error:

@@ -133,6 +133,32 @@ def release_free_memory() -> None:
         trim(0)
 
 
+class HeapTrimmer:
+    """``release_free_memory`` once this process's resident memory has grown by more than
+    ``allowed_growth`` bytes since the last trim (or cannot be read).
+
+    A trim costs time in proportion to what it gives back (about 10 ms for 30 MiB), and whatever runs
+    next page-faults those pages back in; trimming before every PyTorch configuration cost 7.5 ms each
+    over a reduction sweep. Memory freed but kept then serves the next configurations, and the
+    process stays within ``allowed_growth`` of its size after the last trim (reading it costs
+    microseconds).
+    """
+
+    def __init__(self, allowed_growth: int) -> None:
+        self._allowed_growth = allowed_growth
+        self._after_trim: int | None = None
+
+    def __call__(self) -> bool:
+        """Trim if the process grew too much; whether it did."""
+        resident = resident_bytes()
+        known = resident is not None and self._after_trim is not None
+        if known and resident - self._after_trim <= self._allowed_growth:
+            return False
+        release_free_memory()
+        self._after_trim = resident_bytes()
+        return True
+
+
 def peak_rss_bytes(pid: int | str = "self") -> int | None:
     """The most resident memory a live process (this one by default) has held: VmHWM from
     /proc/PID/status (the kernel's high-water mark, ``ru_maxrss``), or None where it cannot be read."""

@@ -8,6 +8,7 @@ import zlib
 import numpy as np
 
 from opperf.results import InputValue, Structure, TensorSpec, is_given_array, is_tensor_list
+from opperf.utils.draws import DrawCache, GeneratorState
 
 NUMPY_FRONTEND = "np"
 ND_FRONTEND = "nd"
@@ -88,22 +89,64 @@ def _structured(values: np.ndarray, structure: Structure) -> np.ndarray:
     return np.tril(values) + identity
 
 
-def make_array(spec: TensorSpec, dtype: str, ctx, frontend: str, rng: np.random.Generator):
+def _frozen(state: object) -> object:
+    """A generator state (nested dicts of numbers) as a hashable value."""
+    if isinstance(state, dict):
+        return tuple((key, _frozen(value)) for key, value in sorted(state.items()))
+    return state
+
+
+def _restore(rng: np.random.Generator, state: object) -> None:
+    rng.bit_generator.state = state
+
+
+NUMPY_STATE = GeneratorState(
+    key=lambda rng: _frozen(rng.bit_generator.state),
+    read=lambda rng: rng.bit_generator.state,
+    restore=_restore,
+)
+
+
+def host_draws() -> DrawCache[np.ndarray]:
+    """A cache of host values drawn from numpy generators (``opperf.utils.draws``): kept arrays are
+    read-only, and every caller copies them into an MXNet array, so they are handed out as they are."""
+    return DrawCache(NUMPY_STATE, size=lambda values: values.nbytes, copy=lambda values: values)
+
+
+def _read_only(values: np.ndarray) -> np.ndarray:
+    values.flags.writeable = False
+    return values
+
+
+def make_array(
+    spec: TensorSpec, dtype: str, ctx, frontend: str, rng: np.random.Generator, draws: DrawCache | None = None
+):
+    """An MXNet array of the spec's values; ``draws`` remembers values drawn before."""
     import mxnet as mx
 
-    values = host_values(spec, dtype, rng)
+    if draws is None:
+        values = host_values(spec, dtype, rng)
+    else:
+        values = draws.draw((spec, dtype), rng, lambda: _read_only(host_values(spec, dtype, rng)))
     array = mx.nd.array(values, ctx=ctx, dtype=values.dtype)
     if spec.storage != "default":
         return array.tostype(spec.storage)
     return array.as_np_ndarray() if frontend == NUMPY_FRONTEND else array
 
 
-def materialize(value: InputValue, dtype: str, ctx, frontend: str, rng: np.random.Generator) -> object:
+def materialize(
+    value: InputValue,
+    dtype: str,
+    ctx,
+    frontend: str,
+    rng: np.random.Generator,
+    draws: DrawCache | None = None,
+) -> object:
     """Arrays for TensorSpecs (and tuples of them); given arrays move to the frontend; scalars pass."""
     if isinstance(value, TensorSpec):
-        return make_array(value, dtype, ctx, frontend, rng)
+        return make_array(value, dtype, ctx, frontend, rng, draws)
     if is_tensor_list(value):
-        return [make_array(v, dtype, ctx, frontend, rng) for v in value]
+        return [make_array(v, dtype, ctx, frontend, rng, draws) for v in value]
     if is_given_array(value):
         return _to_frontend(value, frontend)
     return value

@@ -11,7 +11,9 @@ reads 145 us and 0.6 us. Every sample is still kept.
 
 Memory: a session with ``profile_memory=True`` runs one full pass and frees its outputs before it ends;
 the peak is the maximum of the running sum of the allocations and frees the profiler recorded for the
-device (bytes allocated since the session started, at their highest).
+device (bytes allocated since the session started, at their highest). The sampler's first session, a
+full pass it runs before warming up anyway, is such a session: the sampler reports its peak, and no
+pass of its own is spent on memory.
 
 Size limit: ``SizeLimit`` stops a pass before any aten operator in it allocates a tensor above a limit,
 from the operator's shape inference on the meta device, so nothing that large is ever allocated.
@@ -77,9 +79,12 @@ class NativeSampler:
                 return forward_s, None
             return forward_s, marked(BACKWARD_MARK, backward(outputs))[1]
 
-        with _session(self.on_gpu, memory=False) as probe:
+        with _session(self.on_gpu, memory=True) as probe:
             passes.timed_full_pass()  # also pays the first profiled call's extra cost
-        events_per_pass = max(1, sum(1 for _ in probe.profiler.kineto_results.events()))
+        events = list(probe.profiler.kineto_results.events())
+        events_per_pass = max(1, sum(1 for e in events if e.name() != MEMORY_EVENT))
+        peak_bytes = _peak(events, self.on_gpu)
+        del events, probe
         sessions = _RotatingSessions(self.on_gpu, passes, max(1, EVENTS_PER_SESSION // events_per_pass))
 
         def rotating_warm_pass() -> float:
@@ -102,7 +107,7 @@ class NativeSampler:
         }
         met = None if sampled.met_target is None else _precise(forward_s, backward_s, plan.target)
         sampled = replace(sampled, forward=forward_s, backward=backward_s, met_target=met)
-        return Samples(sampled, tuple(sorted(operators)))
+        return Samples(sampled, tuple(sorted(operators)), peak_bytes)
 
 
 EVENTS_PER_SESSION = 100_000
@@ -303,15 +308,19 @@ def _cpu_marked_work(spans: Sequence[_Span]) -> MarkedWork:
 def peak_memory_bytes(full_pass: Callable[[], object], on_gpu: bool) -> int:
     """Peak bytes allocated on the device (the GPU if ``on_gpu``, else the host) while ``full_pass``
     runs, its outputs freed before the session ends."""
-    from torch.autograd import DeviceType
-
     with _session(on_gpu, memory=True) as session:
         full_pass()  # its outputs are freed as it returns: tensors are reference counted
+    return _peak(session.profiler.kineto_results.events(), on_gpu)
+
+
+def _peak(events, on_gpu: bool) -> int:
+    """The highest running sum of the allocations and frees among a memory session's ``events`` on
+    the device (the GPU if ``on_gpu``, else the host)."""
+    from torch.autograd import DeviceType
+
     device = DeviceType.CUDA if on_gpu else DeviceType.CPU
     records = sorted(
-        (e.start_ns(), e.nbytes())
-        for e in session.profiler.kineto_results.events()
-        if e.name() == MEMORY_EVENT and e.device_type() == device
+        (e.start_ns(), e.nbytes()) for e in events if e.name() == MEMORY_EVENT and e.device_type() == device
     )
     peak = allocated = 0
     for _, nbytes in records:

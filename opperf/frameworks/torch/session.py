@@ -21,13 +21,19 @@ from opperf.frameworks.torch.errors import describe_error
 from opperf.frameworks.torch.namespaces import identify, resolve
 from opperf.frameworks.torch.registry import load_registry
 from opperf.frameworks.torch.stages import claim_compile_cache, stage_calls
-from opperf.frameworks.torch.tensors import is_float_tensor, materialize, resolve_alias, torch_constant
+from opperf.frameworks.torch.tensors import (
+    host_draws,
+    is_float_tensor,
+    materialize,
+    resolve_alias,
+    torch_constant,
+)
 from opperf.harness import Passes, PerCallSampler, Sampler, SkipError
 from opperf.op_info import OpInfo
 from opperf.results import Alias, BenchmarkSpec, InputValue, TensorSpec
 from opperf.stages import EAGER
 from opperf.utils.cache import input_sets, last_level_cache_bytes
-from opperf.utils.memory import available_host_bytes, input_bytes, release_free_memory
+from opperf.utils.memory import HeapTrimmer, available_host_bytes, input_bytes
 from opperf.utils.timing import PythonTimer
 
 # The largest tensor an operator may allocate in one configuration (unless its inputs together are
@@ -35,6 +41,10 @@ from opperf.utils.timing import PythonTimer
 # inputs (``vander``, ``diag_embed``, ``corrcoef`` of 10,000 variables) asked for up to 4 GiB, and a
 # worker running them peaked at 9 GB.
 LARGEST_TENSOR_BYTES = 256 * 2**20
+
+# How much a worker may grow between configurations before its heap is trimmed (its freed pages given
+# back: ``opperf.utils.memory.HeapTrimmer``).
+TRIM_AFTER_GROWTH_BYTES = 64 * 2**20
 
 # Argument types whose values rules give as text: ``"quint8"`` for a ScalarType.
 _CONSTANT_TYPES = ("ScalarType", "Layout", "MemoryFormat")
@@ -54,25 +64,38 @@ class TorchSession:
 
     def __init__(self) -> None:
         self._profiler_warm = False
+        # Input values drawn before (most configurations' first tensor is the same draw).
+        self._draws = host_draws()
+        self._trim = HeapTrimmer(TRIM_AFTER_GROWTH_BYTES)
         self.compile_cache = claim_compile_cache()
         # (namespace, operator) -> why it is not differentiable, learnt from its first measurement: its
         # later input configurations then run without recording for autograd from the start.
         self._no_backward: dict[tuple[str, str], str] = {}
+        # The last spec whose size limit the fit check settled on the meta device, and its refusal
+        # (None: it fits): prepare, which follows for the same spec, then needs no probe pass of its own.
+        self._sized: tuple[BenchmarkSpec, str | None] | None = None
 
     def prepare(self, spec: BenchmarkSpec, seed: int, function: Callable[..., object] | None) -> Passes:
-        release_free_memory()  # what earlier configurations freed: each starts from a trimmed heap
+        self._trim()  # what earlier configurations freed: each starts from a trimmed heap, or a small one
         pattern = fused_patterns.build(spec) if spec.namespace == fused.NAMESPACE and not function else None
         info = _registry_info(spec, function)
         function = function or (pattern.run if pattern else _function(spec))
         generator = _generator(seed)
         device = devices.torch_device(spec.options.device)
-        make = functools.partial(materialize, dtype=spec.options.dtype, device=device, generator=generator)
+        make = functools.partial(
+            materialize, dtype=spec.options.dtype, device=device, generator=generator, draws=self._draws
+        )
         sets = input_sets(spec.options.cache, input_bytes(spec), last_level_cache_bytes())
         prepared = [_prepare(spec, function, info, make) for _ in range(sets)]
         return self._passes(spec, prepared, pattern)
 
     def output_bytes(self, spec: BenchmarkSpec, function: Callable[..., object] | None) -> int | None:
-        """Bytes of a forward pass's outputs, from one call on the meta device (nothing allocated)."""
+        """Bytes of a forward pass's outputs, from one call on the meta device (nothing allocated).
+
+        Where the call runs through on the meta device, it runs there again under the size limit
+        (``_size_refusal``): every tensor its operators allocate is known, and so whether the
+        configuration must not run, without the real pass ``_size_refusal`` would otherwise take."""
+        self._sized = None
         try:
             info = _registry_info(spec, function)
             function = function or _function(spec)
@@ -80,7 +103,13 @@ class TorchSession:
             prepared = _prepare(spec, function, info, make)
         except Exception:  # nothing inferred; prepare meets the same error and reports it
             return None
-        return shapes.output_bytes(prepared.call)
+        inferred = shapes.output_bytes(prepared.call)
+        if inferred is not None:
+            with _size_limit(spec) as limit:
+                ran_through = shapes.output_bytes(prepared.call) is not None
+            if ran_through or limit.refusal is not None:
+                self._sized = (spec, limit.refusal)
+        return inferred
 
     def _passes(
         self, spec: BenchmarkSpec, prepared: list[_Prepared], pattern: fused_patterns.Pattern | None = None
@@ -90,7 +119,8 @@ class TorchSession:
         stage's variant (``opperf.frameworks.torch.fused``)."""
         import torch
 
-        refusal = _size_refusal(spec, prepared[0])
+        sized, self._sized = self._sized, None
+        refusal = sized[1] if sized is not None and sized[0] is spec else _size_refusal(spec, prepared[0])
         if refusal is not None:
             raise SkipError(refusal)
         recording = self._recording(spec, prepared[0])
@@ -193,7 +223,7 @@ def _size_refusal(spec: BenchmarkSpec, prepared: _Prepared) -> str | None:
     again): the size limit is a Python dispatch mode, under which PyTorch skips some value checks
     (``linalg_eig``'s backward check on its eigenvectors' phase), so nothing measured runs under it.
     """
-    limit = profiling.SizeLimit(max(LARGEST_TENSOR_BYTES, input_bytes(spec)))
+    limit = _size_limit(spec)
     with limit, contextlib.suppress(Exception):
         gradients.forward(prepared.call, record=False)
     return limit.refusal
@@ -205,6 +235,12 @@ class _Outputs:
 
     value: object
     leaves: tuple
+
+
+def _size_limit(spec: BenchmarkSpec) -> profiling.SizeLimit:
+    """The limit on any one tensor a pass of ``spec`` allocates: ``LARGEST_TENSOR_BYTES``, or its
+    inputs' size where larger."""
+    return profiling.SizeLimit(max(LARGEST_TENSOR_BYTES, input_bytes(spec)))
 
 
 def _function(spec: BenchmarkSpec) -> Callable[..., object]:

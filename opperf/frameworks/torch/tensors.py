@@ -10,6 +10,7 @@ import math
 from dataclasses import replace
 
 from opperf.results import Alias, InputValue, TensorSpec, is_given_array, is_tensor_list
+from opperf.utils.draws import DrawCache, GeneratorState
 
 # Integer tensors that are not indices are drawn from [1, 10): no zero divisors, no overflow.
 INTEGER_RANGE = (1, 10)
@@ -115,14 +116,40 @@ QUANTIZED_DTYPES = frozenset({"quint8", "qint8", "qint32"})
 QUANTIZATION = (0.1, 0)
 
 
-def make_tensor(spec: TensorSpec, dtype: str, device, generator):
+TORCH_STATE = GeneratorState(
+    key=lambda generator: generator.get_state().numpy().tobytes(),
+    read=lambda generator: generator.get_state(),
+    restore=lambda generator, state: generator.set_state(state),
+)
+
+
+def host_draws() -> DrawCache:
+    """A cache of host values drawn from torch generators (``opperf.utils.draws``): callers get a
+    copy (an operator may change its inputs in place, and a tensor on the CPU is not copied to the
+    device)."""
+    return DrawCache(TORCH_STATE, size=lambda values: values.element_size() * values.numel(), copy=_clone)
+
+
+def _clone(values):
+    return values.clone()
+
+
+def _drawn(spec: TensorSpec, dtype: str, generator, draws: DrawCache | None):
+    """``host_values``, through ``draws`` when given."""
+    if draws is None:
+        return host_values(spec, dtype, generator)
+    return draws.draw((spec, dtype), generator, lambda: host_values(spec, dtype, generator))
+
+
+def make_tensor(spec: TensorSpec, dtype: str, device, generator, draws: DrawCache | None = None):
     """A tensor on ``device``, stored as the spec says (``STORAGES``); a quantized dtype (``quint8``)
-    quantizes float values, per tensor, or per channel along dimension 0 for ``per_channel``."""
+    quantizes float values, per tensor, or per channel along dimension 0 for ``per_channel``.
+    ``draws`` remembers values drawn before."""
     import torch
 
     target = spec.dtype or dtype
     if target in QUANTIZED_DTYPES:
-        values = host_values(replace(spec, dtype="float32"), dtype, generator)
+        values = _drawn(replace(spec, dtype="float32"), dtype, generator, draws)
         scale, zero_point = QUANTIZATION
         if spec.storage != "per_channel":
             return torch.quantize_per_tensor(values, scale, zero_point, torch_dtype(target)).to(device)
@@ -132,7 +159,7 @@ def make_tensor(spec: TensorSpec, dtype: str, device, generator):
         return torch.quantize_per_channel(values, scales, zero_points, 0, torch_dtype(target)).to(device)
     if spec.storage not in STORAGES:
         raise ValueError(f"storage {spec.storage!r} needs a quantized dtype, not {target!r}")
-    return STORAGES[spec.storage](host_values(spec, dtype, generator).to(device))
+    return STORAGES[spec.storage](_drawn(spec, dtype, generator, draws).to(device))
 
 
 def _fbgemm_packed(tensor):
@@ -185,14 +212,14 @@ STORAGES = {
 }
 
 
-def materialize(value: InputValue, dtype: str, device, generator) -> object:
+def materialize(value: InputValue, dtype: str, device, generator, draws: DrawCache | None = None) -> object:
     """Tensors for TensorSpecs (and lists for tuples of them); given tensors move to the device,
     detached, so a gradient recorded here never touches the caller's tensor; other values (numbers,
     tuples, strings) pass through."""
     if isinstance(value, TensorSpec):
-        return make_tensor(value, dtype, device, generator)
+        return make_tensor(value, dtype, device, generator, draws)
     if is_tensor_list(value):
-        return [make_tensor(v, dtype, device, generator) for v in value]
+        return [make_tensor(v, dtype, device, generator, draws) for v in value]
     if is_given_array(value):
         return value.detach().to(device)
     return value
