@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
 from opperf.errors import OpperfError
+from opperf.utils.signals import exit_on_late_signals
 
 SUBCOMMANDS = {
     "sweep": "sweep",
@@ -86,6 +87,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted before any operator finished", file=sys.stderr)
         return INTERRUPTED
+    finally:
+        if argv is None:  # the process's own command: nothing is left to lose once it returns
+            exit_on_late_signals()
 
 
 if __name__ == "__main__":

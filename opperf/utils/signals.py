@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 from collections.abc import Iterator
@@ -19,37 +20,60 @@ class Stopped(KeyboardInterrupt):
         self.signal_number = signal_number
 
 
-@contextlib.contextmanager
-def stop_on_signals() -> Iterator[list[int]]:
-    """While inside, SIGTERM and SIGHUP raise ``Stopped`` as Ctrl-C raises KeyboardInterrupt; the list
-    yielded holds the stopping signals that arrived. Only the first stops anything: a second Ctrl-C
-    while the sweep winds down and writes its report is noted, not allowed to lose the report. Once a
-    stop has arrived, later ones stay noted after the block too, until the process exits: what follows
-    it is the report being written."""
-    received: list[int] = []
+class Stopping:
+    """The stopping signals that arrived (``received``, in order). Only the first stops anything, and
+    only before ``settle()``: once a stop is under way, or the work is done, later signals are noted
+    (said once), never allowed to lose the report being written."""
 
-    def note(signal_number: int, _frame: object) -> None:
-        received.append(signal_number)
-        if len(received) == 2:  # said once, however many follow
+    def __init__(self) -> None:
+        self.received: list[int] = []
+        self.settled = False
+        self._said = False
+
+    def settle(self) -> None:
+        """The work is done: from now on a stopping signal is noted, and the report still written."""
+        self.settled = True
+
+    def handle(self, signal_number: int, _frame: object) -> None:
+        stops = not self.received and not self.settled
+        self.received.append(signal_number)
+        if stops:
+            raise Stopped(signal_number)
+        if not self._said:
+            self._said = True
+            state = "already stopping" if not self.settled or len(self.received) > 1 else "the work is done"
             print(
-                f"{signal.Signals(signal_number).name}: already stopping; writing the report of what "
-                "finished",
+                f"{signal.Signals(signal_number).name}: {state}; writing the report of what finished",
                 file=sys.stderr,
             )
 
-    def stop(signal_number: int, frame: object) -> None:
-        if received:
-            note(signal_number, frame)
-            return
-        received.append(signal_number)
-        raise Stopped(signal_number)
 
-    previous = {number: signal.signal(number, stop) for number in STOPPING_SIGNALS}
+@contextlib.contextmanager
+def stop_on_signals() -> Iterator[Stopping]:
+    """While inside, SIGTERM and SIGHUP raise ``Stopped`` as Ctrl-C raises KeyboardInterrupt, until
+    ``settle()`` (see ``Stopping``); the handlers before it are back afterwards."""
+    stopping = Stopping()
+    previous = {number: signal.signal(number, stopping.handle) for number in STOPPING_SIGNALS}
     try:
-        yield received
+        yield stopping
     finally:
         for number, handler in previous.items():
-            signal.signal(number, note if received else handler)
+            signal.signal(number, handler)
+
+
+def exit_on_late_signals() -> None:
+    """From here to the process's end, a stopping signal ends it at once with its shell status, its
+    output flushed. For a command whose work and report are done: Python would otherwise raise
+    KeyboardInterrupt while shutting down and die by the signal (status -2, not 130)."""
+
+    def leave(signal_number: int, _frame: object) -> None:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(exit_status(signal_number))
+
+    for number in STOPPING_SIGNALS:
+        signal.signal(number, leave)
 
 
 def exit_status(signal_number: int) -> int:
