@@ -52,6 +52,21 @@ def seconds(text: str) -> float:
     return _number(text, float, "a number of seconds", valid, "be a positive, finite number of seconds")
 
 
+NO_LIMIT = "none"
+"""What ``--timeout`` takes for no time limit (an unset limit must be said, not made of nan or inf)."""
+
+
+def time_limit(text: str) -> float:
+    """An argparse type: a positive, finite number of seconds, or ``none`` (no limit: infinity)."""
+    if text.strip().lower() == NO_LIMIT:
+        return math.inf
+    valid = lambda v: v > 0 and math.isfinite(v)  # noqa: E731
+    return _number(
+        text, float, f"a number of seconds or {NO_LIMIT}", valid,
+        f"be a positive, finite number of seconds (or {NO_LIMIT}: no time limit)",
+    )  # fmt: skip
+
+
 def whole(minimum: int, what: str) -> Callable[[str], int]:
     """An argparse type: a whole number of ``what`` of at least ``minimum``."""
     return lambda text: int(

@@ -21,8 +21,8 @@ from opperf.cli.common import (
     names,
     on_off,
     report_format,
-    seconds,
     selected_tags,
+    time_limit,
     whole,
 )
 from opperf.errors import OpperfError
@@ -138,9 +138,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout",
         default=DEFAULT_TIMEOUT_S,
-        type=seconds,
+        type=time_limit,
         help="seconds an operator may take, all its input configurations together, before its worker is "
-        f"killed and it is recorded as a timeout (default: {DEFAULT_TIMEOUT_S:g})",
+        f"killed and it is recorded as a timeout; none: no limit (default: {DEFAULT_TIMEOUT_S:g})",
     )
     parser.add_argument(
         "--no-isolation",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from opperf.benchmark import RunOptions, benchmark, device_name, signature_of
+from opperf.benchmark import RunOptions, benchmark, check_shape, device_name, signature_of
 from opperf.comparison import check_namespaces, compare
 from opperf.errors import OpperfError, suggest
 from opperf.frameworks import framework_of_namespace, get_backend
@@ -72,6 +72,7 @@ def run_benchmark_operator(
     per namespace that has a counterpart, in the order given.
     """
     check_namespaces(namespaces)
+    size = check_shape(name, "size", size)
     found = [ns for ns in namespaces if get_backend(framework_of_namespace(ns)).lookup(ns, name)]
     if not found:
         known = {n for ns in namespaces for n in get_backend(framework_of_namespace(ns)).namespace_names(ns)}

@@ -61,6 +61,18 @@ def stop_on_signals() -> Iterator[Stopping]:
             signal.signal(number, handler)
 
 
+def stop_like_ctrl_c() -> None:
+    """From here on SIGTERM and SIGHUP raise ``Stopped`` as Ctrl-C raises KeyboardInterrupt (and
+    Ctrl-C raises ``Stopped`` too, naming it): a command stopped before its own handling starts still
+    ends through its ``except KeyboardInterrupt``, with a message and the signal's shell status."""
+
+    def stop(signal_number: int, _frame: object) -> None:
+        raise Stopped(signal_number)
+
+    for number in STOPPING_SIGNALS:
+        signal.signal(number, stop)
+
+
 def exit_on_late_signals() -> None:
     """From here to the process's end, a stopping signal ends it at once with its shell status, its
     output flushed. For a command whose work and report are done: Python would otherwise raise
