@@ -43,3 +43,13 @@ def test_a_stop_while_starting_exits_with_its_status_and_a_line(tmp_path, delay,
         pytest.skip(f"the interpreter was still starting itself after {delay} s")
     assert process.returncode == 128 + sig, err
     assert "Traceback" not in out + err and f"interrupted ({sig.name})" in err
+
+
+@pytest.mark.parametrize("command", ["list", "list --framework torch", "explain Convolution"])
+def test_a_reader_that_leaves_early_gets_no_traceback(command):
+    # ``| head -1`` closes the pipe after one line; opperf stops quietly with SIGPIPE's status (or 0,
+    # where its whole output fitted in the pipe before head left).
+    line = f"{sys.executable} {ROOT / 'opperf.py'} {command} | head -1; exit ${{PIPESTATUS[0]}}"
+    done = subprocess.run(["bash", "-c", line], capture_output=True, text=True, timeout=120, check=False)
+    assert done.stderr == "" and len(done.stdout.splitlines()) == 1
+    assert done.returncode in (0, 128 + signal.SIGPIPE)

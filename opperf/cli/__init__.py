@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -86,6 +87,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OpperfError as error:
         print(f"error: {error}", file=sys.stderr)
         return USAGE_ERROR
+    except BrokenPipeError:  # the reader of the output left (``opperf list | head -1``): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the final flush cannot fail
+        return exit_status(signal.SIGPIPE)
     except KeyboardInterrupt as stop:
         number = getattr(stop, "signal_number", signal.SIGINT)
         name = signal.Signals(number).name
