@@ -124,13 +124,19 @@ JOURNAL_SUFFIX = ".journal.jsonl"
 
 
 def check_writable(path: str, flag: str = "--output-file", example: str = "results.json") -> None:
-    """Refuse, before anything runs, an output file that could not be written: a folder, a folder
-    that does not exist or cannot be written in, a file that cannot be replaced, or a name too long
-    for the journal that goes beside it. ``flag`` is the option that named the file (the fix the
-    message suggests), ``example`` a file name for it."""
+    """Refuse, before anything runs, an output file that could not be written: a folder, a device or
+    pipe (renaming the report into place would replace it), a folder that does not exist or cannot
+    be written in, a file that cannot be replaced, or a name too long for the journal beside it.
+    ``flag`` is the option that named the file (the fix the message suggests), ``example`` a file
+    name for it."""
     if path.endswith(os.sep) or os.path.isdir(path):
         raise OpperfError(
             f"output {path!r} is a folder; name a file in it, e.g. {os.path.join(path, example)}"
+        )
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise OpperfError(
+            f"output {path!r} is no regular file (a device, pipe or socket): a report is written by "
+            f"renaming a finished file into place, which would replace it; choose a file for {flag}"
         )
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):

@@ -332,7 +332,13 @@ def run(arguments: argparse.Namespace) -> int:
             if progress is not None:
                 progress.close()
         stopping.settle()  # a stop from here on is noted: the report of what finished is written
-        status = _report(arguments, result, stopping.received, output_file, journal, write_report)
+        try:
+            status = _report(arguments, result, stopping.received, output_file, journal, write_report)
+        except OpperfError as error:  # a full disk, a folder gone read-only: the journal has it all
+            raise OpperfError(
+                f"{error}; what was measured is kept in {journal}: make room, then run the same "
+                "command with --resume"
+            ) from None
     # A stop that came after the last operator finished: the report is whole, the status says the stop.
     return exit_status(stopping.received[0]) if stopping.received and status == 0 else status
 

@@ -6,12 +6,23 @@ import os
 import tempfile
 from pathlib import Path
 
+from opperf.errors import OpperfError
+
 
 def write_atomically(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a synced temporary file in the same folder renamed over it."""
+    """Write ``text`` to ``path`` through a synced temporary file in the same folder renamed over it.
+
+    Raises OpperfError when ``path`` is no regular file (renaming over a device or pipe would replace
+    it) or the file cannot be written (a full disk: the temporary file is removed, ``path`` untouched).
+    """
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise OpperfError(f"{path} is no regular file (a device, pipe or socket); write to a file instead")
     folder = Path(path).resolve().parent
-    folder.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".opperf-", suffix=".tmp")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".opperf-", suffix=".tmp")
+    except OSError as error:
+        raise OpperfError(f"cannot write {path}: {error.strerror}") from None
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as output:
             output.write(text)
@@ -19,6 +30,9 @@ def write_atomically(path: str | Path, text: str) -> None:
             os.fsync(output.fileno())
         os.chmod(temporary, 0o666 & ~_umask())  # mkstemp makes files private; reports are not
         os.replace(temporary, path)
+    except OSError as error:
+        Path(temporary).unlink(missing_ok=True)
+        raise OpperfError(f"cannot write {path}: {error.strerror}") from None
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise

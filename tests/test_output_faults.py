@@ -1,0 +1,92 @@
+"""Output paths a report must not be renamed over (a device, a pipe), and a full disk while the report
+or the journal is written: a clear error, nothing half-written, what was measured kept for --resume.
+The full disk is a real one: a tmpfs of a few kilobytes (needs root; skipped, saying so, elsewhere)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from opperf.cli import main
+from opperf.errors import OpperfError
+from opperf.utils.files import write_atomically
+
+QUICK = ["--runs", "2", "--warmup", "0", "--threads", "1", "--no-isolation", "--quiet"]
+
+
+@contextlib.contextmanager
+def small_disk(folder: Path, size: str):
+    """A tmpfs of ``size`` at ``folder/disk``, unmounted afterwards."""
+    mount = folder / "disk"
+    mount.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs (a real full disk) needs root")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)], check=False)
+    if done.returncode:
+        pytest.skip("this machine does not let even root mount a tmpfs")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+@pytest.mark.parametrize("flag", ["--output-file", "--json-file"])
+def test_a_device_is_refused_before_anything_runs_and_left_as_it_is(flag, capsys):
+    before = os.stat("/dev/full")
+    argv = (
+        ["--ops", "exp", *QUICK, "--output-file", "r.md"]
+        if flag == "--json-file"
+        else ["--ops", "exp", *QUICK]
+    )
+    assert main([*argv, flag, "/dev/full"]) == 2
+    assert "is no regular file" in capsys.readouterr().err
+    after = os.stat("/dev/full")
+    assert (after.st_mode, after.st_rdev) == (before.st_mode, before.st_rdev)  # still the device
+
+
+def test_a_pipe_is_not_replaced_by_a_file(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(OpperfError, match="no regular file"):
+        write_atomically(fifo, "{}")
+    assert fifo.is_fifo()
+
+
+def test_a_full_disk_while_writing_a_report_leaves_no_file_and_says_so(tmp_path):
+    with small_disk(tmp_path, "8k") as disk:
+        (disk / "old.json").write_text("old")
+        with pytest.raises(OpperfError, match="cannot write .*No space left on device"):
+            write_atomically(disk / "old.json", "x" * 64 * 1024)
+        assert sorted(p.name for p in disk.iterdir()) == ["old.json"]  # no temporary file left
+        assert (disk / "old.json").read_text() == "old"  # the previous report untouched
+
+
+def test_a_full_disk_for_the_report_keeps_the_journal_for_resume(tmp_path, capsys):
+    with small_disk(tmp_path, "256k") as disk:
+        (disk / "filler").write_bytes(b"\0" * 252 * 1024)  # room for no report
+        output = tmp_path / "r.md"
+        argv = ["--ops", "exp,log", *QUICK, "--output-file", str(output), "--json-file", str(disk / "r.json")]
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "No space left on device" in err and "--resume" in err
+        (disk / "filler").unlink()
+        assert main([*argv, "--resume"]) == 0
+        assert {r["op"] for r in json.loads((disk / "r.json").read_text())["results"]} == {"exp", "log"}
+
+
+def test_a_disk_that_fills_while_the_journal_grows_leaves_whole_lines(tmp_path, capsys):
+    with small_disk(tmp_path, "24k") as disk:
+        output = disk / "r.json"
+        argv = ["--categories", "rounding", *QUICK, "--output-file", str(output)]
+        assert main(argv) == 2
+        assert "No space left on device" in capsys.readouterr().err
+        journal = Path(f"{output}.journal.jsonl").read_bytes()
+        assert journal.endswith(b"\n") and all(json.loads(line) for line in journal.splitlines())
+        subprocess.run(["mount", "-o", "remount,size=16m", str(disk)], check=True)
+        assert main([*argv, "--resume"]) == 0
+        assert len({r["op"] for r in json.loads(output.read_text())["results"]}) == 6
