@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -90,3 +91,17 @@ def test_a_disk_that_fills_while_the_journal_grows_leaves_whole_lines(tmp_path, 
         subprocess.run(["mount", "-o", "remount,size=16m", str(disk)], check=True)
         assert main([*argv, "--resume"]) == 0
         assert len({r["op"] for r in json.loads(output.read_text())["results"]}) == 6
+
+
+def test_rendered_figures_carry_no_float_noise(tmp_path):
+    # Rates, roofline fractions and the competing load are derived: 6 significant digits, not
+    # 1.9999999999999998; every CSV cell keeps at most 10.
+    output, csv = tmp_path / "r.json", tmp_path / "r.csv"
+    assert main(["--ops", "exp", *QUICK, "--output-file", str(csv), "--json-file", str(output)]) == 0
+    for result in json.loads(output.read_text())["results"]:
+        derived = [result["competing_load"], *result["roofline"].values()]
+        derived += result["roofline"]["fraction_of_peak"].values()
+        for value in derived:
+            if isinstance(value, float):
+                assert len(f"{value!r}".lstrip("0.").replace(".", "").split("e")[0]) <= 6, value
+    assert not re.search(r"\d\.\d{11,}", csv.read_text())
