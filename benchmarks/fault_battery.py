@@ -105,7 +105,13 @@ def _run(command: list[str], folder: Path, env: dict[str, str] | None, timeout: 
     started = time.monotonic()
     try:
         done = subprocess.run(
-            command, cwd=folder, env=_env(folder, env), capture_output=True, text=True, timeout=timeout
+            command,
+            cwd=folder,
+            env=_env(folder, env),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
         )
     except subprocess.TimeoutExpired as expired:
         return Ran(-999, str(expired.stdout or ""), f"hung past {timeout} s", time.monotonic() - started)
@@ -215,7 +221,9 @@ def accepted(*args: str, check: Callable[[Path, Ran], str | None] = lambda f, r:
         ran = run(folder, *args, env=env)
         problem = None if ran.rc == 0 and not ran.traceback else "failed"
         problem = problem or check(folder, ran)
-        return Outcome(problem is None, f"{ran.tail()}{'; ' + problem if problem else ''} ({ran.seconds:.1f}s)")
+        return Outcome(
+            problem is None, f"{ran.tail()}{'; ' + problem if problem else ''} ({ran.seconds:.1f}s)"
+        )
 
     return probe
 
@@ -238,12 +246,14 @@ def api_refuses(code: str, says: tuple[str, ...] = ()) -> Callable:
     """The Python API raises OpperfError (naming ``says``), and the interpreter survives."""
 
     def probe(folder: Path) -> Outcome:
-        body = textwrap.indent(textwrap.dedent(code), "    ")
+        body = textwrap.indent(API_IMPORTS + textwrap.dedent(code), "    ")
         ran = python(folder, API_WRAP.format(body=body))
         last = (ran.out.strip().splitlines() or [""])[-1]
         missing = [w for w in says if w.lower() not in last.lower()]
         held = ran.rc == 0 and last.startswith("OPPERF-ERROR") and not missing
-        return Outcome(held, f"rc={ran.rc} {last[:120] or ran.tail()}{' missing ' + str(missing) if missing else ''}")
+        return Outcome(
+            held, f"rc={ran.rc} {last[:120] or ran.tail()}{' missing ' + str(missing) if missing else ''}"
+        )
 
     return probe
 
@@ -318,40 +328,73 @@ FLAG_VALUES = [
     ("history show, absent database folder", ("history", "show", "--db", "absent/h.sqlite")),
 ]
 
+API_IMPORTS = """\
+import mxnet as mx
+from opperf import RunOptions, run_benchmark_operator, run_performance_test
+from opperf import benchmark as benchmark_ops
+def benchmark(options):  # mx.nd.exp on a small input, with these options
+    return benchmark_ops(mx.nd.exp, [{'data': (4, 4)}], options)
+"""
+"""What every API case's code may use: the public functions, and ``benchmark(options)``."""
+
 API_VALUES = [
-    ("RunOptions(runs='5')", "import mxnet as mx; from opperf import RunOptions, benchmark; benchmark(mx.nd.exp, [{'data': (4, 4)}], RunOptions(runs='5'))"),
-    ("RunOptions(warmup=-1)", "import mxnet as mx; from opperf import RunOptions, benchmark; benchmark(mx.nd.exp, [{'data': (4, 4)}], RunOptions(warmup=-1))"),
-    ("RunOptions(profiler='gprof')", "import mxnet as mx; from opperf import RunOptions, benchmark; benchmark(mx.nd.exp, [{'data': (4, 4)}], RunOptions(profiler='gprof'))"),
-    ("RunOptions(dtype='float128')", "import mxnet as mx; from opperf import RunOptions, benchmark; benchmark(mx.nd.exp, [{'data': (4, 4)}], RunOptions(dtype='float128'))"),
-    ("RunOptions(budget_s=nan)", "import mxnet as mx; from opperf import RunOptions, benchmark; benchmark(mx.nd.exp, [{'data': (4, 4)}], RunOptions(budget_s=float('nan')))"),
-    ("RunOptions(threads=10000)", "import mxnet as mx; from opperf import RunOptions, benchmark; benchmark(mx.nd.exp, [{'data': (4, 4)}], RunOptions(threads=10000))"),
-    ("RunOptions(run_backward='yes')", "import mxnet as mx; from opperf import RunOptions, benchmark; benchmark(mx.nd.exp, [{'data': (4, 4)}], RunOptions(run_backward='yes'))"),
-    ("a string for an operator", "from opperf import run_performance_test; run_performance_test('add', inputs=[{'lhs': (4, 4)}])"),
-    ("a number for an operator", "from opperf import run_performance_test; run_performance_test(42, inputs=[{'data': (4, 4)}])"),
-    ("a negative size", "from opperf import run_benchmark_operator; run_benchmark_operator(name='add', size=(-1, 4))"),
-    ("an unknown namespace", "from opperf import run_benchmark_operator; run_benchmark_operator(name='add', namespaces=('mx.foo',))"),
-    ("an unknown operator name", "from opperf import run_benchmark_operator; run_benchmark_operator(name='nosuchop')"),
-    ("inputs not a list", "import mxnet as mx; from opperf import run_performance_test; run_performance_test(mx.nd.exp, inputs='data')"),
-    ("an unknown dtype", "import mxnet as mx; from opperf import run_performance_test; run_performance_test(mx.nd.exp, inputs=[{'data': (4, 4)}], dtype='float128')"),
-]  # fmt: skip
+    ("RunOptions(runs='5')", "benchmark(RunOptions(runs='5'))"),
+    ("RunOptions(warmup=-1)", "benchmark(RunOptions(warmup=-1))"),
+    ("RunOptions(profiler='gprof')", "benchmark(RunOptions(profiler='gprof'))"),
+    ("RunOptions(dtype='float128')", "benchmark(RunOptions(dtype='float128'))"),
+    ("RunOptions(budget_s=nan)", "benchmark(RunOptions(budget_s=float('nan')))"),
+    ("RunOptions(threads=10000)", "benchmark(RunOptions(threads=10000))"),
+    ("RunOptions(run_backward='yes')", "benchmark(RunOptions(run_backward='yes'))"),
+    ("a string for an operator", "run_performance_test('add', inputs=[{'lhs': (4, 4)}])"),
+    ("a number for an operator", "run_performance_test(42, inputs=[{'data': (4, 4)}])"),
+    ("a negative size", "run_benchmark_operator(name='add', size=(-1, 4))"),
+    ("an unknown namespace", "run_benchmark_operator(name='add', namespaces=('mx.foo',))"),
+    ("an unknown operator name", "run_benchmark_operator(name='nosuchop')"),
+    ("inputs not a list", "run_performance_test(mx.nd.exp, inputs='data')"),
+    ("an unknown dtype", "run_performance_test(mx.nd.exp, inputs=[{'data': (4, 4)}], dtype='float128')"),
+]
 
 
 def flag_cases() -> list[Case]:
-    cases = [Case("flags", name, refused(*args, says=says[0] if says else ())) for name, args, *says in FLAG_VALUES]
+    cases = [
+        Case("flags", name, refused(*args, says=says[0] if says else ())) for name, args, *says in FLAG_VALUES
+    ]
     cases += [Case("flags", f"API: {name}", api_refuses(code)) for name, code in API_VALUES]
     cases += [
         Case("flags", "--timeout none means no limit", accepted("--timeout", "none", *TINY)),
-        Case("flags", "OPPERF_MEMORY_LIMIT=banana", refused(*TINY, says=("OPPERF_MEMORY_LIMIT",), env={"OPPERF_MEMORY_LIMIT": "banana"})),
-        Case("flags", "OPPERF_MEMORY_LIMIT=-1", refused(*TINY, says=("OPPERF_MEMORY_LIMIT",), env={"OPPERF_MEMORY_LIMIT": "-1"})),
-        Case("flags", "API: numpy integer dimensions", api_prints(
-            "import numpy as np, mxnet as mx\nfrom opperf import run_performance_test\n"
-            "r = run_performance_test(mx.nd.add, inputs=[{'lhs': (np.int64(4), np.int32(4)), 'rhs': (np.int64(4), 4)}], runs=2, warmup=0)\n"
-            "print('OK', r[0]['add'][0]['inputs'])", r"OK .*\(4, 4\)")),
-        Case("flags", "API: a plain benchmark", api_prints(
-            "import mxnet as mx\nfrom opperf import RunOptions, benchmark\n"
-            "(m,) = benchmark(mx.nd.exp, [{'data': (64, 64)}], RunOptions(runs=3, warmup=1, profiler='python'))\n"
-            "print('OK', m.status.value, m.forward_summary.median > 0)", r"OK ok True")),
-    ]  # fmt: skip
+        Case(
+            "flags",
+            "OPPERF_MEMORY_LIMIT=banana",
+            refused(*TINY, says=("OPPERF_MEMORY_LIMIT",), env={"OPPERF_MEMORY_LIMIT": "banana"}),
+        ),
+        Case(
+            "flags",
+            "OPPERF_MEMORY_LIMIT=-1",
+            refused(*TINY, says=("OPPERF_MEMORY_LIMIT",), env={"OPPERF_MEMORY_LIMIT": "-1"}),
+        ),
+        Case(
+            "flags",
+            "API: numpy integer dimensions",
+            api_prints(
+                "import numpy as np, mxnet as mx\nfrom opperf import run_performance_test\n"
+                "inputs = [{'lhs': (np.int64(4), np.int32(4)), 'rhs': (np.int64(4), 4)}]\n"
+                "r = run_performance_test(mx.nd.add, inputs=inputs, runs=2, warmup=0)\n"
+                "print('OK', r[0]['add'][0]['inputs'])",
+                r"OK .*\(4, 4\)",
+            ),
+        ),
+        Case(
+            "flags",
+            "API: a plain benchmark",
+            api_prints(
+                "import mxnet as mx\nfrom opperf import RunOptions, benchmark\n"
+                "options = RunOptions(runs=3, warmup=1, profiler='python')\n"
+                "(m,) = benchmark(mx.nd.exp, [{'data': (64, 64)}], options)\n"
+                "print('OK', m.status.value, m.forward_summary.median > 0)",
+                r"OK ok True",
+            ),
+        ),
+    ]
     return cases
 
 
@@ -360,7 +403,11 @@ def flag_cases() -> list[Case]:
 
 def _gpu_count() -> int:
     try:
-        return len(subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20).stdout.splitlines())
+        return len(
+            subprocess.run(
+                ["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20, check=False
+            ).stdout.splitlines()
+        )
     except (OSError, subprocess.TimeoutExpired):
         return 0
 
@@ -371,57 +418,125 @@ def device_cases() -> list[Case]:
     for framework in ("mxnet", "torch"):
         fw = ("--framework", framework)
         cases += [
-            Case("devices", f"{framework}: --ctx 'cpu(5)'", refused(*fw, *TINY, "--ctx", "cpu(5)", says=("cpu(5)",))),
+            Case(
+                "devices",
+                f"{framework}: --ctx 'cpu(5)'",
+                refused(*fw, *TINY, "--ctx", "cpu(5)", says=("cpu(5)",)),
+            ),
             Case("devices", f"{framework}: --ctx 'gpu(-1)'", refused(*fw, *TINY, "--ctx", "gpu(-1)")),
             Case("devices", f"{framework}: --ctx tpu", refused(*fw, *TINY, "--ctx", "tpu")),
             Case("devices", f"{framework}: --ctx ''", refused(*fw, *TINY, "--ctx", "")),
             Case("devices", f"{framework}: --ctx 'gpu(99)'", refused(*fw, *TINY, "--ctx", "gpu(99)")),
             Case("devices", f"{framework}: --ctx 'cpu(0)' runs", accepted(*fw, *TINY, "--ctx", "cpu(0)")),
-        ]  # fmt: skip
+        ]
         for spelling in ("gpu(0)", "gpu0", "cuda:0", "gpu:0"):
             if gpus:
                 probe = accepted(*fw, *TINY, "--ctx", spelling)
             else:  # read as GPU 0, and refused because there is none: not as a malformed device
-                probe = refused(*fw, *TINY, "--ctx", spelling, says=("gpu",))
+                probe = _no_gpu_here(*fw, *TINY, "--ctx", spelling)
             cases.append(Case("devices", f"{framework}: --ctx {spelling}", probe))
     cases += [
         Case("devices", "torch: --ctx cpu:0 runs", accepted("--framework", "torch", *TINY, "--ctx", "cpu:0")),
         Case("devices", "list --ctx 'cpu(5)'", refused("list", "--ops", "exp", "--ctx", "cpu(5)")),
         Case("devices", "explain --ctx 'cpu(5)'", refused("explain", "exp", "--ctx", "cpu(5)")),
-        Case("devices", "compare --ctx 'cpu(5)'", refused("compare", "mx.nd,torch", "--ops", "exp", *COMPARE, "--ctx", "cpu(5)")),
-        Case("devices", "API mxnet ctx='cpu(5)' raises, no abort", api_refuses(
-            "import mxnet as mx\nfrom opperf import run_performance_test\n"
-            "run_performance_test(mx.nd.exp, inputs=[{'data': (4, 4)}], ctx='cpu(5)', runs=2, warmup=0)", ("cpu(5)",))),
-        Case("devices", "API mxnet ctx=mx.cpu(5) raises, no abort", api_refuses(
-            "import mxnet as mx\nfrom opperf import run_performance_test\n"
-            "run_performance_test(mx.nd.exp, inputs=[{'data': (4, 4)}], ctx=mx.cpu(5), runs=2, warmup=0)")),
-        Case("devices", "API torch ctx='cpu(5)' raises", api_refuses(
-            "import torch\nfrom opperf import run_performance_test\n"
-            "run_performance_test(torch.exp, inputs=[{'input': (4, 4)}], ctx='cpu(5)', runs=2, warmup=0)")),
+        Case(
+            "devices",
+            "compare --ctx 'cpu(5)'",
+            refused("compare", "mx.nd,torch", "--ops", "exp", *COMPARE, "--ctx", "cpu(5)"),
+        ),
+        Case(
+            "devices",
+            "API mxnet ctx='cpu(5)' raises, no abort",
+            api_refuses(
+                "import mxnet as mx\nfrom opperf import run_performance_test\n"
+                "run_performance_test(mx.nd.exp, inputs=[{'data': (4, 4)}], ctx='cpu(5)', runs=2, warmup=0)",
+                ("cpu(5)",),
+            ),
+        ),
+        Case(
+            "devices",
+            "API mxnet ctx=mx.cpu(5) raises, no abort",
+            api_refuses(
+                "import mxnet as mx\nfrom opperf import run_performance_test\n"
+                "run_performance_test(mx.nd.exp, inputs=[{'data': (4, 4)}], ctx=mx.cpu(5), runs=2, warmup=0)"
+            ),
+        ),
+        Case(
+            "devices",
+            "API torch ctx='cpu(5)' raises",
+            api_refuses(
+                "import torch\nfrom opperf import run_performance_test\n"
+                "run_performance_test(torch.exp, inputs=[{'input': (4, 4)}], ctx='cpu(5)', runs=2, warmup=0)"
+            ),
+        ),
         Case("devices", "README commands survive the shell", _readme_shell),
         Case("devices", "make bench CTX='gpu(0)' survives make", _make_gpu),
-    ]  # fmt: skip
+    ]
     if not gpus:
-        cases.append(Case("devices", "API torch ctx='cuda:0' without a GPU raises", api_refuses(
-            "import torch\nfrom opperf import run_performance_test\n"
-            "run_performance_test(torch.exp, inputs=[{'input': (4, 4)}], ctx='cuda:0', runs=2, warmup=0)")))  # fmt: skip
+        cases.append(
+            Case(
+                "devices",
+                "API torch ctx='cuda:0' without a GPU raises",
+                api_refuses(
+                    "import torch\nfrom opperf import run_performance_test\n"
+                    "inputs = [{'input': (4, 4)}]\n"
+                    "run_performance_test(torch.exp, inputs=inputs, ctx='cuda:0', runs=2, warmup=0)"
+                ),
+            )
+        )
     return cases
+
+
+def _no_gpu_here(*args: str) -> Callable:
+    """A GPU spelling on a machine without one: refused for the missing GPU (or CUDA), not misread."""
+    check = refused(*args)
+
+    def probe(folder: Path) -> Outcome:
+        outcome = check(folder)
+        misread = "malformed" in outcome.evidence or not re.search(r"gpu|cuda", outcome.evidence, re.I)
+        return Outcome(bool(outcome.held) and not misread, outcome.evidence)
+
+    return probe
 
 
 def _readme_shell(folder: Path) -> Outcome:
     text = (ROOT / "README.md").read_text()
-    lines = [line for lang, body in re.findall(r"```(\w*)\n(.*?)```", text, re.S) if lang in ("sh", "") for line in body.splitlines()]
+    lines = [
+        line
+        for lang, body in re.findall(r"```(\w*)\n(.*?)```", text, re.S)
+        if lang in ("sh", "")
+        for line in body.splitlines()
+    ]
     lines = [x for x in lines if re.match(r"\s*(python opperf\.py|opperf |make |[A-Z_]+=)", x)]
-    bad = [x for x in lines if subprocess.run(["bash", "-n", "-c", x], capture_output=True).returncode != 0]
-    return Outcome(not bad, f"{len(lines)} command lines; bash -n rejects {len(bad)}: {bad[:2]}")  # fmt: skip
+    bad = [
+        x
+        for x in lines
+        if subprocess.run(["bash", "-n", "-c", x], capture_output=True, check=False).returncode != 0
+    ]
+    return Outcome(not bad, f"{len(lines)} command lines; bash -n rejects {len(bad)}: {bad[:2]}")
 
 
 def _make_gpu(folder: Path) -> Outcome:
     done = subprocess.run(
-        ["make", "-s", "-C", str(ROOT), "-o", ".venv/.installed", "bench", f"PY={PYTHON}", "CTX=gpu(0)",
-         f"OUT={folder}", "ARGS=--ops exp --runs 2 --warmup 0 --quiet"],
-        capture_output=True, text=True, timeout=120, env=_env(folder, None),
-    )  # fmt: skip
+        [
+            "make",
+            "-s",
+            "-C",
+            str(ROOT),
+            "-o",
+            ".venv/.installed",
+            "bench",
+            f"PY={PYTHON}",
+            "CTX=gpu(0)",
+            f"OUT={folder}",
+            "ARGS=--ops exp --runs 2 --warmup 0 --quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_env(folder, None),
+        check=False,
+    )
     text = done.stdout + done.stderr
     ok = "syntax error" not in text and ("error:" in text or done.returncode == 0) and "Traceback" not in text
     last = [x for x in text.splitlines() if x.strip()][-2:] or [""]
@@ -465,14 +580,16 @@ def oom_kills(group: Path) -> int:
 BROADCAST_BIG = """
 import mxnet as mx
 from opperf import run_performance_test
-r = run_performance_test(mx.nd.broadcast_add, inputs=[{'lhs': (30000, 1), 'rhs': (1, 30000)}], runs=2, warmup=0)
+inputs = [{'lhs': (30000, 1), 'rhs': (1, 30000)}]
+r = run_performance_test(mx.nd.broadcast_add, inputs=inputs, runs=2, warmup=0)
 record = r[0]['broadcast_add'][0]
 print('RESULT', record.get('status'), record.get('reason'))
 """
 VANDER_BIG = """
 import torch
 from opperf import run_performance_test
-r = run_performance_test(torch.vander, inputs=[{'x': (65536,)}], dtype='int64', run_backward=False, runs=2, warmup=0)
+inputs = [{'x': (65536,)}]
+r = run_performance_test(torch.vander, inputs=inputs, dtype='int64', run_backward=False, runs=2, warmup=0)
 record = r[0]['vander'][0]
 print('RESULT', record.get('status'), record.get('reason'))
 """
@@ -506,9 +623,14 @@ def _guard(folder: Path) -> Outcome:
     ran = python(folder, GUARD, env={"OPPERF_MEMORY_LIMIT": "1GiB"})
     rows = [json.loads(x[7:]) for x in ran.out.splitlines() if x.startswith("RESULT")]
     held = (
-        ran.rc == 0 and len(rows) == 2 and rows[0][0] == "crashed" and "out of memory" in (rows[0][1] or "")
-        and rows[0][2] is not None and rows[0][2] < 2 * 1024 * MiB and rows[1][0] == "ok"
-    )  # fmt: skip
+        ran.rc == 0
+        and len(rows) == 2
+        and rows[0][0] == "crashed"
+        and "out of memory" in (rows[0][1] or "")
+        and rows[0][2] is not None
+        and rows[0][2] < 2 * 1024 * MiB
+        and rows[1][0] == "ok"
+    )
     return Outcome(held, f"rc={ran.rc} {rows[0] if rows else ran.tail()}"[:160])
 
 
@@ -517,12 +639,24 @@ def _cgroup_available(folder: Path) -> Outcome:
         if group is None:
             return Outcome(None, "no memory cgroup can be made here (needs root and cgroup v1)")
         code = "from opperf.utils import memory; print(memory.available_host_bytes())"
-        done = subprocess.run(in_cgroup(group, [PYTHON, "-c", code]), capture_output=True, text=True, env=_env(folder, None), timeout=60)
+        done = subprocess.run(
+            in_cgroup(group, [PYTHON, "-c", code]),
+            capture_output=True,
+            text=True,
+            env=_env(folder, None),
+            timeout=60,
+            check=False,
+        )
         value = int(done.stdout.split()[-1]) if done.returncode == 0 and done.stdout.split() else -1
-        return Outcome(0 < value < 600 * MiB, f"rc={done.returncode} believed available: {value / MiB:.0f} MiB in a 600 MiB cgroup")  # fmt: skip
+        return Outcome(
+            0 < value < 600 * MiB,
+            f"rc={done.returncode} believed available: {value / MiB:.0f} MiB in a 600 MiB cgroup",
+        )
 
 
-def _cgroup_run(limit: int, command: Callable[[Path], list[str]], judge: Callable[[Path, Ran], str | None]) -> Callable:
+def _cgroup_run(
+    limit: int, command: Callable[[Path], list[str]], judge: Callable[[Path, Ran], str | None]
+) -> Callable:
     def probe(folder: Path) -> Outcome:
         with memory_cgroup(limit) as group:
             if group is None:
@@ -545,8 +679,20 @@ def _no_problem_and_record(status_word: str) -> Callable[[Path, Ran], str | None
 
 
 def _sweep_vander(folder: Path) -> Outcome:
-    ran = run(folder, "--framework", "torch", "--ops", "vander", "--int64-tensor", "on", "--no-backward", *FAST,
-              "--output-file", "r.json", env={"OPPERF_MEMORY_LIMIT": "2GiB"})  # fmt: skip
+    ran = run(
+        folder,
+        "--framework",
+        "torch",
+        "--ops",
+        "vander",
+        "--int64-tensor",
+        "on",
+        "--no-backward",
+        *FAST,
+        "--output-file",
+        "r.json",
+        env={"OPPERF_MEMORY_LIMIT": "2GiB"},
+    )
     doc = document(folder / "r.json")
     counts = statuses(doc)
     crashed = [r.get("reason") or "" for r in (doc or {}).get("results", ()) if r["status"] == "crashed"]
@@ -556,29 +702,71 @@ def _sweep_vander(folder: Path) -> Outcome:
 
 def memory_cases() -> list[Case]:
     return [
-        Case("memory", "mxnet broadcast_add (30000,1)+(1,30000) under 1GiB: skipped", _skipped_for_memory(BROADCAST_BIG, "1GiB")),
-        Case("memory", "mxnet broadcast_add (30000,1)+(1,30000) under 2GiB: skipped", _skipped_for_memory(BROADCAST_BIG, "2GiB")),
-        Case("memory", "torch vander(65536) int64 under 2GiB: skipped", _skipped_for_memory(VANDER_BIG, "2GiB")),
-        Case("memory", "torch vander(65536) int64 under 8GiB: skipped", _skipped_for_memory(VANDER_BIG, "8GiB")),
+        Case(
+            "memory",
+            "mxnet broadcast_add (30000,1)+(1,30000) under 1GiB: skipped",
+            _skipped_for_memory(BROADCAST_BIG, "1GiB"),
+        ),
+        Case(
+            "memory",
+            "mxnet broadcast_add (30000,1)+(1,30000) under 2GiB: skipped",
+            _skipped_for_memory(BROADCAST_BIG, "2GiB"),
+        ),
+        Case(
+            "memory", "torch vander(65536) int64 under 2GiB: skipped", _skipped_for_memory(VANDER_BIG, "2GiB")
+        ),
+        Case(
+            "memory", "torch vander(65536) int64 under 8GiB: skipped", _skipped_for_memory(VANDER_BIG, "8GiB")
+        ),
         Case("memory", "sweep --framework torch --ops vander --int64-tensor on", _sweep_vander),
         Case("memory", "a worker past its allowance is stopped, with its peak", _guard),
         Case("memory", "available memory inside a memory cgroup is the cgroup's", _cgroup_available),
-        Case("memory", "broadcast_add in a 1 GiB cgroup: skipped, no kernel kill", _cgroup_run(
-            1024 * MiB, lambda f: [PYTHON, "-c", BROADCAST_BIG], _no_problem_and_record("skipped"))),
-        Case("memory", "bincount guard in a 1.5 GiB cgroup: no kernel kill", _cgroup_run(
-            1536 * MiB, lambda f: [PYTHON, "-c", GUARD], _no_problem_and_record("out of memory"))),
-        Case("memory", "a small sweep in a 1 GiB cgroup finishes", _cgroup_run(
-            1024 * MiB, lambda f: opperf_command(*TINY, "--output-file", str(f / "r.json")), _no_problem_and_record("1 ok"))),
-        Case("memory", "OPPERF_MEMORY_LIMIT=512MiB, a small sweep runs", accepted(*TINY, env={"OPPERF_MEMORY_LIMIT": "512MiB"})),
-        Case("memory", "OPPERF_MEMORY_LIMIT in bytes, a small sweep runs", accepted(*TINY, env={"OPPERF_MEMORY_LIMIT": str(1 << 30)})),
-    ]  # fmt: skip
+        Case(
+            "memory",
+            "broadcast_add in a 1 GiB cgroup: skipped, no kernel kill",
+            _cgroup_run(
+                1024 * MiB, lambda f: [PYTHON, "-c", BROADCAST_BIG], _no_problem_and_record("skipped")
+            ),
+        ),
+        Case(
+            "memory",
+            "bincount guard in a 1.5 GiB cgroup: no kernel kill",
+            _cgroup_run(1536 * MiB, lambda f: [PYTHON, "-c", GUARD], _no_problem_and_record("out of memory")),
+        ),
+        Case(
+            "memory",
+            "a small sweep in a 1 GiB cgroup finishes",
+            _cgroup_run(
+                1024 * MiB,
+                lambda f: opperf_command(*TINY, "--output-file", str(f / "r.json")),
+                _no_problem_and_record("1 ok"),
+            ),
+        ),
+        Case(
+            "memory",
+            "OPPERF_MEMORY_LIMIT=512MiB, a small sweep runs",
+            accepted(*TINY, env={"OPPERF_MEMORY_LIMIT": "512MiB"}),
+        ),
+        Case(
+            "memory",
+            "OPPERF_MEMORY_LIMIT in bytes, a small sweep runs",
+            accepted(*TINY, env={"OPPERF_MEMORY_LIMIT": str(1 << 30)}),
+        ),
+    ]
 
 
 # --- signals and interruption ----------------------------------------------------------------------
 
 
-def _interrupt(sigs: tuple[int, ...], *, after: int = 2, group: bool = False, args: tuple[str, ...] = LONG,
-               expect_rc: int | None = None, gap: float = 0.05) -> Callable:  # fmt: skip
+def _interrupt(
+    sigs: tuple[int, ...],
+    *,
+    after: int = 2,
+    group: bool = False,
+    args: tuple[str, ...] = LONG,
+    expect_rc: int | None = None,
+    gap: float = 0.05,
+) -> Callable:
     """Send ``sigs`` (to the sweep, or to its whole process group as a terminal does) once ``after``
     operators are journaled; the report of what finished must be written, the journal kept, a message
     printed, and the exit status be 128 + the first signal."""
@@ -605,8 +793,10 @@ def _interrupt(sigs: tuple[int, ...], *, after: int = 2, group: bool = False, ar
             f"report has {finished} operators" if doc is not None and finished < after else "",
             "journal gone" if not journal_of(output).exists() else "",
             "no message" if "interrupted" not in ran.err else "",
-            "'before any operator finished' with operators finished" if "before any operator finished" in ran.err else "",
-        ]  # fmt: skip
+            "'before any operator finished' with operators finished"
+            if "before any operator finished" in ran.err
+            else "",
+        ]
         problems = [p for p in problems if p]
         return Outcome(not problems, f"rc={ran.rc} {finished} in report; {', '.join(problems) or 'ok'}")
 
@@ -645,7 +835,7 @@ def _interrupt_during_shutdown(folder: Path) -> Outcome:
         output = folder / f"r{attempt}.json"
         started = time.monotonic()
         process = start(folder, *TINY, "--output-file", str(output))
-        wait_for(lambda: output.exists() or process.poll() is not None, 120, step=0.001)
+        wait_for(lambda o=output, p=process: o.exists() or p.poll() is not None, 120, step=0.001)
         with contextlib.suppress(ProcessLookupError):
             process.send_signal(signal.SIGINT)
         ran = finish(process, started)
@@ -657,8 +847,14 @@ def _interrupt_during_shutdown(folder: Path) -> Outcome:
 def _coreutils_timeout(folder: Path) -> Outcome:
     output = folder / "r.json"
     started = time.monotonic()
-    process = subprocess.Popen(["timeout", "12", *opperf_command(*LONG, "--output-file", str(output))], cwd=folder,
-                               env=_env(folder, None), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    process = subprocess.Popen(
+        ["timeout", "12", *opperf_command(*LONG, "--output-file", str(output))],
+        cwd=folder,
+        env=_env(folder, None),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     ran = finish(process, started)
     doc = document(output)
     held = ran.rc == 124 and doc is not None and journal_of(output).exists() and "interrupted" in ran.err
@@ -675,7 +871,13 @@ def _sigkill_resume(folder: Path) -> Outcome:
     resumed = run(folder, *args, "--resume")
     reference = run(folder, *args[:-1], str(folder / "ref.json"))
     got, want = ops(document(output)), ops(document(folder / "ref.json"))
-    held = resumed.rc == 0 and reference.rc == 0 and got == want and bool(got) and "from the journal" in resumed.err
+    held = (
+        resumed.rc == 0
+        and reference.rc == 0
+        and got == want
+        and bool(got)
+        and "from the journal" in resumed.err
+    )
     return Outcome(held, f"{resumed.tail()}; {len(got)} vs uninterrupted {len(want)} operators")
 
 
@@ -685,8 +887,22 @@ def _worker_signal(sig: int, expect: str, timeout: str = "300") -> Callable:
     def probe(folder: Path) -> Outcome:
         output = folder / "r.json"
         started = time.monotonic()
-        process = start(folder, "--ops", "exp,log", "--runs", "3000", "--warmup", "0", "--threads", "1",
-                        "--quiet", "--timeout", timeout, "--output-file", str(output))  # fmt: skip
+        process = start(
+            folder,
+            "--ops",
+            "exp,log",
+            "--runs",
+            "3000",
+            "--warmup",
+            "0",
+            "--threads",
+            "1",
+            "--quiet",
+            "--timeout",
+            timeout,
+            "--output-file",
+            str(output),
+        )
         wait_for(lambda: bool(children(process.pid)) or process.poll() is not None, 60)
         workers = children(process.pid)
         time.sleep(3.0)  # the worker has its framework and is measuring
@@ -701,14 +917,18 @@ def _worker_signal(sig: int, expect: str, timeout: str = "300") -> Callable:
         counts = statuses(doc)
         reasons = [r.get("reason") or "" for r in (doc or {}).get("results", ()) if r["status"] == expect]
         held = ran.rc == 0 and counts.get(expect, 0) >= 1 and len(ops(doc)) == 2 and not ran.traceback
-        return Outcome(held, f"rc={ran.rc} {dict(counts)} {reasons[0][:70] if reasons else ''} ({ran.seconds:.0f}s)")
+        return Outcome(
+            held, f"rc={ran.rc} {dict(counts)} {reasons[0][:70] if reasons else ''} ({ran.seconds:.0f}s)"
+        )
 
     return probe
 
 
 def _killed_sweep_leaves_nothing(delay: float) -> Callable:
     def probe(folder: Path) -> Outcome:
-        process = start(folder, "--ops", "exp,log", "--runs", "3000", *FAST[2:], "--output-file", str(folder / "r.json"))
+        process = start(
+            folder, "--ops", "exp,log", "--runs", "3000", *FAST[2:], "--output-file", str(folder / "r.json")
+        )
         wait_for(lambda: bool(children(process.pid)), 60, step=0.005)
         workers = children(process.pid)
         time.sleep(delay)
@@ -716,16 +936,21 @@ def _killed_sweep_leaves_nothing(delay: float) -> Callable:
         process.wait()
         gone = wait_for(lambda: not any(alive(w) for w in workers), 2.0, step=0.01)
         logs = list((folder / "tmp").glob("opperf-worker-*"))
-        return Outcome(gone and not logs and bool(workers), f"{len(workers)} worker(s), gone within 2 s: {gone}; leftover logs: {len(logs)}")  # fmt: skip
+        return Outcome(
+            gone and not logs and bool(workers),
+            f"{len(workers)} worker(s), gone within 2 s: {gone}; leftover logs: {len(logs)}",
+        )
 
     return probe
 
 
 def _stalled_reply(folder: Path) -> Outcome:
     script = folder / "stalling_worker"
-    script.write_text(f"#!{PYTHON}\nimport pickle, struct, sys, time, os\nready = pickle.dumps('ready')\n"
-                      "os.write(1, struct.pack('!Q', len(ready)) + ready)\nsys.stdin.buffer.read(8)\n"
-                      "os.write(1, struct.pack('!Q', 1000) + b'x')\ntime.sleep(600)\n")  # fmt: skip
+    script.write_text(
+        f"#!{PYTHON}\nimport pickle, struct, sys, time, os\nready = pickle.dumps('ready')\n"
+        "os.write(1, struct.pack('!Q', len(ready)) + ready)\nsys.stdin.buffer.read(8)\n"
+        "os.write(1, struct.pack('!Q', 1000) + b'x')\ntime.sleep(600)\n"
+    )
     script.chmod(0o755)
     code = f"""
     import time
@@ -747,8 +972,16 @@ def _stalled_reply(folder: Path) -> Outcome:
 
 
 def _pipe_closed(folder: Path) -> Outcome:
-    done = subprocess.run(f"{shlex.join(opperf_command('list'))} | head -1", shell=True, cwd=folder,
-                          capture_output=True, text=True, env=_env(folder, None), timeout=120)  # fmt: skip
+    done = subprocess.run(
+        f"{shlex.join(opperf_command('list'))} | head -1",
+        shell=True,
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        env=_env(folder, None),
+        timeout=120,
+        check=False,
+    )
     held = "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
     return Outcome(held, f"stderr: {done.stderr.strip()[-110:] or '(none)'}")
 
@@ -784,12 +1017,22 @@ def signal_cases() -> list[Case]:
         Case("signals", "SIGKILL then --resume = the uninterrupted run", _sigkill_resume),
         Case("signals", "SIGKILL of the worker: crashed, sweep goes on", _worker_signal(K, "crashed", "20")),
         Case("signals", "SIGSEGV of the worker: crashed", _worker_signal(signal.SIGSEGV, "crashed", "20")),
-        Case("signals", "SIGSTOP of the worker: timeout at --timeout", _worker_signal(signal.SIGSTOP, "timeout", "6")),
+        Case(
+            "signals",
+            "SIGSTOP of the worker: timeout at --timeout",
+            _worker_signal(signal.SIGSTOP, "timeout", "6"),
+        ),
         Case("signals", "a worker stalled mid-reply ends at the deadline", _stalled_reply),
-        Case("signals", "SIGKILL of a measuring sweep: no worker, no log left", _killed_sweep_leaves_nothing(3.0)),
-        Case("signals", "SIGKILL of a starting sweep: worker gone at once", _killed_sweep_leaves_nothing(0.0)),
+        Case(
+            "signals",
+            "SIGKILL of a measuring sweep: no worker, no log left",
+            _killed_sweep_leaves_nothing(3.0),
+        ),
+        Case(
+            "signals", "SIGKILL of a starting sweep: worker gone at once", _killed_sweep_leaves_nothing(0.0)
+        ),
         Case("signals", "`opperf list | head -1`: no BrokenPipe traceback", _pipe_closed),
-    ]  # fmt: skip
+    ]
 
 
 def _waits_message(folder: Path) -> Outcome:
@@ -883,8 +1126,14 @@ def _two_sweeps(folder: Path) -> Outcome:
     second = run(folder, *LONG, "--output-file", str(output))
     first.send_signal(signal.SIGINT)
     ran = finish(first, started)
-    held = second.rc == 2 and "error:" in second.err and not second.traceback and ran.rc == 130 and document(output) is not None
-    return Outcome(held, f"second: {second.tail()}; first rc={ran.rc}")  # fmt: skip
+    held = (
+        second.rc == 2
+        and "error:" in second.err
+        and not second.traceback
+        and ran.rc == 130
+        and document(output) is not None
+    )
+    return Outcome(held, f"second: {second.tail()}; first rc={ran.rc}")
 
 
 def _left_behind(*extra: str, expect_rc: int, says: tuple[str, ...] = ()) -> Callable:
@@ -905,7 +1154,11 @@ def _left_behind(*extra: str, expect_rc: int, says: tuple[str, ...] = ()) -> Cal
             held = ran.rc == 2 and "error:" in ran.err and not missing and kept and not ran.traceback
         else:
             held = ran.rc == 0 and len(ops(document(output))) == 4 and not ran.traceback
-        return Outcome(held, f"{ran.tail()}{' missing ' + str(missing) if missing else ''}; journal {'kept' if kept else 'changed'}")
+        return Outcome(
+            held,
+            f"{ran.tail()}{' missing ' + str(missing) if missing else ''}; "
+            f"journal {'kept' if kept else 'changed'}",
+        )
 
     return probe
 
@@ -953,25 +1206,54 @@ def journal_cases() -> list[Case]:
         Case("journal", "SIGKILL then --resume, journal untouched", _damaged_journal(_keep, "complete")),
         Case("journal", "torn last line then --resume", _damaged_journal(_torn, "complete")),
         Case("journal", "torn last line, resume killed, resume again", _torn_twice),
-        Case("journal", "garbage line in the middle", _damaged_journal(_middle(b"#### garbage ####\n"), "complete")),
-        Case("journal", "{\"hello\": 1} in the middle", _damaged_journal(_middle(b'{"hello": 1}\n'), "complete")),
-        Case("journal", "invalid UTF-8 in the middle", _damaged_journal(_middle(b"\xff\xfe\xfd\n"), "complete")),
+        Case(
+            "journal",
+            "garbage line in the middle",
+            _damaged_journal(_middle(b"#### garbage ####\n"), "complete"),
+        ),
+        Case(
+            "journal", '{"hello": 1} in the middle', _damaged_journal(_middle(b'{"hello": 1}\n'), "complete")
+        ),
+        Case(
+            "journal", "invalid UTF-8 in the middle", _damaged_journal(_middle(b"\xff\xfe\xfd\n"), "complete")
+        ),
         Case("journal", "a JSON list in the middle", _damaged_journal(_middle(b"[1, 2, 3]\n"), "complete")),
         Case("journal", "an empty line in the middle", _damaged_journal(_middle(b"\n"), "complete")),
-        Case("journal", "a record of the wrong shape", _damaged_journal(_middle(b'{"op": "exp", "records": [{"x": 1}]}\n'), "complete")),
-        Case("journal", "a bad header", _damaged_journal(lambda ls: [b'{"journal": 99}\n', *ls[1:]], "refused")),
+        Case(
+            "journal",
+            "a record of the wrong shape",
+            _damaged_journal(_middle(b'{"op": "exp", "records": [{"x": 1}]}\n'), "complete"),
+        ),
+        Case(
+            "journal", "a bad header", _damaged_journal(lambda ls: [b'{"journal": 99}\n', *ls[1:]], "refused")
+        ),
         Case("journal", "garbage header", _damaged_journal(lambda ls: [b"garbage\n", *ls[1:]], "refused")),
-        Case("journal", "invalid UTF-8 header", _damaged_journal(lambda ls: [b"\xff\xfe\n", *ls[1:]], "refused")),
+        Case(
+            "journal",
+            "invalid UTF-8 header",
+            _damaged_journal(lambda ls: [b"\xff\xfe\n", *ls[1:]], "refused"),
+        ),
         Case("journal", "an empty journal file", _damaged_journal(lambda ls: [], "refused")),
         Case("journal", "header only", _damaged_journal(lambda ls: ls[:1], "complete")),
         Case("journal", "two sweeps on one output file", _two_sweeps),
-        Case("journal", "re-run without --resume is refused", _left_behind(expect_rc=2, says=("--resume", "--fresh"))),
+        Case(
+            "journal",
+            "re-run without --resume is refused",
+            _left_behind(expect_rc=2, says=("--resume", "--fresh")),
+        ),
         Case("journal", "--fresh discards the journal", _left_behind("--fresh", expect_rc=0)),
-        Case("journal", "--resume with no journal starts afresh", accepted(*TINY, "--resume", "--output-file", "r.json")),
+        Case(
+            "journal",
+            "--resume with no journal starts afresh",
+            accepted(*TINY, "--resume", "--output-file", "r.json"),
+        ),
         Case("journal", "the journal is a directory", _journal_is_directory),
         Case("journal", "resume with the same settings", _damaged_journal(_keep, "complete")),
-    ]  # fmt: skip
-    cases += [Case("resume settings", f"--resume with other {name}", _resume_other(extra)) for name, extra in RESUME_SETTINGS]
+    ]
+    cases += [
+        Case("resume settings", f"--resume with other {name}", _resume_other(extra))
+        for name, extra in RESUME_SETTINGS
+    ]
     return cases
 
 
@@ -989,25 +1271,34 @@ def tmpfs(folder: Path, size: str, *options: str) -> Iterator[Path | None]:
     """A small tmpfs at folder/mnt (root only), unmounted afterwards; None where none can be mounted."""
     mount = folder / "mnt"
     mount.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", ",".join((f"size={size}", *options)), "tmpfs", str(mount)], capture_output=True).returncode:  # fmt: skip
+    if (
+        os.geteuid() != 0
+        or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", ",".join((f"size={size}", *options)), "tmpfs", str(mount)],
+            capture_output=True,
+            check=False,
+        ).returncode
+    ):
         yield None
         return
     try:
         yield mount
     finally:
-        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True, check=False)
 
 
 @contextlib.contextmanager
 def immutable(path: Path) -> Iterator[bool]:
-    ok = subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode == 0
+    ok = subprocess.run(["chattr", "+i", str(path)], capture_output=True, check=False).returncode == 0
     try:
         yield ok
     finally:
-        subprocess.run(["chattr", "-i", str(path)], capture_output=True)
+        subprocess.run(["chattr", "-i", str(path)], capture_output=True, check=False)
 
 
-def _refused_output(make: Callable[[Path], contextlib.AbstractContextManager], flag: str = "--output-file") -> Callable:
+def _refused_output(
+    make: Callable[[Path], contextlib.AbstractContextManager], flag: str = "--output-file"
+) -> Callable:
     """``make(folder)`` yields the path to write (or None where it cannot be made here); the sweep
     must stop before running, with exit 2 and a message."""
 
@@ -1064,8 +1355,13 @@ def _full_disk_journal(folder: Path) -> Outcome:
         ran = run(folder, *args)
         content = journal_of(output).read_bytes() if journal_of(output).exists() else b""
         torn = bool(content) and not content.endswith(b"\n")
-        clear = ran.rc != 0 and "error:" in ran.err and not ran.traceback and re.search(r"space|full", ran.err) is not None
-        subprocess.run(["mount", "-o", "remount,size=16m", str(mount)], capture_output=True)
+        clear = (
+            ran.rc != 0
+            and "error:" in ran.err
+            and not ran.traceback
+            and re.search(r"space|full", ran.err) is not None
+        )
+        subprocess.run(["mount", "-o", "remount,size=16m", str(mount)], capture_output=True, check=False)
         resumed = run(folder, *args, "--resume")
         got = ops(document(output))
     held = clear and not torn and resumed.rc == 0 and len(got) == 6
@@ -1078,8 +1374,12 @@ def _full_disk_report(folder: Path) -> Outcome:
         if mount is None:
             return Outcome(None, "cannot mount a tmpfs here (needs root)")
         filler = mount / "filler"
-        subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=1k", "count=64"], capture_output=True)
-        ran = run(folder, *TINY, "--output-file", str(folder / "r.json"), "--json-file", str(mount / "r.json"))
+        subprocess.run(
+            ["dd", "if=/dev/zero", f"of={filler}", "bs=1k", "count=64"], capture_output=True, check=False
+        )
+        ran = run(
+            folder, *TINY, "--output-file", str(folder / "r.json"), "--json-file", str(mount / "r.json")
+        )
         kept = (folder / "r.json").exists() or journal_of(folder / "r.json").exists()
         leftovers = [p.name for p in mount.iterdir() if p.name != "filler"]
     held = ran.rc != 0 and "error:" in ran.err and not ran.traceback and kept
@@ -1130,29 +1430,75 @@ def output_cases() -> list[Case]:
     return [
         Case("output files", "--output-file an existing directory", refused(*TINY, "--output-file", ".")),
         Case("output files", "--output-file with a trailing /", refused(*TINY, "--output-file", "out/")),
-        Case("output files", "--output-file in an absent folder", refused(*TINY, "--output-file", "absent/r.json")),
+        Case(
+            "output files",
+            "--output-file in an absent folder",
+            refused(*TINY, "--output-file", "absent/r.json"),
+        ),
         Case("output files", "--output-file in a read-only mount", _refused_output(_ro_mount("r.json"))),
-        Case("output files", "--output-file in an immutable folder", _refused_output(lambda f: _immutable_dir(f))),
-        Case("output files", "--output-file an immutable file", _refused_output(lambda f: _immutable_file(f))),
-        Case("output files", "--output-file too long for its journal", refused(*TINY, "--output-file", long_name)),
+        Case(
+            "output files",
+            "--output-file in an immutable folder",
+            _refused_output(lambda f: _immutable_dir(f)),
+        ),
+        Case(
+            "output files", "--output-file an immutable file", _refused_output(lambda f: _immutable_file(f))
+        ),
+        Case(
+            "output files",
+            "--output-file too long for its journal",
+            refused(*TINY, "--output-file", long_name),
+        ),
         Case("output files", "--output-file whose folder is a file", _output_under_file),
-        Case("output files", "--json-file an existing directory", refused(*TINY, "--output-file", "r.md", "--json-file", ".")),
-        Case("output files", "--json-file in an absent folder", refused(*TINY, "--output-file", "r.md", "--json-file", "absent/r.json")),
-        Case("output files", "--json-file in a read-only mount", _refused_output(_ro_mount("r.json"), "--json-file")),
-        Case("output files", "--json-file in an immutable folder", _refused_output(lambda f: _immutable_dir(f), "--json-file")),
+        Case(
+            "output files",
+            "--json-file an existing directory",
+            refused(*TINY, "--output-file", "r.md", "--json-file", "."),
+        ),
+        Case(
+            "output files",
+            "--json-file in an absent folder",
+            refused(*TINY, "--output-file", "r.md", "--json-file", "absent/r.json"),
+        ),
+        Case(
+            "output files",
+            "--json-file in a read-only mount",
+            _refused_output(_ro_mount("r.json"), "--json-file"),
+        ),
+        Case(
+            "output files",
+            "--json-file in an immutable folder",
+            _refused_output(lambda f: _immutable_dir(f), "--json-file"),
+        ),
         Case("output files", "--output-file /dev/full", _dev_full("--output-file")),
         Case("output files", "--json-file /dev/full", _dev_full("--json-file")),
         Case("output files", "a full disk while the journal grows", _full_disk_journal),
         Case("output files", "a full disk for the report", _full_disk_report),
-        Case("output files", "no temporary file left after a sweep", accepted(*TINY, "--output-file", "r.json", check=_no_tmp_leftovers)),
+        Case(
+            "output files",
+            "no temporary file left after a sweep",
+            accepted(*TINY, "--output-file", "r.json", check=_no_tmp_leftovers),
+        ),
         Case("output files", "r.md without --output-format is Markdown", _format_of("r.md", "#")),
         Case("output files", "r.csv without --output-format is CSV", _format_of("r.csv", "framework")),
         Case("output files", "r.json without --output-format is JSON", _format_of("r.json", "{")),
-        Case("output files", "unwritable peaks cache: XDG_CACHE_HOME a file", _cache(lambda f: {"XDG_CACHE_HOME": str(_file(f))})),
-        Case("output files", "unwritable peaks cache: HOME absent", _cache(lambda f: {"HOME": str(f / "nohome" / "x"), "XDG_CACHE_HOME": ""})),
+        Case(
+            "output files",
+            "unwritable peaks cache: XDG_CACHE_HOME a file",
+            _cache(lambda f: {"XDG_CACHE_HOME": str(_file(f))}),
+        ),
+        Case(
+            "output files",
+            "unwritable peaks cache: HOME absent",
+            _cache(lambda f: {"HOME": str(f / "nohome" / "x"), "XDG_CACHE_HOME": ""}),
+        ),
         Case("output files", "unwritable peaks cache: read-only mount", _cache_in_ro_mount),
-        Case("output files", "TMPDIR absent", accepted(*TINY, "--output-file", "r.json", env={"TMPDIR": "/nonexistent/tmp"})),
-    ]  # fmt: skip
+        Case(
+            "output files",
+            "TMPDIR absent",
+            accepted(*TINY, "--output-file", "r.json", env={"TMPDIR": "/nonexistent/tmp"}),
+        ),
+    ]
 
 
 def _file(folder: Path) -> Path:
@@ -1185,7 +1531,7 @@ def _hint(framework: str, name: str, words: tuple[str, ...]) -> Callable:
 def _compare_threads(folder: Path) -> Outcome:
     rows = {}
     for order in ("torch,mx.nd", "mx.nd,torch"):
-        ran = run(folder, "compare", order, "--ops", "add", "--runs", "3", "--warmup", "1", "--output-file", f"{order}.json")
+        run(folder, "compare", order, "--ops", "add", *COMPARE[:4], "--output-file", f"{order}.json")
         doc = document(folder / f"{order}.json")
         rows[order] = sorted({(r["namespace"], r.get("threads")) for r in (doc or {}).get("results", ())})
     a, b = rows.values()
@@ -1202,11 +1548,15 @@ def _compare_json(*args: str, path: str) -> Callable:
 
 
 def _fully_connected(folder: Path) -> Outcome:
-    ran = run(folder, "compare", "mx.nd,torch", "--ops", "FullyConnected", *COMPARE, "--output-file", "c.json")
+    ran = run(
+        folder, "compare", "mx.nd,torch", "--ops", "FullyConnected", *COMPARE, "--output-file", "c.json"
+    )
     doc = document(folder / "c.json")
     torch_rows = [r for r in (doc or {}).get("results", ()) if r["namespace"] == "torch"]
     held = ran.rc == 0 and bool(torch_rows) and all(r["status"] == "ok" for r in torch_rows)
-    return Outcome(held, f"{ran.tail()} torch: {[(r['status'], (r.get('reason') or '')[:50]) for r in torch_rows][:2]}")
+    return Outcome(
+        held, f"{ran.tail()} torch: {[(r['status'], (r.get('reason') or '')[:50]) for r in torch_rows][:2]}"
+    )
 
 
 def _mode(framework: str, flags: tuple[str, ...], want: str) -> Callable:
@@ -1215,20 +1565,29 @@ def _mode(framework: str, flags: tuple[str, ...], want: str) -> Callable:
         return None if modes == {want} else f"modes {modes}"
 
     op = "exp" if framework == "mxnet" else "exp"
-    return accepted("--framework", framework, "--ops", op, *FAST, *flags, "--output-file", "r.json", check=check)
+    return accepted(
+        "--framework", framework, "--ops", op, *FAST, *flags, "--output-file", "r.json", check=check
+    )
 
 
 def _fail_on(flags: tuple[str, ...], want: int) -> Callable:
     def probe(folder: Path) -> Outcome:
         ran = run(folder, "--ops", "exp", *FAST, "--timeout", "0.001", *flags, "--output-file", "r.json")
         doc = document(folder / "r.json")
-        return Outcome(ran.rc == want and not ran.traceback and doc is not None, f"{ran.tail()} statuses {dict(statuses(doc))}")
+        return Outcome(
+            ran.rc == want and not ran.traceback and doc is not None,
+            f"{ran.tail()} statuses {dict(statuses(doc))}",
+        )
 
     return probe
 
 
 def _without_torch(folder: Path) -> Outcome:
-    code = "import sys; sys.modules['torch'] = None; sys.argv = ['opperf', '--framework', 'torch', '--ops', 'add']; from opperf.cli import main; sys.exit(main())"  # fmt: skip
+    code = (
+        "import sys; sys.modules['torch'] = None\n"  # import torch fails as where it is not installed
+        "sys.argv = ['opperf', '--framework', 'torch', '--ops', 'add']\n"
+        "from opperf.cli import main; sys.exit(main())"
+    )
     ran = python(folder, code)
     held = ran.rc == 2 and "error:" in ran.err and "opperf[torch]" in ran.err and not ran.traceback
     return Outcome(held, ran.tail())
@@ -1237,7 +1596,11 @@ def _without_torch(folder: Path) -> Outcome:
 def _markdown_clean(folder: Path, ran: Ran) -> str | None:
     text = (folder / "r.md").read_text()
     noise = re.findall(r"\d\.\d{9,}", text)
-    return f"'None' in Markdown" if re.search(r"\bNone\b", text) else (f"float noise {noise[:2]}" if noise else None)
+    return (
+        "'None' in Markdown"
+        if re.search(r"\bNone\b", text)
+        else (f"float noise {noise[:2]}" if noise else None)
+    )
 
 
 def _csv_clean(folder: Path, ran: Ran) -> str | None:
@@ -1246,19 +1609,33 @@ def _csv_clean(folder: Path, ran: Ran) -> str | None:
 
 
 def _run_benchmark_operator(folder: Path) -> Outcome:
-    ran = python(folder, """
+    ran = python(
+        folder,
+        """
     from opperf import run_benchmark_operator
     r = run_benchmark_operator(name='add', size=(16, 16), runs=2, warmup=0)
     functions = sorted(rec.get('function') for entry in r for records in entry.values() for rec in records)
     print('FUNCTIONS', functions)
-    """)  # fmt: skip
+    """,
+    )
     line = next((x for x in ran.out.splitlines() if x.startswith("FUNCTIONS")), ran.tail())
     held = ran.rc == 0 and "mx.nd.add" in line and "mx.np.add" in line
     return Outcome(held, line[:100])
 
 
 def _readme_examples(folder: Path) -> Outcome:
-    ran = run(folder, "--ops", "add,Convolution,Pooling", *FAST, "--budget", "0.05", "--output-file", "conv.md", "--json-file", "c.json")
+    ran = run(
+        folder,
+        "--ops",
+        "add,Convolution,Pooling",
+        *FAST,
+        "--budget",
+        "0.05",
+        "--output-file",
+        "conv.md",
+        "--json-file",
+        "c.json",
+    )
     counts = statuses(document(folder / "c.json"))
     return Outcome(ran.rc == 0 and counts.get("ok", 0) >= 3, f"{ran.tail()} {dict(counts)}")
 
@@ -1272,48 +1649,132 @@ def newcomer_cases() -> list[Case]:
         Case("newcomer", "--ops mx.np.add", _selects("mxnet", "mx.np.add", "_npi_add")),
         Case("newcomer", "--ops mxnet.ndarray.exp", _selects("mxnet", "mxnet.ndarray.exp", "exp")),
         Case("newcomer", "torch --ops conv2d", _selects("torch", "conv2d", "conv2d")),
-        Case("newcomer", "torch --ops torch.nn.functional.conv2d", _selects("torch", "torch.nn.functional.conv2d", "conv2d")),
+        Case(
+            "newcomer",
+            "torch --ops torch.nn.functional.conv2d",
+            _selects("torch", "torch.nn.functional.conv2d", "conv2d"),
+        ),
         Case("newcomer", "torch --ops F.conv2d", _selects("torch", "F.conv2d", "conv2d")),
         Case("newcomer", "torch --ops torch.add", _selects("torch", "torch.add", "add")),
-        Case("newcomer", "mxnet --ops torch.add: names --framework torch", _hint("mxnet", "torch.add", ("--framework torch",))),
-        Case("newcomer", "mxnet --ops conv2d: MXNet's is Convolution", _hint("mxnet", "conv2d", ("Convolution",))),
-        Case("newcomer", "mxnet --ops max_pool2d: MXNet's is Pooling", _hint("mxnet", "max_pool2d", ("Pooling",))),
-        Case("newcomer", "mxnet --ops linear: MXNet's is FullyConnected", _hint("mxnet", "linear", ("FullyConnected",))),
-        Case("newcomer", "torch --ops Convolution: torch's is conv2d", _hint("torch", "Convolution", ("conv2d",))),
-        Case("newcomer", "torch --ops FullyConnected: torch's is linear", _hint("torch", "FullyConnected", ("linear",))),
-        Case("newcomer", "torch --ops cross_entropy: calls several", _hint("torch", "cross_entropy", ("log_softmax", "nll_loss"))),
-        Case("newcomer", "torch --ops F.cross_entropy: calls several", _hint("torch", "F.cross_entropy", ("log_softmax", "nll_loss"))),
+        Case(
+            "newcomer",
+            "mxnet --ops torch.add: names --framework torch",
+            _hint("mxnet", "torch.add", ("--framework torch",)),
+        ),
+        Case(
+            "newcomer",
+            "mxnet --ops conv2d: MXNet's is Convolution",
+            _hint("mxnet", "conv2d", ("Convolution",)),
+        ),
+        Case(
+            "newcomer",
+            "mxnet --ops max_pool2d: MXNet's is Pooling",
+            _hint("mxnet", "max_pool2d", ("Pooling",)),
+        ),
+        Case(
+            "newcomer",
+            "mxnet --ops linear: MXNet's is FullyConnected",
+            _hint("mxnet", "linear", ("FullyConnected",)),
+        ),
+        Case(
+            "newcomer",
+            "torch --ops Convolution: torch's is conv2d",
+            _hint("torch", "Convolution", ("conv2d",)),
+        ),
+        Case(
+            "newcomer",
+            "torch --ops FullyConnected: torch's is linear",
+            _hint("torch", "FullyConnected", ("linear",)),
+        ),
+        Case(
+            "newcomer",
+            "torch --ops cross_entropy: calls several",
+            _hint("torch", "cross_entropy", ("log_softmax", "nll_loss")),
+        ),
+        Case(
+            "newcomer",
+            "torch --ops F.cross_entropy: calls several",
+            _hint("torch", "F.cross_entropy", ("log_softmax", "nll_loss")),
+        ),
         Case("newcomer", "--ops nosuchop: did you mean", _hint("mxnet", "Convolutoin", ("Convolution",))),
         Case("newcomer", "compare threads the same whatever the order", _compare_threads),
-        Case("newcomer", "compare --output-format json", _compare_json("--output-format", "json", "--output-file", "c.out", path="c.out")),
-        Case("newcomer", "compare --json-file", _compare_json("--output-file", "c.md", "--json-file", "c.json", path="c.json")),
-        Case("newcomer", "sweep --compare --output-file c.json", accepted("--compare", "mx.nd,torch", "--ops", "exp", *FAST, "--output-file", "c.json",
-                                                                      check=lambda f, r: None if (document(f / "c.json") or {}).get("comparison") else "no comparison JSON")),
+        Case(
+            "newcomer",
+            "compare --output-format json",
+            _compare_json("--output-format", "json", "--output-file", "c.out", path="c.out"),
+        ),
+        Case(
+            "newcomer",
+            "compare --json-file",
+            _compare_json("--output-file", "c.md", "--json-file", "c.json", path="c.json"),
+        ),
+        Case(
+            "newcomer",
+            "sweep --compare --output-file c.json",
+            accepted(
+                "--compare",
+                "mx.nd,torch",
+                "--ops",
+                "exp",
+                *FAST,
+                "--output-file",
+                "c.json",
+                check=lambda f, r: None
+                if (document(f / "c.json") or {}).get("comparison")
+                else "no comparison JSON",
+            ),
+        ),
         Case("newcomer", "FullyConnected translated for torch", _fully_connected),
-        Case("newcomer", "mxnet forward-only records say inference", _mode("mxnet", ("--no-backward",), "inference")),
+        Case(
+            "newcomer",
+            "mxnet forward-only records say inference",
+            _mode("mxnet", ("--no-backward",), "inference"),
+        ),
         Case("newcomer", "mxnet with backward records say training", _mode("mxnet", (), "training")),
-        Case("newcomer", "torch forward-only records say inference", _mode("torch", ("--no-backward",), "inference")),
+        Case(
+            "newcomer",
+            "torch forward-only records say inference",
+            _mode("torch", ("--no-backward",), "inference"),
+        ),
         Case("newcomer", "torch with backward records say training", _mode("torch", (), "training")),
-        Case("newcomer", "--no-backward --mode training is kept", _mode("mxnet", ("--no-backward", "--mode", "training"), "training")),
-        Case("newcomer", "forward-only mxnet runs without autograd recording", _forward_not_recorded("mxnet")),
-        Case("newcomer", "forward-only torch runs without autograd (inference_mode)", _forward_not_recorded("torch")),
+        Case(
+            "newcomer",
+            "--no-backward --mode training is kept",
+            _mode("mxnet", ("--no-backward", "--mode", "training"), "training"),
+        ),
+        Case(
+            "newcomer", "forward-only mxnet runs without autograd recording", _forward_not_recorded("mxnet")
+        ),
+        Case(
+            "newcomer",
+            "forward-only torch runs without autograd (inference_mode)",
+            _forward_not_recorded("torch"),
+        ),
         Case("newcomer", "training-mode mxnet forward records autograd", _training_recorded("mxnet")),
         Case("newcomer", "training-mode torch forward has grad enabled", _training_recorded("torch")),
         Case("newcomer", "--fail-on timeout: exit 1", _fail_on(("--fail-on", "failed,crashed,timeout"), 1)),
         Case("newcomer", "no --fail-on: exit 0 on a timeout", _fail_on((), 0)),
         Case("newcomer", "--framework torch without torch: which extra", _without_torch),
-        Case("newcomer", "Markdown: no None, no float noise", accepted(*TINY, "--output-file", "r.md", check=_markdown_clean)),
+        Case(
+            "newcomer",
+            "Markdown: no None, no float noise",
+            accepted(*TINY, "--output-file", "r.md", check=_markdown_clean),
+        ),
         Case("newcomer", "CSV: no float noise", accepted(*TINY, "--output-file", "r.csv", check=_csv_clean)),
         Case("newcomer", "run_benchmark_operator labels each namespace", _run_benchmark_operator),
         Case("newcomer", "opperf --version", accepted("--version")),
-        Case("newcomer", "list --framework torch --categories pooling", accepted("list", "--framework", "torch", "--categories", "pooling")),
+        Case(
+            "newcomer",
+            "list --framework torch --categories pooling",
+            accepted("list", "--framework", "torch", "--categories", "pooling"),
+        ),
         Case("newcomer", "explain Convolution", accepted("explain", "Convolution")),
         Case("newcomer", "--help", accepted("--help")),
         Case("newcomer", "diff of a garbage file", _diff_garbage),
         Case("newcomer", "merge of a garbage file", _merge_garbage),
         Case("newcomer", "README exit codes documented (0, 1, 2, 130, 143)", _exit_codes_documented),
         Case("newcomer", "extras documented in the README", _extras_documented),
-    ]  # fmt: skip
+    ]
 
 
 def _forward_not_recorded(framework: str) -> Callable:
@@ -1325,11 +1786,23 @@ def _training_recorded(framework: str) -> Callable:
 
 
 MODE_PROBES = {
-    "mxnet": ("import mxnet as mx", "data", "mx.autograd.is_recording(), mx.autograd.is_training(), True",
-              "mxnet.ndarray", "mx.nd.exp", ""),
-    "torch": ("import torch", "input", "torch.is_grad_enabled(), torch.is_inference_mode_enabled(), "
-              "data.requires_grad", "torch", "torch.exp", "framework='torch', "),
-}  # fmt: skip
+    "mxnet": (
+        "import mxnet as mx",
+        "data",
+        "mx.autograd.is_recording(), mx.autograd.is_training(), True",
+        "mxnet.ndarray",
+        "mx.nd.exp",
+        "",
+    ),
+    "torch": (
+        "import torch",
+        "input",
+        "torch.is_grad_enabled(), torch.is_inference_mode_enabled(), " "data.requires_grad",
+        "torch",
+        "torch.exp",
+        "framework='torch', ",
+    ),
+}
 """Per framework: import, argument name, the autograd state seen inside a call (recording or grad
 enabled, training or inference mode, whether the input is a differentiated leaf), the operator the
 observer stands in for, and the RunOptions framework argument."""
@@ -1365,7 +1838,11 @@ def _observe_mode(framework: str, options: str, expect_training: bool) -> Callab
             passes = [s for s in seen if s[2]]
             held = bool(passes) and all(s[0] and (framework == "torch" or s[1]) for s in passes)
         else:
-            held = bool(seen) and not any(s[0] for s in seen) and any(s[1] for s in seen) == (framework == "torch")
+            held = (
+                bool(seen)
+                and not any(s[0] for s in seen)
+                and any(s[1] for s in seen) == (framework == "torch")
+            )
         return Outcome(held, line)
 
     return probe
@@ -1419,14 +1896,16 @@ def _run_case(case: Case) -> Outcome:
         except Exception as error:  # a probe that breaks is a case not held, with why
             return Outcome(False, f"probe raised {type(error).__name__}: {error}"[:160])
         finally:
-            subprocess.run(["chattr", "-R", "-i", name], capture_output=True)
+            subprocess.run(["chattr", "-R", "-i", name], capture_output=True, check=False)
 
 
 VERDICT = {True: "held", False: "NOT held", None: "not run"}
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--jobs", type=int, default=3, help="cases run at once (default: 3)")
     parser.add_argument("--only", default="", help="comma-separated classes or case-name substrings")
     parser.add_argument("--list", action="store_true", help="list the cases and stop")
@@ -1453,7 +1932,7 @@ def main() -> int:
             print(f"[{done}/{len(cases)}] {VERDICT[outcome.held]}: {case.cls}: {case.name}", file=sys.stderr)
         outcomes = [future.result() for future in futures]
     counts: dict[str, Counter] = {}
-    for case, outcome in zip(cases, outcomes):
+    for case, outcome in zip(cases, outcomes, strict=False):
         verdict = VERDICT[outcome.held]
         counts.setdefault(case.cls, Counter())[verdict] += 1
         print(f"{case.cls:15} | {verdict:8} | {case.name[:58]:58} | {outcome.evidence}")
@@ -1461,13 +1940,24 @@ def main() -> int:
     total = Counter()
     for cls, counter in counts.items():
         total += counter
-        print(f"{cls:15} {sum(counter.values()):4} cases: {counter['held']:4} held, {counter['NOT held']:3} not held, {counter['not run']} not run")  # fmt: skip
-    print(f"{'all':15} {sum(total.values()):4} cases: {total['held']:4} held, {total['NOT held']:3} not held, "
-          f"{total['not run']} not run ({time.monotonic() - started:.0f} s)")  # fmt: skip
+        print(
+            f"{cls:15} {sum(counter.values()):4} cases: {counter['held']:4} held, "
+            f"{counter['NOT held']:3} not held, {counter['not run']} not run"
+        )
+    print(
+        f"{'all':15} {sum(total.values()):4} cases: {total['held']:4} held, {total['NOT held']:3} not held, "
+        f"{total['not run']} not run ({time.monotonic() - started:.0f} s)"
+    )
     if arguments.json:
-        Path(arguments.json).write_text(json.dumps([
-            {"class": c.cls, "case": c.name, "held": o.held, "evidence": o.evidence} for c, o in zip(cases, outcomes)
-        ], indent=1))  # fmt: skip
+        Path(arguments.json).write_text(
+            json.dumps(
+                [
+                    {"class": c.cls, "case": c.name, "held": o.held, "evidence": o.evidence}
+                    for c, o in zip(cases, outcomes, strict=False)
+                ],
+                indent=1,
+            )
+        )
     return 0 if total["NOT held"] == 0 else 1
 
 
