@@ -63,3 +63,15 @@ def test_timeout_none_runs_without_a_limit_and_records_it(spelling, tmp_path):
     document = json.loads(output.read_text())
     assert document["environment"]["timeout_s"] is None
     assert {record["status"] for record in document["results"]} == {"ok"}
+
+
+def test_compare_refuses_a_device_before_any_namespace_runs(capsys):
+    assert main(["compare", "mx.nd,torch", "--ops", "exp", "--runs", "2", "--ctx", "cpu(5)"]) == 2
+    captured = capsys.readouterr()
+    assert "the CPU is one device" in captured.err and captured.out == ""  # no table of failures
+
+
+@pytest.mark.parametrize("ctx", ["cpu(5)", "gpu(7)"])
+def test_run_benchmark_operator_refuses_a_device_it_would_fail_on(ctx):
+    with pytest.raises(OpperfError, match=r"device '(cpu|gpu)\("):
+        run_benchmark_operator(name="add", namespaces=("mx.nd", "torch"), ctx=ctx)

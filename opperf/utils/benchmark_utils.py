@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from opperf.benchmark import RunOptions, benchmark, check_shape, device_name, signature_of
-from opperf.comparison import check_namespaces, compare
+from opperf.comparison import check_devices, check_namespaces, compare
 from opperf.errors import OpperfError, suggest
 from opperf.frameworks import framework_of_namespace, get_backend
 from opperf.utils.legacy import legacy_results
@@ -96,6 +96,7 @@ def run_benchmark_operator(
         seed=seed,
         threads=threads,
     )
+    check_devices(namespaces, options)
     ordered = [first, *(ns for ns in namespaces if ns != first)]
     (row,) = compare(name, [configuration], ordered, options)
     measured = [row.measurements[ns] for ns in namespaces if row.measurements.get(ns) is not None]

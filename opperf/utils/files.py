@@ -9,20 +9,28 @@ from pathlib import Path
 from opperf.errors import OpperfError
 
 
+class UnwritableError(OpperfError):
+    """A file that cannot be written; ``reason`` is the system's word for why."""
+
+    def __init__(self, path: str | Path, reason: str) -> None:
+        super().__init__(f"cannot write {path}: {reason}")
+        self.reason = reason
+
+
 def write_atomically(path: str | Path, text: str) -> None:
     """Write ``text`` to ``path`` through a synced temporary file in the same folder renamed over it.
 
-    Raises OpperfError when ``path`` is no regular file (renaming over a device or pipe would replace
+    Raises UnwritableError when ``path`` is no regular file (renaming over a device or pipe would replace
     it) or the file cannot be written (a full disk: the temporary file is removed, ``path`` untouched).
     """
     if os.path.exists(path) and not os.path.isfile(path):
-        raise OpperfError(f"{path} is no regular file (a device, pipe or socket); write to a file instead")
+        raise UnwritableError(path, "it is no regular file (a device, pipe or socket); write to a file")
     folder = Path(path).resolve().parent
     try:
         folder.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=folder, prefix=".opperf-", suffix=".tmp")
     except OSError as error:
-        raise OpperfError(f"cannot write {path}: {error.strerror}") from None
+        raise UnwritableError(path, error.strerror or str(error)) from None
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as output:
             output.write(text)
@@ -32,7 +40,7 @@ def write_atomically(path: str | Path, text: str) -> None:
         os.replace(temporary, path)
     except OSError as error:
         Path(temporary).unlink(missing_ok=True)
-        raise OpperfError(f"cannot write {path}: {error.strerror}") from None
+        raise UnwritableError(path, error.strerror or str(error)) from None
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
