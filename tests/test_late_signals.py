@@ -82,3 +82,25 @@ def test_ctrl_c_as_the_report_appears_never_kills_the_sweep_by_the_signal(tmp_pa
         statuses.append(process.returncode)
         assert json.loads(output.read_text())["results"]
     assert set(statuses) <= {0, 130}, statuses
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("gap", [0.5, 1.0, 2.0])
+def test_a_second_stop_while_the_first_winds_down_keeps_the_report_and_the_message(tmp_path, gap):
+    output = tmp_path / "r.json"
+    journal = Path(f"{output}.journal.jsonl")
+    command = [sys.executable, str(ROOT / "opperf.py"), "--categories", "unary,rounding", "--runs", "3",
+               "--warmup", "0", "--threads", "1", "--quiet", "--output-file", str(output)]  # fmt: skip
+    process = subprocess.Popen(command, cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while process.poll() is None and time.monotonic() < deadline:
+        if journal.exists() and len(journal.read_text().splitlines()) > 2:
+            break
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    time.sleep(gap)  # the sweep is waiting for its worker, writing the report, or shutting down
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130, err
+    assert "Traceback" not in err and "before any operator finished" not in err
+    assert json.loads(output.read_text())["coverage"]["operators"] >= 2

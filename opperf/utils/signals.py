@@ -58,7 +58,10 @@ def stop_on_signals() -> Iterator[Stopping]:
         yield stopping
     finally:
         for number, handler in previous.items():
-            signal.signal(number, handler)
+            # In opperf's own process, once a stop came or the work is done, later stops stay noted to
+            # the end: what is left is returning the status (then ``exit_on_late_signals`` takes over).
+            done = stopping.received or stopping.settled
+            signal.signal(number, stopping.handle if done and handler is _stop else handler)
 
 
 def stop_like_ctrl_c() -> None:
@@ -66,11 +69,13 @@ def stop_like_ctrl_c() -> None:
     Ctrl-C raises ``Stopped`` too, naming it): a command stopped before its own handling starts still
     ends through its ``except KeyboardInterrupt``, with a message and the signal's shell status."""
 
-    def stop(signal_number: int, _frame: object) -> None:
-        raise Stopped(signal_number)
-
     for number in STOPPING_SIGNALS:
-        signal.signal(number, stop)
+        signal.signal(number, _stop)
+
+
+def _stop(signal_number: int, _frame: object) -> None:
+    """The process-wide handler ``stop_like_ctrl_c`` installs."""
+    raise Stopped(signal_number)
 
 
 def exit_on_late_signals() -> None:
