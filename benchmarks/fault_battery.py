@@ -904,8 +904,8 @@ def _worker_signal(sig: int, expect: str, timeout: str = "300") -> Callable:
             str(output),
         )
         wait_for(lambda: bool(children(process.pid)) or process.poll() is not None, 60)
-        workers = children(process.pid)
         time.sleep(3.0)  # the worker has its framework and is measuring
+        workers = children(process.pid)  # those alive now: the first may have been replaced
         for worker in workers:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(worker, sig)
@@ -930,8 +930,8 @@ def _killed_sweep_leaves_nothing(delay: float) -> Callable:
             folder, "--ops", "exp,log", "--runs", "3000", *FAST[2:], "--output-file", str(folder / "r.json")
         )
         wait_for(lambda: bool(children(process.pid)), 60, step=0.005)
-        workers = children(process.pid)
         time.sleep(delay)
+        workers = children(process.pid)
         process.send_signal(signal.SIGKILL)
         process.wait()
         gone = wait_for(lambda: not any(alive(w) for w in workers), 2.0, step=0.01)

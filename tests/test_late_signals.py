@@ -53,8 +53,9 @@ def test_ctrl_c_while_a_complete_sweep_writes_its_report_keeps_it(tmp_path, monk
 def test_a_signal_while_the_process_shuts_down_exits_with_its_shell_status():
     code = (
         "import os, signal, sys, time\n"
-        "from opperf.utils.signals import exit_on_late_signals\n"
-        "exit_on_late_signals()\n"
+        "from opperf.utils.signals import hold_late_signals, stop_like_ctrl_c\n"
+        "stop_like_ctrl_c()\n"
+        "hold_late_signals()\n"
         "print('report written', flush=False)\n"
         "os.kill(os.getpid(), signal.SIGINT)\n"
         "time.sleep(5)\n"

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
 from opperf.errors import OpperfError
-from opperf.utils.signals import exit_on_late_signals, exit_status, stop_like_ctrl_c
+from opperf.utils.signals import exit_status, hold_late_signals, stop_like_ctrl_c
 
 SUBCOMMANDS = {
     "sweep": "sweep",
@@ -97,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exit_status(number)
     finally:
         if argv is None:  # the process's own command: nothing is left to lose once it returns
-            exit_on_late_signals()
+            hold_late_signals()
 
 
 if __name__ == "__main__":

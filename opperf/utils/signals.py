@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import signal
@@ -59,7 +60,7 @@ def stop_on_signals() -> Iterator[Stopping]:
     finally:
         for number, handler in previous.items():
             # In opperf's own process, once a stop came or the work is done, later stops stay noted to
-            # the end: what is left is returning the status (then ``exit_on_late_signals`` takes over).
+            # the end: what is left is returning the status (then ``hold_late_signals`` takes over).
             done = stopping.received or stopping.settled
             signal.signal(number, stopping.handle if done and handler is _stop else handler)
 
@@ -71,6 +72,7 @@ def stop_like_ctrl_c() -> None:
 
     for number in STOPPING_SIGNALS:
         signal.signal(number, _stop)
+    atexit.register(_exit_for_pending_stop)  # first registered: runs after every other exit hook
 
 
 def _stop(signal_number: int, _frame: object) -> None:
@@ -78,19 +80,22 @@ def _stop(signal_number: int, _frame: object) -> None:
     raise Stopped(signal_number)
 
 
-def exit_on_late_signals() -> None:
-    """From here to the process's end, a stopping signal ends it at once with its shell status, its
-    output flushed. For a command whose work and report are done: Python would otherwise raise
-    KeyboardInterrupt while shutting down and die by the signal (status -2, not 130)."""
+def hold_late_signals() -> None:
+    """Block the stopping signals for the rest of the process: the command's work and report are done.
+    One that arrives while Python shuts down stays pending instead of killing the process by the signal
+    mid-teardown (status -2, once Python has put the default handlers back), and the last exit hook
+    (``_exit_for_pending_stop``, registered by ``stop_like_ctrl_c``) turns it into its shell status."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOPPING_SIGNALS)
 
-    def leave(signal_number: int, _frame: object) -> None:
+
+def _exit_for_pending_stop() -> None:
+    """At exit, after every other exit hook: a stop held pending ends the process with its status."""
+    pending = signal.sigpending() & set(STOPPING_SIGNALS)
+    if pending:
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
                 stream.flush()
-        os._exit(exit_status(signal_number))
-
-    for number in STOPPING_SIGNALS:
-        signal.signal(number, leave)
+        os._exit(exit_status(min(pending)))
 
 
 def exit_status(signal_number: int) -> int:
