@@ -19,6 +19,7 @@ import os
 import re
 import shlex
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -1407,10 +1408,21 @@ def _full_disk_report(folder: Path) -> Outcome:
 
 
 def _dev_full(flag: str) -> Callable:
+    """A full-device node of the case's own (``mknod``, root only): were the report renamed over it, the
+    machine's ``/dev/full`` would be replaced by a file."""
+
     def probe(folder: Path) -> Outcome:
-        ran = run(folder, *TINY, flag, "/dev/full")
-        held = ran.rc == 2 and "error:" in ran.err and not ran.traceback
-        return Outcome(held, f"{ran.tail()} ({ran.seconds:.1f}s)")
+        device = folder / "full"
+        try:
+            os.mknod(device, 0o666 | stat.S_IFCHR, os.makedev(1, 7))
+        except OSError as error:
+            return Outcome(None, f"cannot make a device node here ({error.strerror})")
+        ran = run(folder, *TINY, flag, str(device))
+        intact = stat.S_ISCHR(device.lstat().st_mode)
+        held = ran.rc == 2 and "error:" in ran.err and not ran.traceback and intact
+        return Outcome(
+            held, f"{ran.tail()}; device {'intact' if intact else 'REPLACED'} ({ran.seconds:.1f}s)"
+        )
 
     return probe
 
@@ -1490,8 +1502,8 @@ def output_cases() -> list[Case]:
             "--json-file in an immutable folder",
             _refused_output(lambda f: _immutable_dir(f), "--json-file"),
         ),
-        Case("output files", "--output-file /dev/full", _dev_full("--output-file")),
-        Case("output files", "--json-file /dev/full", _dev_full("--json-file")),
+        Case("output files", "--output-file a full device", _dev_full("--output-file")),
+        Case("output files", "--json-file a full device", _dev_full("--json-file")),
         Case("output files", "a full disk while the journal grows", _full_disk_journal),
         Case("output files", "a full disk for the report", _full_disk_report),
         Case(
