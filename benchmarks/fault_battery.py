@@ -1954,7 +1954,9 @@ def main() -> int:
         return 0
     # A battery started in the background (``cmd &``) has SIGINT ignored, which its children would
     # inherit: a Python handler is reset to the default at exec, so every case sees a terminal's Ctrl-C.
+    # (Under ``nohup`` SIGHUP too.)
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)  # ignored under nohup, and inherited as ignored
     started = time.monotonic()
     with ThreadPoolExecutor(arguments.jobs) as pool:
         futures = [pool.submit(_run_case, case) for case in cases]
