@@ -72,7 +72,7 @@ def stop_like_ctrl_c() -> None:
 
     for number in STOPPING_SIGNALS:
         signal.signal(number, _stop)
-    atexit.register(_exit_for_pending_stop)  # first registered: runs after every other exit hook
+    atexit.register(_exit_for_late_stop)  # first registered: runs after every other exit hook
 
 
 def _stop(signal_number: int, _frame: object) -> None:
@@ -80,22 +80,29 @@ def _stop(signal_number: int, _frame: object) -> None:
     raise Stopped(signal_number)
 
 
+_LATE: list[int] = []
+"""Stopping signals that arrived after the command returned (``hold_late_signals``)."""
+
+
 def hold_late_signals() -> None:
-    """Block the stopping signals for the rest of the process: the command's work and report are done.
-    One that arrives while Python shuts down stays pending instead of killing the process by the signal
-    mid-teardown (status -2, once Python has put the default handlers back), and the last exit hook
-    (``_exit_for_pending_stop``, registered by ``stop_like_ctrl_c``) turns it into its shell status."""
-    signal.pthread_sigmask(signal.SIG_BLOCK, STOPPING_SIGNALS)
+    """From here to the process's end the command's work and report are done: a stopping signal is
+    only noted, and the last exit hook (``_exit_for_late_stop``, registered by ``stop_like_ctrl_c``)
+    makes a noted one the exit status. Python would otherwise raise it while shutting down, or, once
+    it has put the default handlers back, die by it (status -2, not 130)."""
+    for number in STOPPING_SIGNALS:
+        signal.signal(number, lambda signal_number, _frame: _LATE.append(signal_number))
 
 
-def _exit_for_pending_stop() -> None:
-    """At exit, after every other exit hook: a stop held pending ends the process with its status."""
-    pending = signal.sigpending() & set(STOPPING_SIGNALS)
-    if pending:
+def _exit_for_late_stop() -> None:
+    """At exit, after every other exit hook: end with a noted stop's status; with none, ignore stops
+    from here (Python's teardown would reset them to the default, killing the process by the signal)."""
+    if _LATE:
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
                 stream.flush()
-        os._exit(exit_status(min(pending)))
+        os._exit(exit_status(_LATE[0]))
+    for number in STOPPING_SIGNALS:
+        signal.signal(number, signal.SIG_IGN)
 
 
 def exit_status(signal_number: int) -> int:
