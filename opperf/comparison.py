@@ -212,6 +212,13 @@ def check_namespaces(namespaces: Sequence[str]) -> None:
             )
 
 
+def check_devices(namespaces: Sequence[str], options: RunOptions) -> None:
+    """Raise OpperfError, before anything runs, when a framework of the comparison lacks the device
+    (``cpu(5)``, a GPU the build or machine has not): otherwise every record would fail with it."""
+    for framework in dict.fromkeys(framework_of_namespace(namespace) for namespace in namespaces):
+        options.validated(get_backend(framework))
+
+
 def comparison_options(options: RunOptions) -> RunOptions:
     """``options`` with the thread count every namespace of a comparison runs with made explicit."""
     options.require_one_thread_count("a comparison")

@@ -69,6 +69,13 @@ def _number(text: str) -> float:
         raise ValueError(f"expected a number, got {text!r}") from None
 
 
+def _device(text: str) -> str:
+    """A device as typed; an empty one (an unset CI variable) names none, and is refused."""
+    if not text.strip():
+        raise ValueError("an empty device names none; use cpu or gpu(N), or leave the flag out")
+    return text
+
+
 def _count(minimum: int, optional: bool = True) -> Callable[[object], None]:
     """A check of whole numbers of at least ``minimum`` (or None, meaning the default, if ``optional``)."""
 
@@ -201,6 +208,7 @@ class RunOptions:
         flag="--ctx",
         help="device: cpu or gpu(N), which is cuda:N for PyTorch (default: gpu(0) where the framework "
         "sees a GPU, else cpu)",
+        parse=_device,
         keyed=True,
     )
     dtype: str = option(

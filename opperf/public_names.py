@@ -16,6 +16,7 @@ import importlib.util
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from opperf.counterparts import DISPLAY, counterparts, several_operators
 from opperf.errors import OpperfError, suggest
 from opperf.frameworks import FRAMEWORKS, framework_module
 
@@ -76,14 +77,28 @@ def resolve_selection(
 
 
 def _unknown(framework: str, typed: str, registry_names: Mapping[str, str]) -> str:
+    candidates, name = split_qualified(framework, typed)
+    several = several_operators(framework, name) if candidates else ()
+    if several:
+        return (
+            f"{typed} calls several operators ({', '.join(several)}), not one; select those: "
+            f"--ops {','.join(several)}"
+        )
+    mine = [operator for operator in counterparts(framework, name) if operator in registry_names]
+    counterpart = (
+        f"; {DISPLAY[framework]}'s operator{' is' if len(mine) == 1 else 's are'} {', '.join(mine)}"
+        if mine
+        else ""
+    )
     elsewhere = _in_other_framework(framework, typed)
     if elsewhere is not None:
         other, public = elsewhere
         return (
             f"unknown {framework} operator {typed!r}: it is {other}'s {public.namespace}.{public.function} "
-            f"(operator {public.operator}); select it with --framework {other}"
+            f"(operator {public.operator}); select it with --framework {other}{counterpart}"
         )
-    candidates, name = split_qualified(framework, typed)
+    if counterpart:
+        return f"unknown {framework} operator {typed!r}: {name} is another framework's name{counterpart}"
     message = f"unknown operator {typed!r}{suggest(name, registry_names)}"
     if "." in typed and not candidates:
         known = sorted(set(framework_module(framework, "namespaces").SPELLINGS.values()))

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import signal
 import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
 from opperf.errors import OpperfError
+from opperf.utils.signals import exit_status, hold_late_signals, stop_like_ctrl_c
 
 SUBCOMMANDS = {
     "sweep": "sweep",
@@ -32,7 +35,6 @@ SUBCOMMANDS = {
 DEFAULT_SUBCOMMAND = "sweep"
 
 USAGE_ERROR = 2
-INTERRUPTED = 130
 
 
 def opperf_version() -> str:
@@ -77,15 +79,25 @@ def _with_subcommand(argv: Sequence[str]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    arguments = build_parser().parse_args(_with_subcommand(sys.argv[1:] if argv is None else argv))
+    if argv is None:  # the process's own command: SIGTERM and SIGHUP stop it as Ctrl-C does
+        stop_like_ctrl_c()
     try:
+        arguments = build_parser().parse_args(_with_subcommand(sys.argv[1:] if argv is None else argv))
         return arguments.command(arguments)
     except OpperfError as error:
         print(f"error: {error}", file=sys.stderr)
         return USAGE_ERROR
-    except KeyboardInterrupt:
-        print("error: interrupted before any operator finished", file=sys.stderr)
-        return INTERRUPTED
+    except BrokenPipeError:  # the reader of the output left (``opperf list | head -1``): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the final flush cannot fail
+        return exit_status(signal.SIGPIPE)
+    except KeyboardInterrupt as stop:
+        number = getattr(stop, "signal_number", signal.SIGINT)
+        name = signal.Signals(number).name
+        print(f"error: interrupted ({name}) before any operator finished", file=sys.stderr)
+        return exit_status(number)
+    finally:
+        if argv is None:  # the process's own command: nothing is left to lose once it returns
+            hold_late_signals()
 
 
 if __name__ == "__main__":

@@ -52,6 +52,21 @@ def seconds(text: str) -> float:
     return _number(text, float, "a number of seconds", valid, "be a positive, finite number of seconds")
 
 
+NO_LIMIT = "none"
+"""What ``--timeout`` takes for no time limit (an unset limit must be said, not made of nan or inf)."""
+
+
+def time_limit(text: str) -> float:
+    """An argparse type: a positive, finite number of seconds, or ``none`` (no limit: infinity)."""
+    if text.strip().lower() == NO_LIMIT:
+        return math.inf
+    valid = lambda v: v > 0 and math.isfinite(v)  # noqa: E731
+    return _number(
+        text, float, f"a number of seconds or {NO_LIMIT}", valid,
+        f"be a positive, finite number of seconds (or {NO_LIMIT}: no time limit)",
+    )  # fmt: skip
+
+
 def whole(minimum: int, what: str) -> Callable[[str], int]:
     """An argparse type: a whole number of ``what`` of at least ``minimum``."""
     return lambda text: int(
@@ -109,13 +124,19 @@ JOURNAL_SUFFIX = ".journal.jsonl"
 
 
 def check_writable(path: str, flag: str = "--output-file", example: str = "results.json") -> None:
-    """Refuse, before anything runs, an output file that could not be written: a folder, a folder
-    that does not exist or cannot be written in, a file that cannot be replaced, or a name too long
-    for the journal that goes beside it. ``flag`` is the option that named the file (the fix the
-    message suggests), ``example`` a file name for it."""
+    """Refuse, before anything runs, an output file that could not be written: a folder, a device or
+    pipe (renaming the report into place would replace it), a folder that does not exist or cannot
+    be written in, a file that cannot be replaced, or a name too long for the journal beside it.
+    ``flag`` is the option that named the file (the fix the message suggests), ``example`` a file
+    name for it."""
     if path.endswith(os.sep) or os.path.isdir(path):
         raise OpperfError(
             f"output {path!r} is a folder; name a file in it, e.g. {os.path.join(path, example)}"
+        )
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise OpperfError(
+            f"output {path!r} is no regular file (a device, pipe or socket): a report is written by "
+            f"renaming a finished file into place, which would replace it; choose a file for {flag}"
         )
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):

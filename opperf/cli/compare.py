@@ -10,6 +10,7 @@ import sys
 from opperf.cli.common import check_writable, names, report_format, write_or_print
 from opperf.comparison import (
     DEFAULT_OPERATORS,
+    check_devices,
     check_namespaces,
     compare,
     comparison_document,
@@ -60,6 +61,7 @@ def run(arguments: argparse.Namespace) -> int:
         check_writable(path)
     options = comparison_options(RunOptions.from_arguments(arguments, device=arguments.device or "cpu"))
     check_namespaces(namespaces)
+    check_devices(namespaces, options)
     rows = [
         row
         for name in arguments.ops or DEFAULT_OPERATORS

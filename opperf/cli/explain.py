@@ -20,6 +20,7 @@ from opperf.rules import NoRuleError, inputs_for
 from opperf.rules.generic import rule_name
 from opperf.rules.profiles import STANDARD
 from opperf.sweep import select_operators
+from opperf.utils.devices import requested_device
 from opperf.work import count_work, counters
 
 HELP = "explain how opperf benchmarks one operator: category, rule, inputs, roofline counter"
@@ -34,7 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(arguments: argparse.Namespace) -> int:
     backend = get_backend(arguments.framework)
     (op,) = select_operators(backend, (arguments.op,), ())
-    print(explain(op, arguments.ctx.split("(")[0].split(":")[0]))
+    kind, _ = requested_device(arguments.ctx)  # the kind decides; a GPU need not be here to explain it
+    print(explain(op, kind))
     return 0
 
 

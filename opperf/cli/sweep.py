@@ -21,8 +21,8 @@ from opperf.cli.common import (
     names,
     on_off,
     report_format,
-    seconds,
     selected_tags,
+    time_limit,
     whole,
 )
 from opperf.errors import OpperfError
@@ -40,7 +40,7 @@ from opperf.report.xlsx_tables import results_tables
 from opperf.results import Status
 from opperf.rules.profiles import INT64, STANDARD
 from opperf.shards import Shard
-from opperf.sweep import DEFAULT_TIMEOUT_S, SweepConfig, canonical_names, run_sweep
+from opperf.sweep import DEFAULT_TIMEOUT_S, SweepConfig, SweepResult, canonical_names, run_sweep
 from opperf.utils.affinity import AUTO, check_setting
 from opperf.utils.files import write_atomically
 from opperf.utils.signals import exit_status, stop_on_signals
@@ -138,9 +138,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout",
         default=DEFAULT_TIMEOUT_S,
-        type=seconds,
+        type=time_limit,
         help="seconds an operator may take, all its input configurations together, before its worker is "
-        f"killed and it is recorded as a timeout (default: {DEFAULT_TIMEOUT_S:g})",
+        f"killed and it is recorded as a timeout; none: no limit (default: {DEFAULT_TIMEOUT_S:g})",
     )
     parser.add_argument(
         "--no-isolation",
@@ -325,12 +325,34 @@ def run(arguments: argparse.Namespace) -> int:
         configs=configs.by_operator(replayed),
     )
     progress = _ProgressBar() if sys.stderr.isatty() and not arguments.quiet else None
-    with stop_on_signals() as received:
+    with stop_on_signals() as stopping:
         try:
             result = run_sweep(config, progress=progress)
         finally:
             if progress is not None:
                 progress.close()
+        stopping.settle()  # a stop from here on is noted: the report of what finished is written
+        try:
+            status = _report(arguments, result, stopping.received, output_file, journal, write_report)
+        except OpperfError as error:  # a full disk, a folder gone read-only: the journal has it all
+            raise OpperfError(
+                f"{error}; what was measured is kept in {journal}: make room, then run the same "
+                "command with --resume"
+            ) from None
+    # A stop that came after the last operator finished: the report is whole, the status says the stop.
+    return exit_status(stopping.received[0]) if stopping.received and status == 0 else status
+
+
+def _report(
+    arguments: argparse.Namespace,
+    result: SweepResult,
+    received: list[int],
+    output_file: str,
+    journal: str,
+    write_report: Callable[[str, dict], None],
+) -> int:
+    """Write the report (and the JSON, the history) of a finished or interrupted sweep, print its
+    summary, remove the journal of a complete one; the exit status."""
     coverage = Coverage.of(result.measurements, result.registered, result.aliases)
     environment = result.environment.to_json()
     document = build_document(result.measurements, environment, result.registered, result.aliases)

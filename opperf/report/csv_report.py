@@ -22,6 +22,14 @@ COLUMNS = (
 ROOFLINE_COLUMNS = ("bytes", "flops", "gb_per_s", "gflop_per_s")
 
 
+SHOWN_DIGITS = 10
+"""Significant digits a CSV cell keeps: every figure of the results document, without float noise."""
+
+
+def _shown(value: object) -> object:
+    return float(f"{value:.{SHOWN_DIGITS}g}") if isinstance(value, float) else value
+
+
 def render_csv(document: dict[str, object]) -> str:
     rows = []
     for result in document["results"]:
@@ -55,5 +63,5 @@ def render_csv(document: dict[str, object]) -> str:
         row["stage_agrees"] = check.get("agrees")
         row["stage_max_abs_diff"] = check.get("max_abs_diff")
         row["fused"] = check.get("fused")
-        rows.append(row)
+        rows.append({key: _shown(value) for key, value in row.items()})
     return pd.DataFrame(rows).to_csv(index=False)

@@ -52,6 +52,20 @@ def _ns(seconds: float) -> float:
     return round(seconds, SECONDS_DIGITS)
 
 
+DERIVED_DIGITS = 6
+"""Significant digits of derived figures (rates, roofline fractions, competing load): what their
+inputs support, without float noise such as 1.9999999999999998."""
+
+
+def _derived(value: object) -> object:
+    """``value`` with every float in it to ``DERIVED_DIGITS`` significant digits."""
+    if isinstance(value, float) and math.isfinite(value):
+        return float(f"{value:.{DERIVED_DIGITS}g}")
+    if isinstance(value, dict):
+        return {key: _derived(item) for key, item in value.items()}
+    return value
+
+
 def record(measurement: Measurement, calibration: Calibration | None = None) -> dict[str, object]:
     """The measurement as a results record; with the sweep's ``calibration``, also its flags and
     roofline context (derived, so journal records, written without one, keep raw facts only)."""
@@ -60,7 +74,7 @@ def record(measurement: Measurement, calibration: Calibration | None = None) -> 
     if calibration is not None:
         derived = {
             "flags": flags(measurement, calibration),
-            "roofline": _json_or_none(roofline(measurement, calibration)),
+            "roofline": _derived(_json_or_none(roofline(measurement, calibration))),
         }
     return {
         **spec.options.keyed(),
@@ -80,9 +94,9 @@ def record(measurement: Measurement, calibration: Calibration | None = None) -> 
             "warmup_runs": measurement.warmup_runs,
             "stop_reason": measurement.stop_reason.value if measurement.stop_reason else None,
             "met_target": measurement.met_target,
-            "seconds": measurement.sampling_s,
+            "seconds": _derived(measurement.sampling_s),
         },
-        "competing_load": measurement.competing_load,
+        "competing_load": _derived(measurement.competing_load),
         "stage": spec.stage,
         "variant": spec.variant or None,
         "compile_s": measurement.compile_s,

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from opperf.benchmark import benchmark, signature_of, upstream_options
-from opperf.comparison import check_namespaces, compare
+from opperf.benchmark import benchmark, check_shape, signature_of, upstream_options
+from opperf.comparison import check_devices, check_namespaces, compare
 from opperf.errors import OpperfError, suggest
 from opperf.frameworks import framework_of_namespace, get_backend
 from opperf.utils.legacy import legacy_results
@@ -72,6 +72,7 @@ def run_benchmark_operator(
     per namespace that has a counterpart, in the order given.
     """
     check_namespaces(namespaces)
+    size = check_shape(name, "size", size)
     found = [ns for ns in namespaces if get_backend(framework_of_namespace(ns)).lookup(ns, name)]
     if not found:
         known = {n for ns in namespaces for n in get_backend(framework_of_namespace(ns)).namespace_names(ns)}
@@ -95,6 +96,7 @@ def run_benchmark_operator(
         seed=seed,
         threads=threads,
     )
+    check_devices(namespaces, options)
     ordered = [first, *(ns for ns in namespaces if ns != first)]
     (row,) = compare(name, [configuration], ordered, options)
     measured = [row.measurements[ns] for ns in namespaces if row.measurements.get(ns) is not None]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import os
 import platform
 import shutil
@@ -108,7 +109,7 @@ class Environment:
             "finished": self.finished.isoformat(),
             "wall_seconds": round(self.wall_seconds, 3),
             "isolated": self.isolated,
-            "timeout_s": self.timeout_s,
+            "timeout_s": self.timeout_s if math.isfinite(self.timeout_s) else None,  # None: no limit
             "interrupted": self.interrupted,
             "threads": self.threads,
             "worker_cpus": list(self.worker_cpus) if self.worker_cpus else None,

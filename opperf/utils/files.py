@@ -6,12 +6,31 @@ import os
 import tempfile
 from pathlib import Path
 
+from opperf.errors import OpperfError
+
+
+class UnwritableError(OpperfError):
+    """A file that cannot be written; ``reason`` is the system's word for why."""
+
+    def __init__(self, path: str | Path, reason: str) -> None:
+        super().__init__(f"cannot write {path}: {reason}")
+        self.reason = reason
+
 
 def write_atomically(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a synced temporary file in the same folder renamed over it."""
+    """Write ``text`` to ``path`` through a synced temporary file in the same folder renamed over it.
+
+    Raises UnwritableError when ``path`` is no regular file (renaming over a device or pipe would replace
+    it) or the file cannot be written (a full disk: the temporary file is removed, ``path`` untouched).
+    """
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise UnwritableError(path, "it is no regular file (a device, pipe or socket); write to a file")
     folder = Path(path).resolve().parent
-    folder.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".opperf-", suffix=".tmp")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".opperf-", suffix=".tmp")
+    except OSError as error:
+        raise UnwritableError(path, error.strerror or str(error)) from None
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as output:
             output.write(text)
@@ -19,6 +38,9 @@ def write_atomically(path: str | Path, text: str) -> None:
             os.fsync(output.fileno())
         os.chmod(temporary, 0o666 & ~_umask())  # mkstemp makes files private; reports are not
         os.replace(temporary, path)
+    except OSError as error:
+        Path(temporary).unlink(missing_ok=True)
+        raise UnwritableError(path, error.strerror or str(error)) from None
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from opperf.utils.environment import cpu_model
-from opperf.utils.files import write_atomically
+from opperf.utils.files import UnwritableError, write_atomically
 
 Clock = Callable[[], float]
 """Seconds from an arbitrary origin; ``time.perf_counter`` unless a test injects another."""
@@ -212,8 +212,8 @@ def load_peaks(
     document = {"schema_version": CACHE_SCHEMA_VERSION, "machines": machines}
     try:
         write_atomically(path, json.dumps(document, indent=2, sort_keys=True) + "\n")
-    except OSError as error:
-        _note_unwritable(path, error.strerror or str(error))
+    except UnwritableError as error:
+        _note_unwritable(path, error.reason)
     return peaks
 
 

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import os
 import signal
 import sys
 from collections.abc import Iterator
@@ -19,37 +21,88 @@ class Stopped(KeyboardInterrupt):
         self.signal_number = signal_number
 
 
-@contextlib.contextmanager
-def stop_on_signals() -> Iterator[list[int]]:
-    """While inside, SIGTERM and SIGHUP raise ``Stopped`` as Ctrl-C raises KeyboardInterrupt; the list
-    yielded holds the stopping signals that arrived. Only the first stops anything: a second Ctrl-C
-    while the sweep winds down and writes its report is noted, not allowed to lose the report. Once a
-    stop has arrived, later ones stay noted after the block too, until the process exits: what follows
-    it is the report being written."""
-    received: list[int] = []
+class Stopping:
+    """The stopping signals that arrived (``received``, in order). Only the first stops anything, and
+    only before ``settle()``: once a stop is under way, or the work is done, later signals are noted
+    (said once), never allowed to lose the report being written."""
 
-    def note(signal_number: int, _frame: object) -> None:
-        received.append(signal_number)
-        if len(received) == 2:  # said once, however many follow
+    def __init__(self) -> None:
+        self.received: list[int] = []
+        self.settled = False
+        self._said = False
+
+    def settle(self) -> None:
+        """The work is done: from now on a stopping signal is noted, and the report still written."""
+        self.settled = True
+
+    def handle(self, signal_number: int, _frame: object) -> None:
+        stops = not self.received and not self.settled
+        self.received.append(signal_number)
+        if stops:
+            raise Stopped(signal_number)
+        if not self._said:
+            self._said = True
+            state = "already stopping" if not self.settled or len(self.received) > 1 else "the work is done"
             print(
-                f"{signal.Signals(signal_number).name}: already stopping; writing the report of what "
-                "finished",
+                f"{signal.Signals(signal_number).name}: {state}; writing the report of what finished",
                 file=sys.stderr,
             )
 
-    def stop(signal_number: int, frame: object) -> None:
-        if received:
-            note(signal_number, frame)
-            return
-        received.append(signal_number)
-        raise Stopped(signal_number)
 
-    previous = {number: signal.signal(number, stop) for number in STOPPING_SIGNALS}
+@contextlib.contextmanager
+def stop_on_signals() -> Iterator[Stopping]:
+    """While inside, SIGTERM and SIGHUP raise ``Stopped`` as Ctrl-C raises KeyboardInterrupt, until
+    ``settle()`` (see ``Stopping``); the handlers before it are back afterwards."""
+    stopping = Stopping()
+    previous = {number: signal.signal(number, stopping.handle) for number in STOPPING_SIGNALS}
     try:
-        yield received
+        yield stopping
     finally:
         for number, handler in previous.items():
-            signal.signal(number, note if received else handler)
+            # In opperf's own process, once a stop came or the work is done, later stops stay noted to
+            # the end: what is left is returning the status (then ``hold_late_signals`` takes over).
+            done = stopping.received or stopping.settled
+            signal.signal(number, stopping.handle if done and handler is _stop else handler)
+
+
+def stop_like_ctrl_c() -> None:
+    """From here on SIGTERM and SIGHUP raise ``Stopped`` as Ctrl-C raises KeyboardInterrupt (and
+    Ctrl-C raises ``Stopped`` too, naming it): a command stopped before its own handling starts still
+    ends through its ``except KeyboardInterrupt``, with a message and the signal's shell status."""
+
+    for number in STOPPING_SIGNALS:
+        signal.signal(number, _stop)
+    atexit.register(_exit_for_late_stop)  # first registered: runs after every other exit hook
+
+
+def _stop(signal_number: int, _frame: object) -> None:
+    """The process-wide handler ``stop_like_ctrl_c`` installs."""
+    raise Stopped(signal_number)
+
+
+_LATE: list[int] = []
+"""Stopping signals that arrived after the command returned (``hold_late_signals``)."""
+
+
+def hold_late_signals() -> None:
+    """From here to the process's end the command's work and report are done: a stopping signal is
+    only noted, and the last exit hook (``_exit_for_late_stop``, registered by ``stop_like_ctrl_c``)
+    makes a noted one the exit status. Python would otherwise raise it while shutting down, or, once
+    it has put the default handlers back, die by it (status -2, not 130)."""
+    for number in STOPPING_SIGNALS:
+        signal.signal(number, lambda signal_number, _frame: _LATE.append(signal_number))
+
+
+def _exit_for_late_stop() -> None:
+    """At exit, after every other exit hook: end with a noted stop's status; with none, ignore stops
+    from here (Python's teardown would reset them to the default, killing the process by the signal)."""
+    if _LATE:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(exit_status(_LATE[0]))
+    for number in STOPPING_SIGNALS:
+        signal.signal(number, signal.SIG_IGN)
 
 
 def exit_status(signal_number: int) -> int:

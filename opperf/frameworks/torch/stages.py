@@ -19,6 +19,7 @@ import contextlib
 import functools
 import os
 import shutil
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -44,20 +45,36 @@ class Staged:
 
 
 def claim_compile_cache() -> Path:
-    """Point inductor's cache at ``<opperf cache>/torch-compile/<pid>``, removed when this process
-    ends, unless the user set ``TORCHINDUCTOR_CACHE_DIR``; the folder in effect.
+    """Point inductor's cache at ``<opperf cache>/torch-compile/<pid>`` (or the user's
+    ``TORCHINDUCTOR_CACHE_DIR``), removed when this process ends if it is opperf's; the folder in effect.
+
+    A folder that cannot be written (a read-only home or ``XDG_CACHE_HOME``, common in CI) would fail
+    every compile, and inductor then fails again on its own half-made state: a private folder in the
+    temporary directory takes its place, removed at exit too.
 
     Called when the session starts: PyTorch fixes the variable to its default (``/tmp/torchinductor_<user>``,
     shared by every run and never cleaned) the first time any of its code asks, which the first eager
     measurement already does.
     """
     configured = os.environ.get(CACHE_VARIABLE)
-    if configured:
-        return Path(configured)
-    folder = default_cache_dir() / "torch-compile" / str(os.getpid())
+    own = default_cache_dir() / "torch-compile" / str(os.getpid())
+    fallback = Path(tempfile.gettempdir()) / f"opperf-torch-compile-{os.getpid()}"
+    first = Path(configured) if configured else own
+    folder = next((f for f in (first, fallback) if _writable_folder(f)), fallback)
     os.environ[CACHE_VARIABLE] = str(folder)
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    if not configured or folder == fallback:
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
     return folder
+
+
+def _writable_folder(folder: Path) -> bool:
+    """Whether ``folder`` exists or can be made, and a file can be written in it."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError:
+        return False
 
 
 def stage_calls(

@@ -1,0 +1,77 @@
+"""Values a hostile CI job or a hurried user passes, refused before anything runs with a message that
+names the fix (or, for ``--timeout none``, the explicit way to ask for no time limit)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from opperf import run_benchmark_operator
+from opperf.cli import main
+from opperf.errors import OpperfError
+
+QUICK = ["--ops", "exp", "--runs", "2", "--warmup", "0", "--threads", "1", "--no-isolation", "--quiet"]
+
+
+@pytest.mark.parametrize("argv", [["sweep", *QUICK], ["compare", "mx.nd,torch", *QUICK[:2]]])
+def test_an_empty_device_is_refused_not_taken_for_the_default(argv, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        main([*argv, "--ctx", ""])
+    assert stopped.value.code == 2
+    assert "an empty device names none" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("ctx", "expected"),
+    [("cpu(5)", "the CPU is one device"), ("tpu", "malformed device 'tpu'"), ("gpu(-1)", "malformed device")],
+)
+def test_explain_refuses_a_device_no_machine_has(ctx, expected, capsys):
+    assert main(["explain", "exp", "--ctx", ctx]) == 2
+    assert expected in capsys.readouterr().err
+
+
+def test_explain_takes_a_gpu_spelling_without_a_gpu(capsys):
+    # explain says which rules and skips apply to a device kind: no GPU need be here to ask about one.
+    assert main(["explain", "Convolution", "--ctx", "cuda:0"]) == 0
+    assert "input configurations" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("size", [(-1, 4), (4, 2.5), "big", (True, 4)])
+def test_run_benchmark_operator_refuses_a_malformed_size(size):
+    with pytest.raises(OpperfError, match="size"):
+        run_benchmark_operator(name="add", size=size)
+
+
+def test_run_benchmark_operator_takes_numpy_integer_sizes():
+    [entry, *_] = run_benchmark_operator(name="add", size=(np.int64(4), np.int32(4)), runs=2, warmup=0)
+    assert entry["add"][0]["inputs"]["lhs"] == (4, 4)
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "0", "forever"])
+def test_timeout_takes_no_nan_or_inf_and_names_none(value, capsys):
+    with pytest.raises(SystemExit):
+        main([*QUICK, "--timeout", value])
+    assert "none" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("spelling", ["none", "None"])
+def test_timeout_none_runs_without_a_limit_and_records_it(spelling, tmp_path):
+    output = tmp_path / "r.json"
+    assert main([*QUICK, "--timeout", spelling, "--output-file", str(output)]) == 0
+    document = json.loads(output.read_text())
+    assert document["environment"]["timeout_s"] is None
+    assert {record["status"] for record in document["results"]} == {"ok"}
+
+
+def test_compare_refuses_a_device_before_any_namespace_runs(capsys):
+    assert main(["compare", "mx.nd,torch", "--ops", "exp", "--runs", "2", "--ctx", "cpu(5)"]) == 2
+    captured = capsys.readouterr()
+    assert "the CPU is one device" in captured.err and captured.out == ""  # no table of failures
+
+
+@pytest.mark.parametrize("ctx", ["cpu(5)", "gpu(7)"])
+def test_run_benchmark_operator_refuses_a_device_it_would_fail_on(ctx):
+    with pytest.raises(OpperfError, match=r"device '(cpu|gpu)\("):
+        run_benchmark_operator(name="add", namespaces=("mx.nd", "torch"), ctx=ctx)
