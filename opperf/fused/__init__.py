@@ -141,6 +141,12 @@ def variant(framework: str, stage: str, name: str) -> Variant:
     return next(v for v in variants(framework, stage) if v.name == name)
 
 
+def backward_refusal(namespace: str, framework: str, stage: str, name: str) -> str | None:
+    """Why fused-pattern variant ``name`` of ``stage`` gets no backward pass (its ``backward`` in the
+    table); None for it otherwise, and for any operator that is not a fused pattern (``namespace``)."""
+    return variant(framework, stage, name).backward if namespace == NAMESPACE else None
+
+
 def catalogue() -> tuple[Pattern, ...]:
     """Every pattern, in the table's order."""
     from opperf.fused.patterns import PATTERNS

@@ -80,3 +80,10 @@ class DrawCache(Generic[Values]):
     @property
     def kept_bytes(self) -> int:
         return self._bytes
+
+
+def drawn(
+    draws: DrawCache[Values] | None, what: Hashable, generator: object, make: Callable[[], Values]
+) -> Values:
+    """``make()``, through ``draws`` when there is a cache (``DrawCache.draw``)."""
+    return make() if draws is None else draws.draw(what, generator, make)

@@ -8,7 +8,7 @@ import zlib
 import numpy as np
 
 from opperf.results import InputValue, Structure, TensorSpec, is_given_array, is_tensor_list
-from opperf.utils.draws import DrawCache, GeneratorState
+from opperf.utils.draws import DrawCache, GeneratorState, drawn
 
 NUMPY_FRONTEND = "np"
 ND_FRONTEND = "nd"
@@ -124,10 +124,7 @@ def make_array(
     """An MXNet array of the spec's values; ``draws`` remembers values drawn before."""
     import mxnet as mx
 
-    if draws is None:
-        values = host_values(spec, dtype, rng)
-    else:
-        values = draws.draw((spec, dtype), rng, lambda: _read_only(host_values(spec, dtype, rng)))
+    values = drawn(draws, (spec, dtype), rng, lambda: _read_only(host_values(spec, dtype, rng)))
     array = mx.nd.array(values, ctx=ctx, dtype=values.dtype)
     if spec.storage != "default":
         return array.tostype(spec.storage)

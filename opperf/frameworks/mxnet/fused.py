@@ -143,7 +143,7 @@ def stage_calls(
     check = compare([reference.asnumpy()], [outputs.asnumpy()])
     check = StageCheck(check.agrees, check.max_abs_diff, check.detail, tuple(optimised), is_fusion)
     staged = tuple(make_call(built.run, call.kwargs) for call in calls)
-    return Staged(staged, compile_s, check, fused.variant(spec.framework, spec.stage, spec.variant).backward)
+    return Staged(staged, compile_s, check, _backward_refusal(spec))
 
 
 def contrib_layers(layers: tuple[str, ...]) -> tuple[str, ...]:
@@ -175,7 +175,7 @@ def _contrib(
     staged = tuple(make_call(rewritten.run, call.kwargs) for call in calls)
     check = _check(calls[0], staged[0])
     check = StageCheck(check.agrees, check.max_abs_diff, check.detail, tuple(contrib_ops), True)
-    return Staged(staged, None, check, fused.variant(spec.framework, spec.stage, spec.variant).backward)
+    return Staged(staged, None, check, _backward_refusal(spec))
 
 
 def exported_ops(block: object) -> list[str]:
@@ -272,3 +272,7 @@ _PARAMETERS = {
 def _parameter(block: object, name: str):
     layer, attribute = _PARAMETERS[name]
     return getattr(getattr(block, layer), attribute)
+
+
+def _backward_refusal(spec: BenchmarkSpec) -> str | None:
+    return fused.backward_refusal(spec.namespace, spec.framework, spec.stage, spec.variant)

@@ -318,8 +318,9 @@ def _backward_precondition(spec: BenchmarkSpec, prepared: _Prepared) -> str | No
     refusal = longtail.backward_refusal(spec.namespace, spec.op)
     if refusal is not None:
         return refusal
-    if spec.namespace == fused.NAMESPACE and fused.variant(spec.framework, spec.stage, spec.variant).backward:
-        return fused.variant(spec.framework, spec.stage, spec.variant).backward
+    refusal = fused.backward_refusal(spec.namespace, spec.framework, spec.stage, spec.variant)
+    if refusal is not None:
+        return refusal
     if not prepared.leaves:
         return "no floating-point tensor input to differentiate"
     return None

@@ -10,7 +10,7 @@ import math
 from dataclasses import replace
 
 from opperf.results import Alias, InputValue, TensorSpec, is_given_array, is_tensor_list
-from opperf.utils.draws import DrawCache, GeneratorState
+from opperf.utils.draws import DrawCache, GeneratorState, drawn
 
 # Integer tensors that are not indices are drawn from [1, 10): no zero divisors, no overflow.
 INTEGER_RANGE = (1, 10)
@@ -136,9 +136,7 @@ def _clone(values):
 
 def _drawn(spec: TensorSpec, dtype: str, generator, draws: DrawCache | None):
     """``host_values``, through ``draws`` when given."""
-    if draws is None:
-        return host_values(spec, dtype, generator)
-    return draws.draw((spec, dtype), generator, lambda: host_values(spec, dtype, generator))
+    return drawn(draws, (spec, dtype), generator, lambda: host_values(spec, dtype, generator))
 
 
 def make_tensor(spec: TensorSpec, dtype: str, device, generator, draws: DrawCache | None = None):
