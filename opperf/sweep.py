@@ -25,7 +25,7 @@ from opperf.op_info import OpInfo
 from opperf.options import is_thread_factor
 from opperf.public_names import resolve_selection
 from opperf.results import BenchmarkSpec, InputValue, Measurement, Status, freeze_inputs
-from opperf.rules import FuzzSettings, NoRuleError, SizeProfile, fuzzed_inputs, inputs_for
+from opperf.rules import FuzzSettings, NoRuleError, SizeProfile, distinct, fuzzed_inputs, inputs_for
 from opperf.rules.fuzz import REGIMES, memory_cap_elements, shapes_checksum
 from opperf.rules.profiles import STANDARD
 from opperf.shards import Shard
@@ -184,11 +184,11 @@ def specs_for(op: OpInfo, config: SweepConfig, backend: Backend) -> list[Benchma
     runs = stage_variants(op, config.options.stages)
     if not runs:
         raise NoRuleError(f"the fused stage is fused patterns' only (category fused); {op.name} is none")
-    return [
+    return distinct(  # configurations differing only in tensors the operator then ignores are one
         _spec(op, config.options, backend.applicable_inputs(op, inputs), stage, variant)
         for inputs in configurations_for(op, config)
         for stage, variant in runs
-    ]
+    )
 
 
 def _unmeasured(op: OpInfo, config: SweepConfig, status: Status, reason: str) -> Measurement:

@@ -6,7 +6,7 @@ from opperf.frameworks.mxnet.categories import CATEGORY_NAMES
 from opperf.frameworks.mxnet.invoke import GRAPH_BUILDERS
 from opperf.frameworks.mxnet.rules.skips import SKIP_REASONS
 from opperf.results import TensorSpec
-from opperf.rules import NoRuleError, inputs_for
+from opperf.rules import NoRuleError, distinct, inputs_for
 from opperf.rules.profiles import INT64, SMALL
 
 
@@ -76,3 +76,40 @@ def test_int64_profile_has_no_layer_configuration(registry):
         inputs_for(registry["Convolution"], INT64)
     big = inputs_for(registry["exp"], INT64)[0]["data"]
     assert big.size > 2**32
+
+
+@pytest.mark.parametrize("name", ["_npi_normal", "_npi_uniform", "_npi_exponential", "_npi_bernoulli"])
+def test_samplers_draw_an_array_not_one_value(name, registry):
+    # Given their parameters as scalars and no size, MXNet's samplers draw one value, whatever the
+    # profile's shape: every configuration was the same one-value draw.
+    (config,) = inputs_for(registry[name], SMALL)
+    assert len(config["size"]) == 2 and min(config["size"]) > 1
+
+
+@pytest.mark.parametrize(("name", "extent"), [("_eye", "N"), ("_npi_eye", "N"), ("_npi_arange", "stop")])
+def test_creation_operators_are_sized_by_the_profile(name, extent, registry):
+    (config,) = inputs_for(registry[name], SMALL)
+    assert config[extent] > 1
+
+
+@pytest.mark.parametrize("framework", ["mxnet", "torch"])
+def test_a_rule_that_repeats_a_configuration_gives_it_once(framework):
+    from opperf.frameworks import get_backend
+    from opperf.options import RunOptions
+    from opperf.sweep import SweepConfig, select_operators, specs_for
+
+    # One spec per configuration for every operator (MXNet's samplers, eye and arange and 21 torch
+    # operators repeated theirs), also after MXNet drops the tensors an operator ignores: a result
+    # file holds one record per configuration, and `opperf diff` refuses repeats.
+    backend = get_backend(framework)
+    config = SweepConfig(options=RunOptions(framework=framework))
+    repeated = []
+    for op in select_operators(backend, (), ()):
+        try:
+            specs = specs_for(op, config, backend)
+        except NoRuleError:
+            continue
+        if len({(repr(spec.inputs), spec.stage, spec.variant) for spec in specs}) != len(specs):
+            repeated.append(op.name)
+    assert not repeated
+    assert distinct([{"n": 1}, {"n": 2}, {"n": 1}]) == [{"n": 1}, {"n": 2}]

@@ -8,7 +8,9 @@ here: the size profiles (``profiles``) and the rule context and type defaults (`
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from opperf import fused, longtail
 from opperf.op_info import OpInfo
@@ -17,21 +19,42 @@ from opperf.rules.fuzz import draw_shapes
 from opperf.rules.generic import NoRuleError
 from opperf.rules.profiles import STANDARD, SizeProfile
 
-__all__ = ["STANDARD", "FuzzSettings", "NoRuleError", "SizeProfile", "fuzzed_inputs", "inputs_for"]
+T = TypeVar("T")
+
+__all__ = [
+    "STANDARD",
+    "FuzzSettings",
+    "NoRuleError",
+    "SizeProfile",
+    "distinct",
+    "fuzzed_inputs",
+    "inputs_for",
+]
 
 
 def inputs_for(
     op: OpInfo, profile: SizeProfile = STANDARD, device_kind: str = "cpu"
 ) -> list[dict[str, InputValue]]:
-    """The input configurations to benchmark ``op`` with on a device of ``device_kind``; raises
-    ``NoRuleError`` with the reason if there are none. Long-tail operators take their catalogue's,
-    fused patterns their table's."""
+    """The distinct input configurations to benchmark ``op`` with on a device of ``device_kind``;
+    raises ``NoRuleError`` with the reason if there are none. Long-tail operators take their
+    catalogue's, fused patterns their table's. A rule whose inputs do not follow the profile's shapes
+    gives the same configuration for each of them: it is measured once (records are keyed by their
+    inputs, and a result file holds one record per configuration)."""
     if op.category == longtail.CATEGORY:
-        return longtail.inputs_for(op.name)
+        return distinct(longtail.inputs_for(op.name))
     if op.category == fused.CATEGORY:
-        return fused.inputs_for(op.name)
+        return distinct(fused.inputs_for(op.name))
     rules = importlib.import_module(f"opperf.frameworks.{op.framework}.rules")
-    return rules.inputs_for(op, profile, device_kind)
+    return distinct(rules.inputs_for(op, profile, device_kind))
+
+
+def distinct(items: Iterable[T]) -> list[T]:
+    """``items`` without repeats, in their order (they need not be hashable: inputs hold dicts)."""
+    kept: list[T] = []
+    for item in items:
+        if item not in kept:
+            kept.append(item)
+    return kept
 
 
 @dataclass(frozen=True)
@@ -64,9 +87,8 @@ def fuzzed_inputs(
         config = options[index % len(options)]
         if not shape.contiguous and rules.NON_CONTIGUOUS_STORAGE:
             config = {name: _strided(value, rules.NON_CONTIGUOUS_STORAGE) for name, value in config.items()}
-        if config not in configurations:
-            configurations.append(config)
-    return configurations
+        configurations.append(config)
+    return distinct(configurations)
 
 
 def _strided(value: InputValue, storage: str) -> InputValue:

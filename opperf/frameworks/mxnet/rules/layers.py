@@ -234,6 +234,10 @@ def _linspace(s: LayerSizes) -> Configurations:
     return [{"start": 0.0, "stop": 1.0, "num": s.features * s.features}]
 
 
+def _eye(s: LayerSizes) -> Configurations:
+    return [{"N": s.features * 2}]
+
+
 def _index_copy(s: LayerSizes) -> Configurations:
     rows, count = s.features * 4, s.batch
     return [
@@ -617,8 +621,9 @@ DEFAULT_RULES: dict[str, Callable[[LayerSizes], Configurations]] = {
     "Crop": _crop,
     "Convolution_v1": _two_dimensional(_convolution),
     "Pooling_v1": _two_dimensional(_pooling),
-    "_arange": _range,
-    "_linspace": _linspace,
+    **{op: _range for op in ("_arange", "_npi_arange")},
+    **{op: _linspace for op in ("_linspace", "_npi_logspace")},
+    **{op: _eye for op in ("_eye", "_npi_eye")},
     "_contrib_index_copy": _index_copy,
     "_contrib_BilinearResize2D": _bilinear_resize,
     "_npi_delete": _delete,

@@ -15,6 +15,24 @@ def _integers(*names: str) -> Callable[[LayerSizes], Configurations]:
     return lambda s: [{name: T((s.features * 4, s.features), dtype="int32") for name in names}]
 
 
+# Random samplers with scalar parameters, which MXNet would broadcast if given as tensors instead.
+SAMPLER_PARAMETERS: dict[str, dict[str, object]] = {
+    "_npi_bernoulli": {"prob": 0.5, "logit": 0.5, "is_logit": False},
+    "_npi_exponential": {"scale": 1.0},
+    "_npi_rayleigh": {"scale": 1.0},
+    **{
+        op: {"loc": 0.5, "scale": 0.5}
+        for op in ("_npi_gumbel", "_npi_logistic", "_npi_normal", "_npi_normal_n")
+    },
+    **{op: {"low": 0.0, "high": 5.0} for op in ("_npi_uniform", "_npi_uniform_n")},
+}
+
+
+def _sampler(parameters: dict[str, object]) -> Callable[[LayerSizes], Configurations]:
+    """A sampler drawing a (4 x features, features) array: without ``size`` it draws one value."""
+    return lambda s: [{**parameters, "size": (s.features * 4, s.features)}]
+
+
 def _window(s: LayerSizes) -> Configurations:
     return [{"M": s.features * 16}]
 
@@ -170,6 +188,7 @@ NUMPY_RULES: dict[str, Callable[[LayerSizes], Configurations]] = {
         )
     },
     "_npi_bitwise_not": _integers("x"),
+    **{op: _sampler(parameters) for op, parameters in SAMPLER_PARAMETERS.items()},
     "_npi_blackman": _window,
     "_npi_hamming": _window,
     "_npi_hanning": _window,

@@ -334,6 +334,9 @@ OVERRIDES: dict[str, Override] = {
     "diagonal_scatter": lambda c: {"src": T((min(c.shape[:2]),))},
     "select_scatter": lambda c: {"src": T(c.shape[1:])},
     "as_strided_scatter": lambda c: {"src": T(c.shape)},
+    # Creation operators sized by an extent, not a tensor: an n x n matrix, n values.
+    "eye": lambda c: {"n": math.isqrt(_numel(c))},
+    **{name: (lambda c: {"n": _numel(c)}) for name in ("randperm", "fft_fftfreq", "fft_rfftfreq")},
     "cross": _last_dim(3),
     "linalg_cross": _last_dim(3),
     "bucketize": lambda c: {"boundaries": T((_rows(c),))},
