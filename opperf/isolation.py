@@ -32,6 +32,7 @@ from opperf.sampling import SamplingPlan
 from opperf.utils.affinity import pin_process
 from opperf.utils.memory import peak_rss_bytes
 from opperf.utils.memory_guard import MemoryGuard, OutOfMemory
+from opperf.zygote import Zygote
 
 if TYPE_CHECKING:
     from opperf.frameworks import Backend
@@ -181,17 +182,31 @@ def thread_environment(threads: int | None) -> dict[str, str]:
 def worker_main(framework: str, threads: int | None = None, cpus: Sequence[int] | None = None) -> None:
     """The worker's loop: receive a BenchmarkSpec, send back its Measurement (an OverheadProbe: its seconds);
     None ends the loop. With ``cpus`` the worker, and every thread the framework starts, runs on those.
-
-    The protocol uses a private copy of stdout; file descriptors 1 and 2 then go to the log the parent
-    reads after a crash, so nothing a framework prints can corrupt a frame.
     """
+    prepare_process(cpus)
+    replies = split_protocol_output()
+    serve(load_backend(framework, threads), replies, sys.stdin.buffer)
+
+
+def prepare_process(cpus: Sequence[int] | None) -> None:
+    """What a worker (or a zygote, ``opperf.zygote``) does first: leave interrupts to the parent,
+    and run on ``cpus``, every thread the framework starts later included."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what an interrupt stops
     if cpus:
         pin_process(cpus)
+
+
+def split_protocol_output() -> BinaryIO:
+    """The protocol's replies go to a private copy of stdout; file descriptors 1 and 2 then go to
+    the log the parent reads after a crash, so nothing a framework prints can corrupt a frame."""
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
-    requests = sys.stdin.buffer
-    from opperf import harness
+    return replies
+
+
+def load_backend(framework: str, threads: int | None) -> Backend:
+    """The framework imported, its thread count set and its registry loaded, before any operator
+    runs: a worker's state when it says it is ready (and a zygote's when it forks one)."""
     from opperf.frameworks import get_backend
 
     backend = get_backend(framework)
@@ -200,6 +215,13 @@ def worker_main(framework: str, threads: int | None = None, cpus: Sequence[int] 
     # The framework and its registry are millions of long-lived objects: frozen, they leave the full
     # collections the memory probes run (to free each pass's outputs) a few milliseconds, not 30.
     gc.freeze()
+    return backend
+
+
+def serve(backend: Backend, replies: BinaryIO, requests: BinaryIO) -> None:
+    """Say "ready", then answer requests until None or the parent closes the pipe."""
+    from opperf import harness
+
     send_frame(replies, "ready")
     prepared = _Prepared()
     while True:
@@ -241,9 +263,12 @@ class IsolatedRunner:
         cpus: Sequence[int] | None = None,
         python: str = sys.executable,
         environment: Mapping[str, str] | None = None,
+        fork_server: bool = False,
     ) -> None:
         """``python`` is the interpreter workers run in (another build of the framework, for an A/B
-        job; opperf must be importable there), ``environment`` what their environment adds."""
+        job; opperf must be importable there), ``environment`` what their environment adds.
+        ``fork_server``: workers are forks of a zygote that has imported the framework (``opperf.zygote``),
+        so a fresh worker (``retire_worker``, or after a crash) costs milliseconds, not a start-up."""
         self._framework = framework
         self._python = python
         self._environment = dict(environment or {})
@@ -254,9 +279,19 @@ class IsolatedRunner:
         self._log: int | None = None  # the worker's log, already unlinked: read through this descriptor
         self._job_output_start = 0
         self._guard = MemoryGuard.from_environment()
+        self._zygote = (
+            Zygote(python, self._worker_arguments(), self._worker_environment(), _BOOTSTRAP)
+            if fork_server
+            else None
+        )
         # The largest peak resident memory of this runner's workers, read after each reply and before a
         # worker is killed; a worker that dies takes the peak of its last job with it.
         self.peak_rss_bytes: int | None = None
+
+    @property
+    def worker_pid(self) -> int | None:
+        """The live worker's process id; None when there is none."""
+        return self._process.pid if self._process is not None and self._process.poll() is None else None
 
     def __enter__(self) -> IsolatedRunner:
         return self
@@ -377,22 +412,34 @@ class IsolatedRunner:
         self._kill()
         self._log, path = tempfile.mkstemp(prefix="opperf-worker-", suffix=".log")
         os.unlink(path)  # the worker writes through its descriptor and the sweep reads through this one
-        threads = [] if self._threads is None else ["--threads", str(self._threads)]
-        cpus = ["--cpus", ",".join(map(str, self._cpus))] if self._cpus else []
-        self._process = subprocess.Popen(
-            [self._python, "-c", _BOOTSTRAP, str(os.getpid()), self._framework, *threads, *cpus],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._log,
-            bufsize=0,
-            env={**os.environ, **thread_environment(self._threads), **self._environment},
-        )
+        if self._zygote is not None:
+            try:
+                self._process = self._zygote.fork(self._log)
+            except OSError as error:
+                raise OSError(f"the benchmark worker did not start: {error}") from error
+        else:
+            self._process = subprocess.Popen(
+                [self._python, "-c", _BOOTSTRAP, str(os.getpid()), *self._worker_arguments()],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._log,
+                bufsize=0,
+                env={**os.environ, **self._worker_environment()},
+            )
         try:
             ready = self._receive(STARTUP_TIMEOUT_S)
         except (_StalledError, _OutOfMemoryError, EOFError, pickle.UnpicklingError):
             ready = None
         if ready != "ready":
             raise OSError(f"the benchmark worker did not start: {self._output_tail()}")
+
+    def _worker_arguments(self) -> list[str]:
+        threads = [] if self._threads is None else ["--threads", str(self._threads)]
+        cpus = ["--cpus", ",".join(map(str, self._cpus))] if self._cpus else []
+        return [self._framework, *threads, *cpus]
+
+    def _worker_environment(self) -> dict[str, str]:
+        return {**thread_environment(self._threads), **self._environment}
 
     def _output_tail(self) -> str:
         """The end of what the worker printed since the current job was sent."""
@@ -426,11 +473,18 @@ class IsolatedRunner:
                 os.close(self._log)
         self._process, self._log, self._job_output_start = None, None, 0
 
-    def close(self) -> None:
-        """Stop the worker: politely if it is idle, by force if it does not exit."""
+    def retire_worker(self) -> None:
+        """Stop the worker, politely if it is idle, by force if it does not exit; the next request
+        gets a fresh one."""
         if self._process is not None and self._process.poll() is None:
             with contextlib.suppress(OSError):
                 send_frame(self._process.stdin, None)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self._process.wait(timeout=STOP_GRACE_S)
         self._kill()
+
+    def close(self) -> None:
+        """Stop the worker (``retire_worker``) and the zygote if there is one."""
+        self.retire_worker()
+        if self._zygote is not None:
+            self._zygote.close()

@@ -12,7 +12,17 @@ import os
 import shutil
 import sys
 
-from opperf.ab import DEFAULT_ROUNDS, SIDES, Build, ab_document, ab_environment, mismatches, run_ab
+from opperf.ab import (
+    DEFAULT_MIN_ROUNDS,
+    DEFAULT_ROUNDS,
+    ROUND_SHARE,
+    SIDES,
+    Build,
+    ab_document,
+    ab_environment,
+    mismatches,
+    run_ab,
+)
 from opperf.cli.common import add_selection, check_writable, seconds, whole
 from opperf.errors import OpperfError
 from opperf.frameworks import get_backend
@@ -61,9 +71,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--rounds",
         default=DEFAULT_ROUNDS,
         type=whole(1, "rounds"),
-        help="rounds, each a pass over the selection in fresh workers, the sides taking turns per "
-        "configuration (each round gets 1/rounds of --budget and a --target-precision sqrt(rounds) "
+        help="the most rounds a configuration gets; a round is a pass over the undecided "
+        "configurations in fresh workers, the sides taking turns per configuration (each round gets "
+        f"1/{ROUND_SHARE} of --budget, 1/rounds when fewer, and a --target-precision that many "
         f"times looser) (default: {DEFAULT_ROUNDS})",
+    )
+    parser.add_argument(
+        "--min-rounds",
+        default=DEFAULT_MIN_ROUNDS,
+        type=whole(1, "min-rounds"),
+        help="the rounds every configuration gets; after them, one gets another round only while "
+        "the diff of its rounds so far leaves it undecided (same as --rounds: a fixed number) "
+        f"(default: {DEFAULT_MIN_ROUNDS})",
     )
     parser.add_argument("--output-file", required=True, help="the A/B file to write (JSON)")
     parser.add_argument(
@@ -91,17 +110,17 @@ def run(arguments: argparse.Namespace) -> int:
         timeout_s=arguments.timeout,
         affinity=AUTO,
     )
-    result = run_ab(config, builds, arguments.rounds)
+    result = run_ab(config, builds, arguments.rounds, min_rounds=arguments.min_rounds)
     if not result.pairs:
         raise OpperfError("the selection measured nothing on both sides; choose operators with --ops")
     document = ab_document(result, ab_environment(result))
     write_atomically(arguments.output_file, render_json(document))
     for line in mismatches(result.descriptions):
         print(f"note: the builds differ: {line}", file=sys.stderr)
-    configurations = len(result.pairs) // result.rounds
     status = "interrupted: " if result.interrupted else ""
+    rounds = ", ".join(f"{count} in {rounds}" for rounds, count in result.rounds_run().items())
     print(
-        f"{status}{configurations} configurations x {result.rounds} rounds x 2 sides in "
+        f"{status}{result.configurations} configurations x 2 sides (rounds: {rounds}) in "
         f"{result.wall_seconds:.0f} s; compare with: opperf diff {arguments.output_file}",
         file=sys.stderr,
     )
