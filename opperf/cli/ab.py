@@ -73,8 +73,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=whole(1, "rounds"),
         help="the most rounds a configuration gets; a round is a pass over the undecided "
         "configurations in fresh workers, the sides taking turns per configuration (each round gets "
-        f"1/{ROUND_SHARE} of --budget, 1/rounds when fewer, and a --target-precision that many "
-        f"times looser) (default: {DEFAULT_ROUNDS})",
+        f"1/{ROUND_SHARE} of --budget, 1/rounds when fewer, and a --target-precision the square "
+        f"root of that many times looser) (default: {DEFAULT_ROUNDS})",
     )
     parser.add_argument(
         "--min-rounds",
