@@ -203,7 +203,7 @@ def run_ab(
                     cpus,
                     python=builds[side].python,
                     environment=builds[side].environment,
-                    fork_server=True,
+                    standby=True,
                 )
             )
             for side in SIDES

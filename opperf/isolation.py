@@ -29,10 +29,9 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from opperf.results import BenchmarkSpec, Measurement, Status
 from opperf.sampling import SamplingPlan
-from opperf.utils.affinity import pin_process
+from opperf.utils.affinity import available_cpus, pin_process
 from opperf.utils.memory import peak_rss_bytes
 from opperf.utils.memory_guard import MemoryGuard, OutOfMemory
-from opperf.zygote import Zygote
 
 if TYPE_CHECKING:
     from opperf.frameworks import Backend
@@ -183,30 +182,17 @@ def worker_main(framework: str, threads: int | None = None, cpus: Sequence[int] 
     """The worker's loop: receive a BenchmarkSpec, send back its Measurement (an OverheadProbe: its seconds);
     None ends the loop. With ``cpus`` the worker, and every thread the framework starts, runs on those.
     """
-    prepare_process(cpus)
-    replies = split_protocol_output()
-    serve(load_backend(framework, threads), replies, sys.stdin.buffer)
-
-
-def prepare_process(cpus: Sequence[int] | None) -> None:
-    """What a worker (or a zygote, ``opperf.zygote``) does first: leave interrupts to the parent,
-    and run on ``cpus``, every thread the framework starts later included."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what an interrupt stops
-    if cpus:
-        pin_process(cpus)
-
-
-def split_protocol_output() -> BinaryIO:
-    """The protocol's replies go to a private copy of stdout; file descriptors 1 and 2 then go to
-    the log the parent reads after a crash, so nothing a framework prints can corrupt a frame."""
+    # The protocol's replies go to a private copy of stdout; file descriptors 1 and 2 then go to
+    # the log the parent reads after a crash, so nothing a framework prints can corrupt a frame.
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
-    return replies
+    serve(load_backend(framework, threads), replies, sys.stdin.buffer, cpus)
 
 
 def load_backend(framework: str, threads: int | None) -> Backend:
     """The framework imported, its thread count set and its registry loaded, before any operator
-    runs: a worker's state when it says it is ready (and a zygote's when it forks one)."""
+    runs: a worker's state when it says it is ready."""
     from opperf.frameworks import get_backend
 
     backend = get_backend(framework)
@@ -218,12 +204,16 @@ def load_backend(framework: str, threads: int | None) -> Backend:
     return backend
 
 
-def serve(backend: Backend, replies: BinaryIO, requests: BinaryIO) -> None:
-    """Say "ready", then answer requests until None or the parent closes the pipe."""
+def serve(backend: Backend, replies: BinaryIO, requests: BinaryIO, cpus: Sequence[int] | None) -> None:
+    """Say "ready", then answer requests until None or the parent closes the pipe. At the first
+    request the worker, and every thread the framework started or starts later, moves to ``cpus``:
+    not before, so that a standby worker (``IsolatedRunner(standby=True)``) imports the framework on
+    other CPUs than the worker measuring beside it."""
     from opperf import harness
 
     send_frame(replies, "ready")
     prepared = _Prepared()
+    pinned = not cpus
     while True:
         try:
             job = receive_frame(requests)
@@ -231,6 +221,9 @@ def serve(backend: Backend, replies: BinaryIO, requests: BinaryIO) -> None:
             return
         if job is None:
             return
+        if not pinned:
+            pin_process(cpus)
+            pinned = True
         if isinstance(job, OverheadProbe):
             send_frame(replies, harness.harness_overhead(backend.session, job.profiler, job.device))
         elif isinstance(job, DescribeProbe):
@@ -263,12 +256,13 @@ class IsolatedRunner:
         cpus: Sequence[int] | None = None,
         python: str = sys.executable,
         environment: Mapping[str, str] | None = None,
-        fork_server: bool = False,
+        standby: bool = False,
     ) -> None:
         """``python`` is the interpreter workers run in (another build of the framework, for an A/B
         job; opperf must be importable there), ``environment`` what their environment adds.
-        ``fork_server``: workers are forks of a zygote that has imported the framework (``opperf.zygote``),
-        so a fresh worker (``retire_worker``, or after a crash) costs milliseconds, not a start-up."""
+        ``standby``: whenever a worker is taken into use, the next one is started beside it, on the
+        CPUs the workers are not pinned to, so a fresh worker (``retire_worker``, or after a crash)
+        is ready when it is needed instead of starting then (about 2 s for MXNet)."""
         self._framework = framework
         self._python = python
         self._environment = dict(environment or {})
@@ -279,11 +273,8 @@ class IsolatedRunner:
         self._log: int | None = None  # the worker's log, already unlinked: read through this descriptor
         self._job_output_start = 0
         self._guard = MemoryGuard.from_environment()
-        self._zygote = (
-            Zygote(python, self._worker_arguments(), self._worker_environment(), _BOOTSTRAP)
-            if fork_server
-            else None
-        )
+        self._standby = standby
+        self._next: tuple[subprocess.Popen, int] | None = None  # the standby worker and its log
         # The largest peak resident memory of this runner's workers, read after each reply and before a
         # worker is killed; a worker that dies takes the peak of its last job with it.
         self.peak_rss_bytes: int | None = None
@@ -410,22 +401,8 @@ class IsolatedRunner:
         if self._process is not None and self._process.poll() is None:
             return
         self._kill()
-        self._log, path = tempfile.mkstemp(prefix="opperf-worker-", suffix=".log")
-        os.unlink(path)  # the worker writes through its descriptor and the sweep reads through this one
-        if self._zygote is not None:
-            try:
-                self._process = self._zygote.fork(self._log)
-            except OSError as error:
-                raise OSError(f"the benchmark worker did not start: {error}") from error
-        else:
-            self._process = subprocess.Popen(
-                [self._python, "-c", _BOOTSTRAP, str(os.getpid()), *self._worker_arguments()],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=self._log,
-                bufsize=0,
-                env={**os.environ, **self._worker_environment()},
-            )
+        self._process, self._log = self._next or self._spawn(beside=False)
+        self._next = self._spawn(beside=True) if self._standby else None
         try:
             ready = self._receive(STARTUP_TIMEOUT_S)
         except (_StalledError, _OutOfMemoryError, EOFError, pickle.UnpicklingError):
@@ -433,13 +410,27 @@ class IsolatedRunner:
         if ready != "ready":
             raise OSError(f"the benchmark worker did not start: {self._output_tail()}")
 
-    def _worker_arguments(self) -> list[str]:
+    def _spawn(self, beside: bool) -> tuple[subprocess.Popen, int]:
+        """A new worker and its log (unlinked: the worker writes through its descriptor and the sweep
+        reads through this one). ``beside``: a standby, kept off the workers' CPUs while it starts
+        (it pins itself to them at its first request)."""
+        log, path = tempfile.mkstemp(prefix="opperf-worker-", suffix=".log")
+        os.unlink(path)
         threads = [] if self._threads is None else ["--threads", str(self._threads)]
         cpus = ["--cpus", ",".join(map(str, self._cpus))] if self._cpus else []
-        return [self._framework, *threads, *cpus]
-
-    def _worker_environment(self) -> dict[str, str]:
-        return {**thread_environment(self._threads), **self._environment}
+        process = subprocess.Popen(
+            [self._python, "-c", _BOOTSTRAP, str(os.getpid()), self._framework, *threads, *cpus],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            bufsize=0,
+            env={**os.environ, **thread_environment(self._threads), **self._environment},
+        )
+        others = sorted(set(available_cpus()) - set(self._cpus)) if self._cpus else []
+        if beside and others:
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(process.pid, others)
+        return process, log
 
     def _output_tail(self) -> str:
         """The end of what the worker printed since the current job was sent."""
@@ -484,7 +475,13 @@ class IsolatedRunner:
         self._kill()
 
     def close(self) -> None:
-        """Stop the worker (``retire_worker``) and the zygote if there is one."""
+        """Stop the worker (``retire_worker``) and the standby if there is one."""
         self.retire_worker()
-        if self._zygote is not None:
-            self._zygote.close()
+        if self._next is not None:
+            standby, log = self._next
+            standby.kill()
+            standby.wait()
+            for descriptor in (standby.stdin, standby.stdout, log):
+                with contextlib.suppress(OSError):
+                    os.close(descriptor) if isinstance(descriptor, int) else descriptor.close()
+            self._next = None
