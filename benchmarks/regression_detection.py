@@ -66,6 +66,13 @@ def diff_rows(*files: str) -> list[dict]:
     return json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)["rows"]
 
 
+def rounds_run(file: str) -> str:
+    """How many configurations of an A/B file got how many rounds (sequential rounds)."""
+    schedule = json.loads(Path(file).read_text())["ab"].get("schedule") or {}
+    found = schedule.get("rounds_run") or {}
+    return "  rounds per configuration: " + ", ".join(f"{n} got {k}" for k, n in found.items())
+
+
 def counts(rows: Sequence[dict]) -> Counter:
     return Counter(row["verdict"] for row in rows)
 
@@ -133,7 +140,7 @@ def main() -> None:
         if "aa-ab" in chosen:
             file, seconds = ab("aa_ab")
             rows = diff_rows(file)
-            print(describe("A/A through ab", rows, seconds))
+            print(describe("A/A through ab", rows, seconds), rounds_run(file), sep="\n")
             single, sweep_seconds = sweep("single")
             print(f"  ab costs {seconds / sweep_seconds:.2f}x one sweep ({sweep_seconds:.0f} s)")
         if "aa-diff" in chosen:
@@ -143,7 +150,7 @@ def main() -> None:
         if "power-ab" in chosen:
             file, seconds = ab("power_ab", "--new-env", f"OPPERF_TEST_SLOWDOWN={INJECTED}:1.10")
             rows = diff_rows(file)
-            print(describe("10% injected, ab", rows, seconds))
+            print(describe("10% injected, ab", rows, seconds), rounds_run(file), sep="\n")
             print(power(rows, set(INJECTED.split(","))))
         if "power-diff" in chosen:
             slowdown = {"OPPERF_TEST_SLOWDOWN": f"{INJECTED}:1.25"}

@@ -8,9 +8,9 @@ side always goes first; each side's workers run its own interpreter (``--base-py
 ``--new-python``: another build of the framework) with its own environment (``--base-env``,
 ``--new-env``: a setting such as ``MXNET_MKLDNN_ENABLED=0``). A round is a pass over the
 configurations still undecided in fresh workers on both sides (a worker's state outlives its
-configurations and would otherwise be the same in every round: ``interleaved``), each forked by
-that side's zygote, which imported the framework once (``opperf.zygote``: milliseconds, not a
-2 s start). Every configuration gets ``min_rounds`` rounds, then another round while the diff of
+configurations and would otherwise be the same in every round: ``interleaved``); each side's next
+worker starts beside the one measuring, on the other CPUs, so a round does not wait the 2 s a
+worker takes to start (``IsolatedRunner(standby=True)``). Every configuration gets ``min_rounds`` rounds, then another round while the diff of
 its rounds so far leaves it undecided, up to ``rounds`` (``opperf.sequential``). Each side's worker
 prepares a configuration (inputs, passes, the backward probe) in each round, checks that its
 tensors fit and probes its peak memory in round 0 only (a configuration round 0 skipped is not run

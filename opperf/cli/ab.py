@@ -30,7 +30,7 @@ from opperf.options import RunOptions
 from opperf.report.json_report import render_json
 from opperf.rules.profiles import STANDARD
 from opperf.sweep import DEFAULT_TIMEOUT_S, SweepConfig
-from opperf.utils.affinity import AUTO
+from opperf.utils.affinity import AUTO, check_setting
 from opperf.utils.files import write_atomically
 
 HELP = "measure two builds or settings interleaved in one job (then: opperf diff AB.json)"
@@ -41,6 +41,13 @@ def _assignment(text: str) -> tuple[str, str]:
     if not equals or not name.strip():
         raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
     return name.strip(), value
+
+
+def _affinity(text: str) -> str:
+    try:
+        return check_setting(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _interpreter(text: str) -> str:
@@ -84,6 +91,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "the diff of its rounds so far leaves it undecided (same as --rounds: a fixed number) "
         f"(default: {DEFAULT_MIN_ROUNDS})",
     )
+    parser.add_argument(
+        "--affinity",
+        default=AUTO,
+        type=_affinity,
+        metavar="{auto,none,CPUS}",
+        help="CPUs both sides' workers run on, as a sweep's --affinity (default: auto, the last ones); "
+        "each side's next worker starts on the others meanwhile",
+    )
     parser.add_argument("--output-file", required=True, help="the A/B file to write (JSON)")
     parser.add_argument(
         "--timeout",
@@ -108,7 +123,7 @@ def run(arguments: argparse.Namespace) -> int:
         ops=arguments.ops,
         categories=arguments.categories,
         timeout_s=arguments.timeout,
-        affinity=AUTO,
+        affinity=arguments.affinity,
     )
     result = run_ab(config, builds, arguments.rounds, min_rounds=arguments.min_rounds)
     if not result.pairs:
