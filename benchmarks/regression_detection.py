@@ -119,9 +119,11 @@ def main() -> None:
     parser.add_argument("--scenarios", default=",".join(SCENARIOS), help=f"of {', '.join(SCENARIOS)}")
     parser.add_argument("--rounds", default=None, help="the A/B jobs' --rounds (default: ab's own)")
     parser.add_argument("--keep", default=None, help="write the jobs' files into this folder and keep them")
+    parser.add_argument("--affinity", default="auto", help="the jobs' --affinity (default: auto)")
     arguments = parser.parse_args()
     selection = [*(["--categories", arguments.categories] if arguments.categories else []),
-                 *(["--ops", arguments.ops] if arguments.ops else []), "--threads", "1"]  # fmt: skip
+                 *(["--ops", arguments.ops] if arguments.ops else []), "--threads", "1",
+                 "--affinity", arguments.affinity]  # fmt: skip
     chosen = arguments.scenarios.split(",")
     with tempfile.TemporaryDirectory() as folder:
         path = Path(arguments.keep or folder)
@@ -162,9 +164,7 @@ def main() -> None:
         if "onednn" in chosen:
             output = str(path / "onednn.json")
             onednn_off = ("--new-env", "MXNET_MKLDNN_ENABLED=0")
-            seconds = opperf(
-                "ab", "--ops", ONEDNN_OPS, "--threads", "1", *onednn_off, "--output-file", output
-            )
+            seconds = opperf("ab", "--ops", ONEDNN_OPS, *selection[-4:], *onednn_off, "--output-file", output)
             rows = diff_rows(output)
             print(describe("oneDNN off, ab", rows, seconds))
             for op in ONEDNN_OPS.split(","):
