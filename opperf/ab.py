@@ -47,17 +47,20 @@ from opperf.utils.affinity import available_cpus, worker_cpus
 from opperf.utils.environment import Machine
 
 SIDES = ("base", "new")
-DEFAULT_ROUNDS = 12
-"""The most rounds a configuration gets (``--rounds``)."""
+DEFAULT_ROUNDS = 10
+"""The most rounds a configuration gets (``--rounds``): in a job with a 10% slowdown injected into
+58 rows above 100 us, read back with its rounds cut at 8, 10 and 12, 49, 55 and 55 were found, and
+an A/A job's 578 rows took 1675, 1874 and 2006 configuration-rounds."""
 DEFAULT_MIN_ROUNDS = 3
 """The rounds every configuration gets (``--min-rounds``)."""
 ROUND_SHARE = 12
 """A round gets 1/ROUND_SHARE of the sweep's budget (1/rounds when fewer rounds are asked for) and a
 precision target sqrt(ROUND_SHARE) times looser: a configuration decided in three rounds costs a
-quarter of a sweep's budget a side, one that takes twelve a sweep's. A round's figure is its fastest
+quarter of a sweep's budget a side, one that takes ten five sixths of one. A round's figure is its fastest
 pass, and the rounds' agreement the row's precision, so a round needs few passes: with 1/6 of the
-budget a round took a quarter of a sweep's sampling (most rounds spent their whole share), and the
-job over 578 rows cost 3.3x a sweep with no more rows decided (A/A: 533 against 524 ``same``)."""
+budget a round took a quarter of a sweep's sampling (most rounds spent their whole share), and an
+A/A job over 578 rows cost 3.5x a sweep against 2.4x with 1/12, deciding as many rows (533 and 524
+``same``; measured one after the other on a shared machine)."""
 MAX_ROUND_TARGET = 0.2
 """The loosest precision target a round is given, however many rounds there are."""
 REWARM_PASSES = 1
