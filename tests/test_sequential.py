@@ -72,24 +72,23 @@ def test_the_schedule_looks_between_the_minimum_and_the_maximum():
 
 @pytest.mark.slow
 def test_a_real_job_gives_another_round_exactly_to_what_its_file_leaves_undecided(tmp_path):
-    """An A/A job of real MXNet workers, two to five rounds: reading its own file back, each
+    """An A/A job of real MXNet workers, two to four rounds: reading its own file back, each
     configuration got round j (j >= 2) exactly when the diff of rounds 0..j-1 (what the job saw)
     left a row of it undecided."""
     options = RunOptions(threads=1, warmup=1, runs=3)
-    config = SweepConfig(options=options, ops=("exp", "sqrt"))
-    result = run_ab(config, {"base": Build(), "new": Build()}, rounds=5, min_rounds=2)
-    print(result.rounds_run())
+    config = SweepConfig(options=options, ops=("exp",))
+    result = run_ab(config, {"base": Build(), "new": Build()}, rounds=4, min_rounds=2)
     path = tmp_path / "ab.json"
     path.write_text(render_json(ab_document(result, {})))
     document = json.loads(path.read_text())
-    assert document["ab"]["schedule"]["min_rounds"] == 2 and document["ab"]["schedule"]["max_rounds"] == 5
+    assert document["ab"]["schedule"]["min_rounds"] == 2 and document["ab"]["schedule"]["max_rounds"] == 4
     got: dict[tuple[str, str], int] = {}
     for record in document["results"]:
         if record["side"] == "base":
             name = (record["op"], canonical_inputs(record["inputs"]))
             got[name] = max(got.get(name, 0), record["round"] + 1)
     assert set(document["ab"]["schedule"]["rounds_run"]) == {str(k) for k in got.values()}
-    for look in range(2, 5):
+    for look in range(2, 4):
         early = {**document, "results": [r for r in document["results"] if r["round"] < look]}
         early_path = tmp_path / f"look{look}.json"
         early_path.write_text(json.dumps(early))
