@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from opperf.errors import OpperfError
 from opperf.report.document import record
 from opperf.results import BenchmarkSpec, Measurement
 from opperf.verdicts.decide import Verdict
@@ -93,8 +94,13 @@ class RoundBook:
         return tuple(Run(f"{side} round {index}", self._records[side, index]) for index in indices)
 
     def undecided(self, schedule: Schedule, active: Sequence[BenchmarkSpec]) -> list[BenchmarkSpec]:
-        """Those of ``active`` that get another round: a row of theirs is not yet decided."""
-        rows = diff(self.runs("base"), self.runs("new"), schedule.threshold, schedule.alpha, paired=True).rows
+        """Those of ``active`` that get another round: a row of theirs is not yet decided (all of
+        them when the rounds so far cannot be diffed, e.g. the sides share no configuration)."""
+        try:
+            found = diff(self.runs("base"), self.runs("new"), schedule.threshold, schedule.alpha, paired=True)
+        except OpperfError:
+            return list(active)
+        rows = found.rows
         open_specs = {
             self._specs[row.key] for row in rows if row.key in self._specs and not decided(row, schedule)
         }
