@@ -401,6 +401,8 @@ class IsolatedRunner:
         if self._process is not None and self._process.poll() is None:
             return
         self._kill()
+        if self._next is not None and self._next[0].poll() is not None:
+            self._discard_standby()  # it died waiting (killed from outside): not this job's crash
         self._process, self._log = self._next or self._spawn(beside=False)
         self._next = self._spawn(beside=True) if self._standby else None
         try:
@@ -477,11 +479,16 @@ class IsolatedRunner:
     def close(self) -> None:
         """Stop the worker (``retire_worker``) and the standby if there is one."""
         self.retire_worker()
+        self._discard_standby()
+
+    def _discard_standby(self) -> None:
         if self._next is not None:
             standby, log = self._next
             standby.kill()
             standby.wait()
-            for descriptor in (standby.stdin, standby.stdout, log):
+            for stream in (standby.stdin, standby.stdout):
                 with contextlib.suppress(OSError):
-                    os.close(descriptor) if isinstance(descriptor, int) else descriptor.close()
+                    stream.close()
+            with contextlib.suppress(OSError):
+                os.close(log)
             self._next = None

@@ -4,6 +4,7 @@ beside the one measuring, off its CPUs, with the crash handling of any worker.""
 from __future__ import annotations
 
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -61,12 +62,18 @@ def test_the_standby_starts_off_the_workers_cpus_and_each_round_gets_a_new_proce
 
 def test_a_crash_is_a_record_and_the_standby_takes_over():
     """A segfault gives a crashed record with the exit status (MXNet's handler exits 255) and its
-    output, and the next job runs in the standby, a new process."""
+    output, and the next job runs in the standby, a new process; a standby killed while it waits
+    is replaced, not reported as the next job's crash."""
     with IsolatedRunner(timeout_s=60, threads=1, standby=True) as runner:
         (before,) = runner.run([HEALTHY])
         first = runner.worker_pid
         crashed, after = list(runner.run([CRASHING, HEALTHY]))
         assert runner.worker_pid not in (first, None)
+        (standby,) = _children() - {runner.worker_pid}
+        os.kill(standby, signal.SIGKILL)
+        time.sleep(0.1)
+        runner.retire_worker()
+        (replaced,) = runner.run([HEALTHY])
     assert crashed.status is Status.CRASHED
     assert "Segmentation fault" in crashed.reason and "status 255" in crashed.reason
-    assert [m.status for m in (before, after)] == [Status.OK] * 2
+    assert [m.status for m in (before, after, replaced)] == [Status.OK] * 3
