@@ -66,6 +66,13 @@ def diff_rows(*files: str) -> list[dict]:
     return json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)["rows"]
 
 
+def rounds_run(file: str) -> str:
+    """How many configurations of an A/B file got how many rounds (sequential rounds)."""
+    schedule = json.loads(Path(file).read_text())["ab"].get("schedule") or {}
+    found = schedule.get("rounds_run") or {}
+    return "  rounds per configuration: " + ", ".join(f"{n} got {k}" for k, n in found.items())
+
+
 def counts(rows: Sequence[dict]) -> Counter:
     return Counter(row["verdict"] for row in rows)
 
@@ -112,9 +119,11 @@ def main() -> None:
     parser.add_argument("--scenarios", default=",".join(SCENARIOS), help=f"of {', '.join(SCENARIOS)}")
     parser.add_argument("--rounds", default=None, help="the A/B jobs' --rounds (default: ab's own)")
     parser.add_argument("--keep", default=None, help="write the jobs' files into this folder and keep them")
+    parser.add_argument("--affinity", default="auto", help="the jobs' --affinity (default: auto)")
     arguments = parser.parse_args()
     selection = [*(["--categories", arguments.categories] if arguments.categories else []),
-                 *(["--ops", arguments.ops] if arguments.ops else []), "--threads", "1"]  # fmt: skip
+                 *(["--ops", arguments.ops] if arguments.ops else []), "--threads", "1",
+                 "--affinity", arguments.affinity]  # fmt: skip
     chosen = arguments.scenarios.split(",")
     with tempfile.TemporaryDirectory() as folder:
         path = Path(arguments.keep or folder)
@@ -133,7 +142,7 @@ def main() -> None:
         if "aa-ab" in chosen:
             file, seconds = ab("aa_ab")
             rows = diff_rows(file)
-            print(describe("A/A through ab", rows, seconds))
+            print(describe("A/A through ab", rows, seconds), rounds_run(file), sep="\n")
             single, sweep_seconds = sweep("single")
             print(f"  ab costs {seconds / sweep_seconds:.2f}x one sweep ({sweep_seconds:.0f} s)")
         if "aa-diff" in chosen:
@@ -143,7 +152,7 @@ def main() -> None:
         if "power-ab" in chosen:
             file, seconds = ab("power_ab", "--new-env", f"OPPERF_TEST_SLOWDOWN={INJECTED}:1.10")
             rows = diff_rows(file)
-            print(describe("10% injected, ab", rows, seconds))
+            print(describe("10% injected, ab", rows, seconds), rounds_run(file), sep="\n")
             print(power(rows, set(INJECTED.split(","))))
         if "power-diff" in chosen:
             slowdown = {"OPPERF_TEST_SLOWDOWN": f"{INJECTED}:1.25"}
@@ -155,9 +164,7 @@ def main() -> None:
         if "onednn" in chosen:
             output = str(path / "onednn.json")
             onednn_off = ("--new-env", "MXNET_MKLDNN_ENABLED=0")
-            seconds = opperf(
-                "ab", "--ops", ONEDNN_OPS, "--threads", "1", *onednn_off, "--output-file", output
-            )
+            seconds = opperf("ab", "--ops", ONEDNN_OPS, *selection[-4:], *onednn_off, "--output-file", output)
             rows = diff_rows(output)
             print(describe("oneDNN off, ab", rows, seconds))
             for op in ONEDNN_OPS.split(","):

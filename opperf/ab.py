@@ -6,12 +6,16 @@ that take turns per configuration see the same ones. Each configuration is measu
 rounds, base then new in even rounds and new then base in odd ones (A B, B A, A B, ...), so neither
 side always goes first; each side's workers run its own interpreter (``--base-python``,
 ``--new-python``: another build of the framework) with its own environment (``--base-env``,
-``--new-env``: a setting such as ``MXNET_MKLDNN_ENABLED=0``). A round is a pass over every
-configuration in fresh workers on both sides (a worker's state outlives its configurations and would
-otherwise be the same in every round: ``interleaved``); each side's worker prepares a configuration
-(inputs, passes, the backward probe) in each round, checks that its tensors fit and probes its peak
-memory in round 0 only (a configuration round 0 skipped is not run again on that side), and
-measures it with ``1/rounds`` of the sweep's time budget, a precision target sqrt(rounds) times looser
+``--new-env``: a setting such as ``MXNET_MKLDNN_ENABLED=0``). A round is a pass over the
+configurations still undecided in fresh workers on both sides (a worker's state outlives its
+configurations and would otherwise be the same in every round: ``interleaved``); each side's next
+worker starts beside the one measuring, on the other CPUs, so a round does not wait the 2 s a
+worker takes to start (``IsolatedRunner(standby=True)``). Every configuration gets ``min_rounds``
+rounds, then another round while the diff of its rounds so far leaves it undecided, up to
+``rounds`` (``opperf.sequential``). Each side's worker prepares a configuration (inputs, passes,
+the backward probe) in each round, checks that its tensors fit and probes its peak memory in round
+0 only (a configuration round 0 skipped is not run again on that side), and measures it with
+``1/ROUND_SHARE`` of the sweep's time budget, a precision target sqrt(ROUND_SHARE) times looser
 (``round_options``), its share of the minimum sample count and, after round 0, a re-warm of one
 pass (``round_plan``). Each record says which round's preparation it used (``prepared_in_round``).
 
@@ -37,12 +41,26 @@ from opperf.options import RunOptions
 from opperf.report.document import SCHEMA_VERSION, record
 from opperf.results import BenchmarkSpec, Measurement, Status
 from opperf.sampling import WARMUP_SHARE, SamplingPlan
+from opperf.sequential import RoundBook, Schedule, rounds_run
 from opperf.sweep import SweepConfig, plan_operator, select_operators
 from opperf.utils.affinity import available_cpus, worker_cpus
 from opperf.utils.environment import Machine
 
 SIDES = ("base", "new")
-DEFAULT_ROUNDS = 6
+DEFAULT_ROUNDS = 10
+"""The most rounds a configuration gets (``--rounds``): in a job with a 10% slowdown injected into
+58 rows above 100 us, read back with its rounds cut at 8, 10 and 12, 49, 55 and 55 were found, and
+an A/A job's 578 rows took 1675, 1874 and 2006 configuration-rounds."""
+DEFAULT_MIN_ROUNDS = 3
+"""The rounds every configuration gets (``--min-rounds``)."""
+ROUND_SHARE = 12
+"""A round gets 1/ROUND_SHARE of the sweep's budget (1/rounds when fewer rounds are asked for) and a
+precision target sqrt(ROUND_SHARE) times looser: a configuration decided in three rounds costs a
+quarter of a sweep's budget a side, one that takes ten five sixths of one. A round's figure is its fastest
+pass, and the rounds' agreement the row's precision, so a round needs few passes: with 1/6 of the
+budget a round took a quarter of a sweep's sampling (most rounds spent their whole share), and an
+A/A job over 578 rows cost 3.5x a sweep against 2.4x with 1/12, deciding as many rows (533 and 524
+``same``; measured one after the other on a shared machine)."""
 MAX_ROUND_TARGET = 0.2
 """The loosest precision target a round is given, however many rounds there are."""
 REWARM_PASSES = 1
@@ -87,10 +105,23 @@ class AbResult:
     started: _dt.datetime
     wall_seconds: float
     interrupted: bool
+    schedule: Schedule | None = None
+
+    @property
+    def configurations(self) -> int:
+        return len({pair.base.spec for pair in self.pairs})
+
+    def rounds_run(self) -> dict[str, int]:
+        """How many configurations got how many rounds."""
+        counts: dict[BenchmarkSpec, int] = {}
+        for pair in self.pairs:
+            counts[pair.base.spec] = counts.get(pair.base.spec, 0) + 1
+        return rounds_run(counts)
 
 
 Progress = Callable[[int, int, BenchmarkSpec], None]
-"""Called after each pair: measurements done, measurements in all, the configuration."""
+"""Called after each pair: pairs done, pairs planned so far (the undecided configurations get
+another round), the configuration."""
 
 
 def round_options(options: RunOptions, rounds: int) -> RunOptions:
@@ -144,13 +175,18 @@ def run_ab(
     builds: Mapping[str, Build],
     rounds: int = DEFAULT_ROUNDS,
     progress: Progress | None = None,
+    min_rounds: int = DEFAULT_MIN_ROUNDS,
 ) -> AbResult:
-    """Measure every selected configuration on both sides, interleaved in ``rounds`` rounds."""
-    if rounds < 1:
-        raise OpperfError(f"rounds must be at least 1, got {rounds}")
+    """Measure every selected configuration on both sides, interleaved in ``min_rounds`` rounds
+    and up to ``rounds`` for those still undecided (``opperf.sequential``; ``min_rounds`` at least
+    ``rounds``: exactly ``rounds`` rounds for every configuration)."""
+    if rounds < 1 or min_rounds < 1:
+        raise OpperfError(f"rounds must be at least 1, got {min(rounds, min_rounds)}")
+    schedule = Schedule(min(min_rounds, rounds), rounds)
+    share = min(rounds, ROUND_SHARE)
     backend = get_backend(config.options.framework)
     options = config.options.validated(backend)
-    config = replace(config, options=round_options(options, rounds))
+    config = replace(config, options=round_options(options, share))
     operators = select_operators(backend, config.ops, config.categories)
     options.require_one_thread_count("an A/B job")
     threads = backend.set_threads(options.threads)
@@ -170,6 +206,7 @@ def run_ab(
                     cpus,
                     python=builds[side].python,
                     environment=builds[side].environment,
+                    standby=True,
                 )
             )
             for side in SIDES
@@ -183,7 +220,7 @@ def run_ab(
                     skipped.append(specs)
                 else:
                     planned += specs
-            for pair in interleaved(planned, runners, rounds, progress):
+            for pair in interleaved(planned, runners, schedule, share, progress):
                 pairs.append(pair)
         except KeyboardInterrupt:
             interrupted = True
@@ -191,24 +228,27 @@ def run_ab(
         config=config,
         builds=builds,
         descriptions=descriptions,
-        rounds=rounds,
+        rounds=max((pair.round + 1 for pair in pairs), default=0),
         pairs=tuple(pairs),
         skipped=tuple(skipped),
         started=started,
         wall_seconds=time.perf_counter() - wall_start,
         interrupted=interrupted,
+        schedule=schedule,
     )
 
 
 def interleaved(
     specs: Sequence[BenchmarkSpec],
     runners: Mapping[str, IsolatedRunner],
-    rounds: int,
+    schedule: Schedule,
+    share: int,
     progress: Progress | None = None,
 ) -> Iterator[Pair]:
-    """The rounds, each a pass over every configuration with the sides taking turns per
-    configuration, and fresh workers on both sides for every round; each measurement is one worker
-    call with the round's share of the plan (``round_plan``).
+    """The rounds, each a pass over the configurations still undecided (``schedule``) with the
+    sides taking turns per configuration, and fresh workers on both sides for every round; each
+    measurement is one worker call with the round's share of the plan (``round_plan``, ``share``
+    rounds to the budget).
 
     A worker's state outlives its configurations: in jobs over 578 rows, measured here, after the
     large convolution and pooling configurations one side's worker ran a dozen memory-bound
@@ -219,29 +259,42 @@ def interleaved(
     adjacent in time."""
     last: dict[tuple[BenchmarkSpec, str], Measurement] = {}
     skipped: dict[tuple[BenchmarkSpec, str], RoundMeasured] = {}
-    for round_index in range(rounds):
+    book = RoundBook()
+    active = list(specs)
+    done = 0
+    planned = len(active)
+    round_index = 0
+    while active and round_index < schedule.max_rounds:
         for side in SIDES if round_index else ():
-            runners[side].close()  # the next request starts a fresh worker
-        for done, spec in enumerate(specs, start=1):
+            runners[side].retire_worker()  # the next request gets a fresh worker
+        for spec in active:
             measured = {}
             for side in order(round_index):
                 if (spec, side) in skipped:  # round 0 found it does not fit, or a rule refused it
                     measured[side] = skipped[spec, side]
                     continue
                 previous = pass_seconds(last.get((spec, side)))
-                plan = round_plan(spec.options.plan, rounds, round_index, previous)
+                plan = round_plan(spec.options.plan, share, round_index, previous)
                 measured[side] = runners[side].run_round(spec, round_index, plan)
                 last[spec, side] = measured[side].measurement
                 if round_index == 0 and measured[side].measurement.status is Status.SKIPPED:
                     skipped[spec, side] = measured[side]
+            for side in SIDES:
+                book.add(round_index, side, measured[side].measurement)
             yield Pair(
                 round_index,
                 measured["base"].measurement,
                 measured["new"].measurement,
                 {side: measured[side].prepared_in for side in SIDES},
             )
+            done += 1
             if progress is not None:
-                progress(round_index * len(specs) + done, rounds * len(specs), spec)
+                progress(done, planned, spec)
+        round_index += 1
+        if round_index < schedule.min_rounds:
+            continue
+        active = book.undecided(schedule, active) if schedule.looks_after(round_index) else []
+        planned += len(active)
 
 
 def mismatches(descriptions: Mapping[str, BuildDescription | None]) -> list[str]:
@@ -283,6 +336,9 @@ def ab_document(result: AbResult, environment: Mapping[str, object]) -> dict[str
         "environment": dict(environment),
         "ab": {
             "rounds": result.rounds,
+            "schedule": {**result.schedule.describe(), "rounds_run": result.rounds_run()}
+            if result.schedule is not None
+            else None,
             "order": "base first in even rounds, new first in odd rounds",
             "builds": {
                 side: {

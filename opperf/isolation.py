@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from opperf.results import BenchmarkSpec, Measurement, Status
 from opperf.sampling import SamplingPlan
-from opperf.utils.affinity import pin_process
+from opperf.utils.affinity import available_cpus, pin_process
 from opperf.utils.memory import peak_rss_bytes
 from opperf.utils.memory_guard import MemoryGuard, OutOfMemory
 
@@ -181,17 +181,18 @@ def thread_environment(threads: int | None) -> dict[str, str]:
 def worker_main(framework: str, threads: int | None = None, cpus: Sequence[int] | None = None) -> None:
     """The worker's loop: receive a BenchmarkSpec, send back its Measurement (an OverheadProbe: its seconds);
     None ends the loop. With ``cpus`` the worker, and every thread the framework starts, runs on those.
-
-    The protocol uses a private copy of stdout; file descriptors 1 and 2 then go to the log the parent
-    reads after a crash, so nothing a framework prints can corrupt a frame.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what an interrupt stops
-    if cpus:
-        pin_process(cpus)
+    # The protocol's replies go to a private copy of stdout; file descriptors 1 and 2 then go to
+    # the log the parent reads after a crash, so nothing a framework prints can corrupt a frame.
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
-    requests = sys.stdin.buffer
-    from opperf import harness
+    serve(load_backend(framework, threads), replies, sys.stdin.buffer, cpus)
+
+
+def load_backend(framework: str, threads: int | None) -> Backend:
+    """The framework imported, its thread count set and its registry loaded, before any operator
+    runs: a worker's state when it says it is ready."""
     from opperf.frameworks import get_backend
 
     backend = get_backend(framework)
@@ -200,8 +201,19 @@ def worker_main(framework: str, threads: int | None = None, cpus: Sequence[int] 
     # The framework and its registry are millions of long-lived objects: frozen, they leave the full
     # collections the memory probes run (to free each pass's outputs) a few milliseconds, not 30.
     gc.freeze()
+    return backend
+
+
+def serve(backend: Backend, replies: BinaryIO, requests: BinaryIO, cpus: Sequence[int] | None) -> None:
+    """Say "ready", then answer requests until None or the parent closes the pipe. At the first
+    request the worker, and every thread the framework started or starts later, moves to ``cpus``:
+    not before, so that a standby worker (``IsolatedRunner(standby=True)``) imports the framework on
+    other CPUs than the worker measuring beside it."""
+    from opperf import harness
+
     send_frame(replies, "ready")
     prepared = _Prepared()
+    pinned = not cpus
     while True:
         try:
             job = receive_frame(requests)
@@ -209,6 +221,9 @@ def worker_main(framework: str, threads: int | None = None, cpus: Sequence[int] 
             return
         if job is None:
             return
+        if not pinned:
+            pin_process(cpus)
+            pinned = True
         if isinstance(job, OverheadProbe):
             send_frame(replies, harness.harness_overhead(backend.session, job.profiler, job.device))
         elif isinstance(job, DescribeProbe):
@@ -241,9 +256,13 @@ class IsolatedRunner:
         cpus: Sequence[int] | None = None,
         python: str = sys.executable,
         environment: Mapping[str, str] | None = None,
+        standby: bool = False,
     ) -> None:
         """``python`` is the interpreter workers run in (another build of the framework, for an A/B
-        job; opperf must be importable there), ``environment`` what their environment adds."""
+        job; opperf must be importable there), ``environment`` what their environment adds.
+        ``standby``: whenever a worker is taken into use, the next one is started beside it, on the
+        CPUs the workers are not pinned to, so a fresh worker (``retire_worker``, or after a crash)
+        is ready when it is needed instead of starting then (about 2 s for MXNet)."""
         self._framework = framework
         self._python = python
         self._environment = dict(environment or {})
@@ -254,9 +273,16 @@ class IsolatedRunner:
         self._log: int | None = None  # the worker's log, already unlinked: read through this descriptor
         self._job_output_start = 0
         self._guard = MemoryGuard.from_environment()
+        self._standby = standby
+        self._next: tuple[subprocess.Popen, int] | None = None  # the standby worker and its log
         # The largest peak resident memory of this runner's workers, read after each reply and before a
         # worker is killed; a worker that dies takes the peak of its last job with it.
         self.peak_rss_bytes: int | None = None
+
+    @property
+    def worker_pid(self) -> int | None:
+        """The live worker's process id; None when there is none."""
+        return self._process.pid if self._process is not None and self._process.poll() is None else None
 
     def __enter__(self) -> IsolatedRunner:
         return self
@@ -375,24 +401,38 @@ class IsolatedRunner:
         if self._process is not None and self._process.poll() is None:
             return
         self._kill()
-        self._log, path = tempfile.mkstemp(prefix="opperf-worker-", suffix=".log")
-        os.unlink(path)  # the worker writes through its descriptor and the sweep reads through this one
-        threads = [] if self._threads is None else ["--threads", str(self._threads)]
-        cpus = ["--cpus", ",".join(map(str, self._cpus))] if self._cpus else []
-        self._process = subprocess.Popen(
-            [self._python, "-c", _BOOTSTRAP, str(os.getpid()), self._framework, *threads, *cpus],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._log,
-            bufsize=0,
-            env={**os.environ, **thread_environment(self._threads), **self._environment},
-        )
+        if self._next is not None and self._next[0].poll() is not None:
+            self._discard_standby()  # it died waiting (killed from outside): not this job's crash
+        self._process, self._log = self._next or self._spawn(beside=False)
+        self._next = self._spawn(beside=True) if self._standby else None
         try:
             ready = self._receive(STARTUP_TIMEOUT_S)
         except (_StalledError, _OutOfMemoryError, EOFError, pickle.UnpicklingError):
             ready = None
         if ready != "ready":
             raise OSError(f"the benchmark worker did not start: {self._output_tail()}")
+
+    def _spawn(self, beside: bool) -> tuple[subprocess.Popen, int]:
+        """A new worker and its log (unlinked: the worker writes through its descriptor and the sweep
+        reads through this one). ``beside``: a standby, kept off the workers' CPUs while it starts
+        (it pins itself to them at its first request)."""
+        log, path = tempfile.mkstemp(prefix="opperf-worker-", suffix=".log")
+        os.unlink(path)
+        threads = [] if self._threads is None else ["--threads", str(self._threads)]
+        cpus = ["--cpus", ",".join(map(str, self._cpus))] if self._cpus else []
+        process = subprocess.Popen(
+            [self._python, "-c", _BOOTSTRAP, str(os.getpid()), self._framework, *threads, *cpus],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            bufsize=0,
+            env={**os.environ, **thread_environment(self._threads), **self._environment},
+        )
+        others = sorted(set(available_cpus()) - set(self._cpus)) if self._cpus else []
+        if beside and others:
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(process.pid, others)
+        return process, log
 
     def _output_tail(self) -> str:
         """The end of what the worker printed since the current job was sent."""
@@ -426,11 +466,29 @@ class IsolatedRunner:
                 os.close(self._log)
         self._process, self._log, self._job_output_start = None, None, 0
 
-    def close(self) -> None:
-        """Stop the worker: politely if it is idle, by force if it does not exit."""
+    def retire_worker(self) -> None:
+        """Stop the worker, politely if it is idle, by force if it does not exit; the next request
+        gets a fresh one."""
         if self._process is not None and self._process.poll() is None:
             with contextlib.suppress(OSError):
                 send_frame(self._process.stdin, None)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self._process.wait(timeout=STOP_GRACE_S)
         self._kill()
+
+    def close(self) -> None:
+        """Stop the worker (``retire_worker``) and the standby if there is one."""
+        self.retire_worker()
+        self._discard_standby()
+
+    def _discard_standby(self) -> None:
+        if self._next is not None:
+            standby, log = self._next
+            standby.kill()
+            standby.wait()
+            for stream in (standby.stdin, standby.stdout):
+                with contextlib.suppress(OSError):
+                    stream.close()
+            with contextlib.suppress(OSError):
+                os.close(log)
+            self._next = None

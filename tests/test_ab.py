@@ -26,6 +26,7 @@ from opperf.isolation import BuildDescription, IsolatedRunner
 from opperf.options import RunOptions
 from opperf.results import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs
 from opperf.sampling import SamplingPlan
+from opperf.sequential import Schedule
 from opperf.verdicts.decide import Verdict
 from opperf.verdicts.diff import diff
 from opperf.verdicts.load import Key, PhaseRun, Run, RunRecord
@@ -197,7 +198,7 @@ def test_a_configuration_round_0_skipped_is_not_run_again():
     fresh workers every round."""
     huge, small = _exp((2**22, 2**22)), _exp((16, 16))
     with IsolatedRunner(timeout_s=120, threads=1) as base, IsolatedRunner(timeout_s=120, threads=1) as new:
-        pairs = list(interleaved([huge, small], {"base": base, "new": new}, 2))
+        pairs = list(interleaved([huge, small], {"base": base, "new": new}, Schedule(2, 2), 2))
     assert [(p.round, p.base.spec) for p in pairs] == [(0, huge), (0, small), (1, huge), (1, small)]
     for pair in pairs[0], pairs[2]:
         for side in (pair.base, pair.new):

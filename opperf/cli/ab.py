@@ -12,7 +12,17 @@ import os
 import shutil
 import sys
 
-from opperf.ab import DEFAULT_ROUNDS, SIDES, Build, ab_document, ab_environment, mismatches, run_ab
+from opperf.ab import (
+    DEFAULT_MIN_ROUNDS,
+    DEFAULT_ROUNDS,
+    ROUND_SHARE,
+    SIDES,
+    Build,
+    ab_document,
+    ab_environment,
+    mismatches,
+    run_ab,
+)
 from opperf.cli.common import add_selection, check_writable, seconds, whole
 from opperf.errors import OpperfError
 from opperf.frameworks import get_backend
@@ -20,7 +30,7 @@ from opperf.options import RunOptions
 from opperf.report.json_report import render_json
 from opperf.rules.profiles import STANDARD
 from opperf.sweep import DEFAULT_TIMEOUT_S, SweepConfig
-from opperf.utils.affinity import AUTO
+from opperf.utils.affinity import AUTO, check_setting
 from opperf.utils.files import write_atomically
 
 HELP = "measure two builds or settings interleaved in one job (then: opperf diff AB.json)"
@@ -31,6 +41,13 @@ def _assignment(text: str) -> tuple[str, str]:
     if not equals or not name.strip():
         raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
     return name.strip(), value
+
+
+def _affinity(text: str) -> str:
+    try:
+        return check_setting(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _interpreter(text: str) -> str:
@@ -61,9 +78,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--rounds",
         default=DEFAULT_ROUNDS,
         type=whole(1, "rounds"),
-        help="rounds, each a pass over the selection in fresh workers, the sides taking turns per "
-        "configuration (each round gets 1/rounds of --budget and a --target-precision sqrt(rounds) "
-        f"times looser) (default: {DEFAULT_ROUNDS})",
+        help="the most rounds a configuration gets; a round is a pass over the undecided "
+        "configurations in fresh workers, the sides taking turns per configuration (each round gets "
+        f"1/{ROUND_SHARE} of --budget, 1/rounds when fewer, and a --target-precision the square "
+        f"root of that many times looser) (default: {DEFAULT_ROUNDS})",
+    )
+    parser.add_argument(
+        "--min-rounds",
+        default=DEFAULT_MIN_ROUNDS,
+        type=whole(1, "min-rounds"),
+        help="the rounds every configuration gets; after them, one gets another round only while "
+        "the diff of its rounds so far leaves it undecided (same as --rounds: a fixed number) "
+        f"(default: {DEFAULT_MIN_ROUNDS})",
+    )
+    parser.add_argument(
+        "--affinity",
+        default=AUTO,
+        type=_affinity,
+        metavar="{auto,none,CPUS}",
+        help="CPUs both sides' workers run on, as a sweep's --affinity (default: auto, the last ones); "
+        "each side's next worker starts on the others meanwhile",
     )
     parser.add_argument("--output-file", required=True, help="the A/B file to write (JSON)")
     parser.add_argument(
@@ -89,19 +123,19 @@ def run(arguments: argparse.Namespace) -> int:
         ops=arguments.ops,
         categories=arguments.categories,
         timeout_s=arguments.timeout,
-        affinity=AUTO,
+        affinity=arguments.affinity,
     )
-    result = run_ab(config, builds, arguments.rounds)
+    result = run_ab(config, builds, arguments.rounds, min_rounds=arguments.min_rounds)
     if not result.pairs:
         raise OpperfError("the selection measured nothing on both sides; choose operators with --ops")
     document = ab_document(result, ab_environment(result))
     write_atomically(arguments.output_file, render_json(document))
     for line in mismatches(result.descriptions):
         print(f"note: the builds differ: {line}", file=sys.stderr)
-    configurations = len(result.pairs) // result.rounds
     status = "interrupted: " if result.interrupted else ""
+    rounds = ", ".join(f"{count} in {rounds}" for rounds, count in result.rounds_run().items())
     print(
-        f"{status}{configurations} configurations x {result.rounds} rounds x 2 sides in "
+        f"{status}{result.configurations} configurations x 2 sides (rounds: {rounds}) in "
         f"{result.wall_seconds:.0f} s; compare with: opperf diff {arguments.output_file}",
         file=sys.stderr,
     )

@@ -1,0 +1,125 @@
+"""Which configurations of an A/B job get another round: sequential rounds, stopped when decided.
+
+Rows differ in how many paired rounds they need. A row whose rounds agree closely is ``same``
+after three; a row whose rounds scatter by 10% (a 3 ms configuration with a pass or two a round, or
+one disturbed by the other processes on the machine) needs a dozen before a 10% change stands out
+(measured here: six rounds left 20 of 58 rows with an injected 10% slowdown ``inconclusive``, with
+five rounds of six agreeing on 1.10 and one far off). A fixed number of rounds spends too much on
+the first and too little on the second; so every configuration gets ``min_rounds`` rounds, then
+after each round the job asks ``opperf.verdicts.diff`` (the same code, on the rounds so far, that
+``opperf diff AB.json`` runs on the file) what it would say, and only configurations it leaves
+undecided get another round, up to ``max_rounds``.
+
+Decided, so stopped: every row of the configuration is ``same`` (its ratio's interval lies inside
+the threshold band), or called ``slower``/``faster`` at ``STOP_SHARE`` of the FDR level (a tenth),
+or has a status verdict (it failed on a side). The false-call rate stays that of the final test:
+
+- A row stopped as ``same`` has |log ratio| below the band, and the final test calls a row only
+  beyond it: its rounds are final and can never be called. A row's false call therefore needs it
+  never to have looked ``same``, and then its final test is on all ``max_rounds`` rounds, as in a
+  fixed design of ``max_rounds`` for every row: stopping for ``same`` can only remove false calls.
+- A row stopped as changed was called at the stricter level; over the looks, at most
+  ``max_rounds - min_rounds`` of them, that adds at most a few tenths of the FDR level to its error
+  (the looks are positively dependent, so far less than their sum).
+
+The A/A scenario of ``benchmarks.regression_detection`` checks it on the whole selection (the noise
+model of the final test is fitted to rows with different round counts, which the argument above
+takes as given).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from opperf.errors import OpperfError
+from opperf.report.document import record
+from opperf.results import BenchmarkSpec, Measurement
+from opperf.verdicts.decide import Verdict
+from opperf.verdicts.diff import Row, diff
+from opperf.verdicts.load import Key, Run, RunRecord, run_record
+
+DEFAULT_THRESHOLD = 0.05
+"""The threshold a row is ``same`` within when the job decides (``opperf diff``'s default)."""
+DEFAULT_ALPHA = 0.05
+STOP_SHARE = 0.1
+"""A changed row stops early only when its q-value is within this share of the FDR level."""
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """How many rounds configurations get: ``min_rounds`` each, up to ``max_rounds`` for those the
+    diff of the rounds so far leaves undecided (within ``threshold`` at FDR level ``alpha``)."""
+
+    min_rounds: int
+    max_rounds: int
+    threshold: float = DEFAULT_THRESHOLD
+    alpha: float = DEFAULT_ALPHA
+
+    @property
+    def adaptive(self) -> bool:
+        return self.max_rounds > self.min_rounds
+
+    def looks_after(self, rounds_done: int) -> bool:
+        """Whether the job decides after ``rounds_done`` rounds (and a further round may follow)."""
+        return self.adaptive and self.min_rounds <= rounds_done < self.max_rounds
+
+    def describe(self) -> dict[str, object]:
+        return {
+            "min_rounds": self.min_rounds,
+            "max_rounds": self.max_rounds,
+            "threshold": self.threshold,
+            "alpha": self.alpha,
+            "stop_alpha": self.alpha * STOP_SHARE,
+            "rule": "after min_rounds, a configuration gets another round until every row is same, "
+            "slower or faster at q <= stop_alpha, or has a status verdict, or max_rounds are done",
+        }
+
+
+class RoundBook:
+    """The rounds measured so far, as the runs ``opperf diff`` reads from an A/B file (round r of
+    each side is run r), each measurement converted once."""
+
+    def __init__(self) -> None:
+        self._records: dict[tuple[str, int], dict[Key, RunRecord]] = {}
+        self._specs: dict[Key, BenchmarkSpec] = {}
+
+    def add(self, round_index: int, side: str, measurement: Measurement) -> None:
+        converted = run_record(record(measurement), f"{side} round {round_index}")
+        self._records.setdefault((side, round_index), {})[converted.key] = converted
+        self._specs[converted.key] = measurement.spec
+
+    def runs(self, side: str) -> tuple[Run, ...]:
+        indices = sorted(index for s, index in self._records if s == side)
+        return tuple(Run(f"{side} round {index}", self._records[side, index]) for index in indices)
+
+    def undecided(self, schedule: Schedule, active: Sequence[BenchmarkSpec]) -> list[BenchmarkSpec]:
+        """Those of ``active`` that get another round: a row of theirs is not yet decided (all of
+        them when the rounds so far cannot be diffed, e.g. the sides share no configuration)."""
+        try:
+            found = diff(self.runs("base"), self.runs("new"), schedule.threshold, schedule.alpha, paired=True)
+        except OpperfError:
+            return list(active)
+        rows = found.rows
+        open_specs = {
+            self._specs[row.key] for row in rows if row.key in self._specs and not decided(row, schedule)
+        }
+        return [spec for spec in active if spec in open_specs]
+
+
+def decided(row: Row, schedule: Schedule) -> bool:
+    """Whether a row needs no further round: ``same``, changed at the stopping level, or a status
+    verdict (anything but a timing verdict)."""
+    if row.verdict is Verdict.INCONCLUSIVE:
+        return False
+    if row.verdict in (Verdict.SLOWER, Verdict.FASTER):
+        return row.q is not None and row.q <= schedule.alpha * STOP_SHARE
+    return True
+
+
+def rounds_run(counts: Mapping[BenchmarkSpec, int]) -> dict[str, int]:
+    """How many configurations got how many rounds, for the A/B file (keys: round counts)."""
+    histogram: dict[str, int] = {}
+    for count in sorted(counts.values()):
+        histogram[str(count)] = histogram.get(str(count), 0) + 1
+    return histogram

@@ -1,0 +1,99 @@
+"""Sequential rounds of an A/B job (``opperf.sequential``): which configurations get another round,
+by hand-made rounds and in a real job, reconstructed from its file."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+
+import pytest
+
+from opperf.ab import Build, ab_document, run_ab
+from opperf.options import RunOptions
+from opperf.report.json_report import render_json
+from opperf.results import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs
+from opperf.sequential import RoundBook, Schedule, decided
+from opperf.sweep import SweepConfig
+from opperf.verdicts.diff import diff
+from opperf.verdicts.load import canonical_inputs, read_ab
+
+
+def _spec(size: int) -> BenchmarkSpec:
+    return BenchmarkSpec("mx.nd", "exp", freeze_inputs({"data": TensorSpec((size, 8))}), RunOptions(runs=5))
+
+
+def _measured(spec: BenchmarkSpec, seconds: float) -> Measurement:
+    """Five passes around ``seconds`` (0.1% apart), the fastest ``seconds``."""
+    return Measurement(spec, Status.OK, forward=tuple(seconds * (1 + 0.001 * k) for k in range(5)))
+
+
+def _book(quiet: list[BenchmarkSpec], noisy: list[BenchmarkSpec], slowed: list[BenchmarkSpec], rounds: int):
+    """Rounds whose log ratios new/base are within 0.5% of 1 (quiet), scattered by 25% (noisy), or
+    1.3 within 0.5% (slowed); every round also moves both sides alike (the machine)."""
+    generator = random.Random(7)
+    book = RoundBook()
+    for index in range(rounds):
+        machine = math.exp(generator.gauss(0, 0.2))
+        for group, centre, spread in ((quiet, 1.0, 0.005), (noisy, 1.0, 0.25), (slowed, 1.3, 0.005)):
+            for spec in group:
+                base = 1e-3 * machine
+                ratio = centre * math.exp(generator.uniform(-spread, spread))
+                book.add(index, "base", _measured(spec, base))
+                book.add(index, "new", _measured(spec, base * ratio))
+    return book
+
+
+def test_only_undecided_configurations_get_another_round():
+    """After three rounds, 30 configurations whose rounds agree within 0.5% are ``same`` and 4
+    that agree on a 30% slowdown are called at the stopping level: both stop; the 4 whose rounds
+    scatter by 25% get another round, and after 12 rounds nothing is left undecided that was decided
+    before (a row stopped as same is within the threshold, so its rounds can never be called)."""
+    quiet, noisy, slowed = (
+        [_spec(s) for s in range(1, 31)],
+        [_spec(s) for s in range(31, 35)],
+        [_spec(s) for s in range(35, 39)],
+    )
+    schedule = Schedule(min_rounds=3, max_rounds=12)
+    book = _book(quiet, noisy, slowed, 3)
+    assert book.undecided(schedule, [*quiet, *noisy, *slowed]) == noisy
+    rows = diff(book.runs("base"), book.runs("new"), 0.05, 0.05, paired=True).rows
+    verdicts = {json.loads(row.key.inputs)["data"]["shape"][0]: row.verdict.value for row in rows}
+    assert {verdicts[size] for size in range(1, 31)} == {"same"}
+    assert {verdicts[size] for size in range(35, 39)} == {"slower"}
+    assert {verdicts[size] for size in range(31, 35)} == {"inconclusive"}
+
+
+def test_the_schedule_looks_between_the_minimum_and_the_maximum():
+    schedule = Schedule(min_rounds=3, max_rounds=5)
+    assert [schedule.looks_after(done) for done in range(1, 6)] == [False, False, True, True, False]
+    assert not Schedule(4, 4).looks_after(4) and not Schedule(4, 4).adaptive
+
+
+@pytest.mark.slow
+def test_a_real_job_gives_another_round_exactly_to_what_its_file_leaves_undecided(tmp_path):
+    """An A/A job of real MXNet workers, two to four rounds: reading its own file back, each
+    configuration got round j (j >= 2) exactly when the diff of rounds 0..j-1 (what the job saw)
+    left a row of it undecided."""
+    options = RunOptions(threads=1, warmup=1, runs=3)
+    config = SweepConfig(options=options, ops=("exp",))
+    result = run_ab(config, {"base": Build(), "new": Build()}, rounds=4, min_rounds=2)
+    path = tmp_path / "ab.json"
+    path.write_text(render_json(ab_document(result, {})))
+    document = json.loads(path.read_text())
+    assert document["ab"]["schedule"]["min_rounds"] == 2 and document["ab"]["schedule"]["max_rounds"] == 4
+    got: dict[tuple[str, str], int] = {}
+    for record in document["results"]:
+        if record["side"] == "base":
+            name = (record["op"], canonical_inputs(record["inputs"]))
+            got[name] = max(got.get(name, 0), record["round"] + 1)
+    assert set(document["ab"]["schedule"]["rounds_run"]) == {str(k) for k in got.values()}
+    for look in range(2, 4):
+        early = {**document, "results": [r for r in document["results"] if r["round"] < look]}
+        early_path = tmp_path / f"look{look}.json"
+        early_path.write_text(json.dumps(early))
+        rows = diff(*read_ab(str(early_path)), 0.05, 0.05, paired=True).rows
+        open_now = {(row.key.op, row.key.inputs) for row in rows if not decided(row, result.schedule)}
+        for name, rounds in got.items():
+            if rounds >= look:  # it was still running at this look
+                assert (rounds > look) == (name in open_now), (name, look, rounds)
