@@ -1,0 +1,74 @@
+"""No pass runs only for the harness's sake: the first pass a session runs while preparing (to find
+whether a backward pass runs) is the first warm-up pass, and the peak memory is read from a warm-up
+pass; both frameworks alike."""
+
+from __future__ import annotations
+
+import pytest
+
+from opperf import harness
+from opperf.benchmark import RunOptions, benchmark
+from opperf.frameworks import get_backend
+from opperf.results import Status
+
+mx = pytest.importorskip("mxnet")
+torch = pytest.importorskip("torch")
+
+
+def _counted(framework: str):
+    """exp of ``framework``, wrapped to count the passes that run it on real tensors."""
+    calls: list[int] = []
+
+    def mxnet_exp(data):
+        calls.append(1)
+        return mx.nd.exp(data)
+
+    def torch_exp(input):
+        if input.device.type == "cpu":  # not the fit check's run on the meta device
+            calls.append(1)
+        return torch.exp(input)
+
+    return (mxnet_exp, "data") if framework == "mxnet" else (torch_exp, "input"), calls
+
+
+@pytest.mark.parametrize("framework", ["mxnet", "torch"])
+@pytest.mark.parametrize("backward", [True, False])
+def test_the_first_pass_and_the_memory_pass_are_warm_up_passes(framework, backward):
+    (function, name), calls = _counted(framework)
+    options = RunOptions(framework=framework, warmup=3, runs=4, profiler="python", run_backward=backward)
+    (m,) = benchmark(function, [{name: (64, 64)}], options)
+    assert m.status is Status.OK, m.reason
+    assert (m.backward is not None) is backward
+    # PyTorch runs no first pass where no backward pass is asked for; MXNet runs it either way
+    first = 1 if framework == "mxnet" or backward else 0
+    assert m.warmup_runs == 3
+    assert len(calls) == 3 + 4 == first + (3 - first) + len(m.forward)  # no pass of the harness's own
+    assert m.memory_peak_bytes is not None and m.memory_peak_bytes >= 64 * 64 * 4
+    assert m.sampling_s >= sum(m.forward) + sum(m.backward or ())
+
+
+@pytest.mark.parametrize(
+    ("op", "inputs"),
+    [
+        ("exp", {"data": (256, 256)}),
+        ("FullyConnected", {"data": (32, 256), "weight": (128, 256), "bias": (128,), "num_hidden": 128}),
+        ("softmax", {"data": (64, 512)}),
+    ],
+)
+@pytest.mark.parametrize("profiler", ["native", "python"])
+def test_mxnet_peak_memory_read_in_a_warm_up_pass_is_what_a_probe_pass_of_its_own_reads(op, inputs, profiler):
+    function = getattr(mx.nd, op)
+    (m,) = benchmark(function, [inputs], RunOptions(warmup=1, runs=3, profiler=profiler))
+    assert m.status is Status.OK, m.reason
+    session = get_backend("mxnet").session
+    passes = harness.prepare(session, m.spec, function)
+    with passes.scope():
+        probed = session.peak_memory(passes.full_pass, "cpu")
+    assert m.memory_peak_bytes == probed > 0
+
+
+def test_without_warm_up_passes_to_read_it_from_the_peak_memory_is_probed_as_before():
+    (m,) = benchmark(mx.nd.exp, [{"data": (256, 256)}], RunOptions(warmup=0, runs=3))
+    assert m.status is Status.OK, m.reason
+    assert m.warmup_runs == 1  # the first pass, run while preparing
+    assert m.memory_peak_bytes >= 256 * 256 * 4
