@@ -10,8 +10,8 @@ took (``sampling_s``, from which a sweep's ``harness_efficiency`` is computed), 
 
 No pass runs only for the harness's sake where a pass that runs anyway can answer: the first pass a
 session runs while preparing (to find whether a backward pass runs) is the first warm-up pass, and the
-peak memory is read from a warm-up pass (or the sampler's profiler session) rather than a pass of its
-own; a pass of its own is the fallback when no warm-up pass runs.
+peak memory is read from warm-up passes (or the sampler's profiler session) rather than a pass of its
+own; a pass of its own after sampling is the fallback when warm-up ends before the reading settles.
 """
 
 from __future__ import annotations
@@ -109,8 +109,8 @@ class Sampler(Protocol):
 class PerCallSampler:
     """Each measured call timed on its own by ``timer`` (the Python timer, or a native profiler that
     opens one session per call, as MXNet's does). ``peak_memory``, when given, is the session's
-    memory probe (``Session.peak_memory`` on the device): the first warm-up pass runs under it, and
-    its reading is the benchmark's peak memory."""
+    memory probe (``Session.peak_memory`` on the device): warm-up passes run under it until two agree
+    (``_ProbingWarmUp``), and that reading is the benchmark's peak memory."""
 
     timer: Timer
     clock: Callable[[], float] = field(default=time.perf_counter)
@@ -136,23 +136,31 @@ class PerCallSampler:
 
 
 class _ProbingWarmUp:
-    """Warm-up passes, the first of them under a memory probe (when there is one): the peak it reads
-    (``peak_bytes``) is that of a full pass like any other. A probe that fails leaves ``peak_bytes``
-    None, and the harness probes with a pass of its own, which reports the failure."""
+    """Warm-up passes, each under the memory probe (when there is one) until two in a row read the same
+    peak, which is then the benchmark's (``peak_bytes``): a pass's allocations settle like its times
+    (the second and third passes of an MXNet convolution read up to 7x the peak of later ones; the
+    probe after sampling that this replaces read the settled peak). Where
+    warm-up ends before two readings agree, or a probe fails, ``peak_bytes`` stays None and the
+    harness probes with a pass of its own after sampling, as it did before (and reports a failure)."""
 
     def __init__(self, passes: Passes, probe: Callable[[Callable[[], object]], int] | None) -> None:
         self._passes = passes
         self._probe = probe
+        self._last: int | None = None
         self.peak_bytes: int | None = None
 
     def warm_pass(self) -> float:
-        probe, self._probe = self._probe, None
-        if probe is None:
+        if self._probe is None or self.peak_bytes is not None:
             return self._passes.timed_full_pass()
         start = time.perf_counter()
-        with contextlib.suppress(Exception):  # the fallback probe meets it again and reports it
-            self.peak_bytes = probe(self._passes.full_pass)
+        try:
+            reading = self._probe(self._passes.full_pass)
+        except Exception:  # the probe after sampling meets it again and reports it
+            self._probe = reading = None
         self._passes.synchronize()
+        if reading is not None and reading == self._last:
+            self.peak_bytes = reading
+        self._last = reading
         return time.perf_counter() - start
 
 
