@@ -136,12 +136,12 @@ class PerCallSampler:
 
 
 class _ProbingWarmUp:
-    """Warm-up passes, each under the memory probe (when there is one) until two in a row read the same
-    peak, which is then the benchmark's (``peak_bytes``): a pass's allocations settle like its times
-    (the second and third passes of an MXNet convolution read up to 7x the peak of later ones; the
-    probe after sampling that this replaces read the settled peak). Where
-    warm-up ends before two readings agree, or a probe fails, ``peak_bytes`` stays None and the
-    harness probes with a pass of its own after sampling, as it did before (and reports a failure)."""
+    """Warm-up passes, each under the memory probe (when there is one) until two in a row read the
+    same peak, which is then the benchmark's (``peak_bytes``): a pass's allocations settle like its
+    times (the second and third passes of an MXNet convolution read up to 7x the peak of later ones;
+    the probe after sampling that this replaces read the settled peak). Where warm-up ends before two
+    readings agree, or a probe fails, ``peak_bytes`` stays None and the harness probes with a pass of
+    its own after sampling, as it did before (and reports a failure)."""
 
     def __init__(self, passes: Passes, probe: Callable[[Callable[[], object]], int] | None) -> None:
         self._passes = passes
@@ -273,7 +273,7 @@ def measure_prepared(
 def _measure_passes(
     session: Session, spec: BenchmarkSpec, passes: Passes, probe_memory: bool, plan: SamplingPlan
 ) -> Measurement:
-    sampler = session.sampler(spec.options.profiler, spec.options.device)
+    sampler = _probing(session.sampler(spec.options.profiler, spec.options.device), probe_memory)
     before = load.snapshot()
     started = time.perf_counter()
     note = None
@@ -283,7 +283,7 @@ def _measure_passes(
         if spec.options.profiler == "python":
             raise
         spec = replace(spec, options=replace(spec.options, profiler="python"))
-        samples = session.sampler("python", spec.options.device).sample(passes, plan)
+        samples = _probing(session.sampler("python", spec.options.device), probe_memory).sample(passes, plan)
         note = f"{error}: timed by the python timer instead"
     sampling_s = time.perf_counter() - started + sum(passes.warmed)
     sampled = _with_injected_slowdown(spec.op, samples.sampled)
@@ -308,6 +308,14 @@ def _measure_passes(
         compile_s=passes.compile_s,
         stage_check=passes.stage_check,
     )
+
+
+def _probing(sampler: Sampler, probe_memory: bool) -> Sampler:
+    """``sampler``, its warm-up passes no longer under the memory probe where none is wanted (a later
+    round of an A/B job)."""
+    if probe_memory or not isinstance(sampler, PerCallSampler):
+        return sampler
+    return replace(sampler, peak_memory=None)
 
 
 SLOWDOWN_VARIABLE = "OPPERF_TEST_SLOWDOWN"

@@ -10,6 +10,7 @@ from opperf import harness
 from opperf.benchmark import RunOptions, benchmark
 from opperf.frameworks import get_backend
 from opperf.results import Status
+from opperf.sampling import SamplingPlan
 
 mx = pytest.importorskip("mxnet")
 torch = pytest.importorskip("torch")
@@ -88,3 +89,18 @@ def test_a_warm_up_too_short_for_the_reading_to_settle_leaves_the_probe_to_a_pas
     assert m.status is Status.OK, m.reason
     assert len(calls) == 2 + 3 + 1  # one probed warm-up pass after the first: no second to agree with
     assert m.memory_peak_bytes is not None and m.memory_peak_bytes >= 64 * 64 * 4
+
+
+@pytest.mark.parametrize("framework", ["mxnet", "torch"])
+def test_a_later_round_counts_no_first_pass_again_and_probes_no_memory(framework):
+    (function, name), calls = _counted(framework)
+    session = get_backend(framework).session
+    (m,) = benchmark(
+        function, [{name: (64, 64)}], RunOptions(framework=framework, warmup=1, runs=1, profiler="python")
+    )
+    passes = harness.prepare(session, m.spec, function)
+    del calls[:]
+    plan = SamplingPlan(warmup=2, runs=3)
+    later = harness.measure_prepared(session, m.spec, passes, probe_memory=False, plan=plan)
+    assert later.status is Status.OK, later.reason
+    assert (later.warmup_runs, later.memory_peak_bytes, len(calls)) == (2, None, 2 + 3)
