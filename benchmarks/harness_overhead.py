@@ -6,8 +6,8 @@
 Sweeps alternately with the other checkout's ``opperf.py`` (before) and this one's (after), each in a
 fresh process, and prints per sweep: ``harness_efficiency``, the sweep's wall time (and the whole
 process's, interpreter start to report written), the seconds per configuration spent outside
-sampling, the coverage counts and the passes measured (forward and backward runs together, which
-must not drop); then the medians, and after / before ratios.
+sampling, the coverage counts, the passes measured (forward and backward runs together, which
+must not drop) and the largest worker's peak RSS; then the medians, and after / before ratios.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ class Share:
     configurations: int
     statuses: dict[str, int]
     runs: int
+    worker_rss_bytes: int | None
 
     @classmethod
     def of(cls, sweep: Sweep) -> Share:
@@ -46,6 +47,7 @@ class Share:
             configurations=len(results),
             statuses=dict(Counter(r["status"] for r in results)),
             runs=runs,
+            worker_rss_bytes=environment.get("worker_peak_rss_bytes"),
         )
 
     @property
@@ -57,7 +59,7 @@ class Share:
             f"efficiency {self.efficiency:.3f}, wall {self.wall_s:.1f} s (process {self.process_s:.1f} "
             f"s), outside sampling {self.outside_ms_per_configuration:.1f} ms per configuration, "
             f"{self.statuses}, "
-            f"{self.runs} measured passes"
+            f"{self.runs} measured passes, worker peak RSS {(self.worker_rss_bytes or 0) / 2**20:.0f} MiB"
         )
 
 

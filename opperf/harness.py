@@ -5,8 +5,13 @@ A framework supplies a small ``Session``: it prepares a spec's inputs and hands 
 the device), its timing strategies, a peak-memory probe and the text of its errors. Everything else
 happens here, the same way for each framework: the check that the tensors fit (inputs, outputs as
 the framework infers them from shapes, and their gradients), warm-up and sampling
-as the plan says, the competing CPU load meanwhile, the peak-memory probe, the time the sampling took
-(``sampling_s``, from which a sweep's ``harness_efficiency`` is computed), and failures as results.
+as the plan says, the competing CPU load meanwhile, the peak memory, the time the operator's passes
+took (``sampling_s``, from which a sweep's ``harness_efficiency`` is computed), and failures as results.
+
+No pass runs only for the harness's sake where a pass that runs anyway can answer: the first pass a
+session runs while preparing (to find whether a backward pass runs) is the first warm-up pass, and the
+peak memory is read from warm-up passes (or the sampler's profiler session) rather than a pass of its
+own; a pass of its own after sampling is the fallback when warm-up ends before the reading settles.
 """
 
 from __future__ import annotations
@@ -49,7 +54,9 @@ class Passes:
     why) turns those outputs into the call of their backward pass; ``synchronize`` waits for the
     device's queued work; every pass runs inside ``scope`` (a framework's grad or array mode). A graph
     or compile stage's passes carry the seconds capturing or compiling took (``compile_s``) and how
-    their outputs compared with eager ones (``stage_check``).
+    their outputs compared with eager ones (``stage_check``). ``warmed`` holds the seconds of the full
+    passes the session ran while preparing (the first, recorded pass that finds whether a backward
+    pass runs): the sampling counts them as its first warm-up passes.
     """
 
     forward: Callable[[], object]
@@ -59,6 +66,7 @@ class Passes:
     scope: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext
     compile_s: float | None = None
     stage_check: StageCheck | None = None
+    warmed: tuple[float, ...] = ()
 
     def full_pass(self) -> object:
         """A forward pass and, when there is one, its backward pass; the forward outputs."""
@@ -79,8 +87,8 @@ class Passes:
 class Samples:
     """A benchmark's measured passes as the plan sampled them, and the operators the times cover
     (empty when the timing strategy cannot see them). ``memory_peak_bytes`` is the peak memory of a
-    full pass where the strategy read it from a pass it ran anyway (PyTorch's profiler), so no probe
-    pass of its own is needed; None otherwise."""
+    full pass where the strategy read it from a pass it ran anyway (a warm-up pass, or PyTorch's
+    profiler session), so no probe pass of its own is needed; None otherwise."""
 
     sampled: Sampled
     operators: tuple[str, ...] = ()
@@ -88,8 +96,9 @@ class Samples:
 
 
 class Sampler(Protocol):
-    """A timing strategy over a benchmark's passes: warm up, then time forward (and backward) passes
-    as ``plan`` says. ``name`` is what reports show (``native`` or ``python``)."""
+    """A timing strategy over a benchmark's passes: warm up (counting ``passes.warmed``, the passes
+    already run), then time forward (and backward) passes as ``plan`` says. ``name`` is what reports
+    show (``native`` or ``python``)."""
 
     name: str
 
@@ -99,10 +108,13 @@ class Sampler(Protocol):
 @dataclass(frozen=True)
 class PerCallSampler:
     """Each measured call timed on its own by ``timer`` (the Python timer, or a native profiler that
-    opens one session per call, as MXNet's does)."""
+    opens one session per call, as MXNet's does). ``peak_memory``, when given, is the session's
+    memory probe (``Session.peak_memory`` on the device): warm-up passes run under it until two agree
+    (``_ProbingWarmUp``), and that reading is the benchmark's peak memory."""
 
     timer: Timer
     clock: Callable[[], float] = field(default=time.perf_counter)
+    peak_memory: Callable[[Callable[[], object]], int] | None = None
 
     @property
     def name(self) -> str:
@@ -118,8 +130,38 @@ class PerCallSampler:
                 return timed.seconds, None
             return timed.seconds, self.timer.time(passes.backward(timed.outputs)).seconds
 
-        sampled = sample(passes.timed_full_pass, measured_pass, plan, self.clock)
-        return Samples(sampled, tuple(sorted(operators)))
+        memory = _ProbingWarmUp(passes, self.peak_memory)
+        sampled = sample(memory.warm_pass, measured_pass, plan, self.clock, passes.warmed)
+        return Samples(sampled, tuple(sorted(operators)), memory.peak_bytes)
+
+
+class _ProbingWarmUp:
+    """Warm-up passes, each under the memory probe (when there is one) until two in a row read the
+    same peak, which is then the benchmark's (``peak_bytes``): a pass's allocations settle like its
+    times (the second and third passes of an MXNet convolution read up to 7x the peak of later ones;
+    the probe after sampling that this replaces read the settled peak). Where warm-up ends before two
+    readings agree, or a probe fails, ``peak_bytes`` stays None and the harness probes with a pass of
+    its own after sampling, as it did before (and reports a failure)."""
+
+    def __init__(self, passes: Passes, probe: Callable[[Callable[[], object]], int] | None) -> None:
+        self._passes = passes
+        self._probe = probe
+        self._last: int | None = None
+        self.peak_bytes: int | None = None
+
+    def warm_pass(self) -> float:
+        if self._probe is None or self.peak_bytes is not None:
+            return self._passes.timed_full_pass()
+        start = time.perf_counter()
+        try:
+            reading = self._probe(self._passes.full_pass)
+        except Exception:  # the probe after sampling meets it again and reports it
+            self._probe = reading = None
+        self._passes.synchronize()
+        if reading is not None and reading == self._last:
+            self.peak_bytes = reading
+        self._last = reading
+        return time.perf_counter() - start
 
 
 class Session(Protocol):
@@ -212,8 +254,11 @@ def measure_prepared(
     plan: SamplingPlan | None = None,
 ) -> Measurement:
     """Warm up and sample ``passes`` of a prepared ``spec``; ``probe_memory`` False leaves the
-    peak-memory probe out (a later round of a configuration whose first round probed it); ``plan``,
-    when given, replaces the spec's sampling plan (a round's share of it, ``opperf.ab.round_plan``)."""
+    peak-memory probe out and does not count the passes run while preparing (``passes.warmed``) again
+    (a later round of a configuration whose first round did both); ``plan``, when given, replaces the
+    spec's sampling plan (a round's share of it, ``opperf.ab.round_plan``)."""
+    if not probe_memory:
+        passes = replace(passes, warmed=())
     try:
         with passes.scope():
             return _measure_passes(session, spec, passes, probe_memory, plan or spec.options.plan)
@@ -228,7 +273,7 @@ def measure_prepared(
 def _measure_passes(
     session: Session, spec: BenchmarkSpec, passes: Passes, probe_memory: bool, plan: SamplingPlan
 ) -> Measurement:
-    sampler = session.sampler(spec.options.profiler, spec.options.device)
+    sampler = _probing(session.sampler(spec.options.profiler, spec.options.device), probe_memory)
     before = load.snapshot()
     started = time.perf_counter()
     note = None
@@ -238,9 +283,9 @@ def _measure_passes(
         if spec.options.profiler == "python":
             raise
         spec = replace(spec, options=replace(spec.options, profiler="python"))
-        samples = session.sampler("python", spec.options.device).sample(passes, plan)
+        samples = _probing(session.sampler("python", spec.options.device), probe_memory).sample(passes, plan)
         note = f"{error}: timed by the python timer instead"
-    sampling_s = time.perf_counter() - started
+    sampling_s = time.perf_counter() - started + sum(passes.warmed)
     sampled = _with_injected_slowdown(spec.op, samples.sampled)
     competing = load.competing_load(before, load.snapshot())
     memory, memory_problem = (
@@ -265,6 +310,14 @@ def _measure_passes(
     )
 
 
+def _probing(sampler: Sampler, probe_memory: bool) -> Sampler:
+    """``sampler``, its warm-up passes no longer under the memory probe where none is wanted (a later
+    round of an A/B job)."""
+    if probe_memory or not isinstance(sampler, PerCallSampler):
+        return sampler
+    return replace(sampler, peak_memory=None)
+
+
 SLOWDOWN_VARIABLE = "OPPERF_TEST_SLOWDOWN"
 """Test-only: ``OP[,OP...]:FACTOR`` multiplies those operators' samples by FACTOR after timing, a
 known slowdown for the detection benchmarks (``benchmarks/regression_detection.py``) to find. Unset,
@@ -287,7 +340,8 @@ def _peak_memory(
     session: Session, passes: Passes, device: str, samples: Samples
 ) -> tuple[int | None, str | None]:
     """(peak bytes, None), or (None, why) when the memory probe itself failed; read from the sampling
-    where the sampler recorded it, else probed with a pass of its own."""
+    where the sampler recorded it (a warm-up pass, or its profiler session), else probed with a pass of
+    its own."""
     if samples.memory_peak_bytes is not None:
         return samples.memory_peak_bytes, None
     try:

@@ -118,13 +118,22 @@ def has_settled(times: Sequence[float]) -> bool:
     return max(window) <= min(window) * (1 + SETTLE_TOLERANCE)
 
 
-def warm_up(run_pass: Callable[[], float], plan: SamplingPlan, clock: Callable[[], float]) -> int:
-    """Run warm-up passes (``run_pass`` returns a pass's seconds); returns how many ran."""
+def warm_up(
+    run_pass: Callable[[], float],
+    plan: SamplingPlan,
+    clock: Callable[[], float],
+    warmed: Sequence[float] = (),
+) -> int:
+    """Run warm-up passes (``run_pass`` returns a pass's seconds); returns how many warm-up passes
+    there were, counting ``warmed``: the seconds of full passes already run before (the first pass a
+    session runs while preparing, to find whether a backward pass runs), which take the place of as many
+    warm-up passes and open the window whose times must settle. They ran before ``clock`` started, so
+    they take nothing from the budget."""
     if plan.warmup is not None:
-        for _ in range(plan.warmup):
+        for _ in range(plan.warmup - len(warmed)):
             run_pass()
-        return plan.warmup
-    start, times = clock(), []
+        return max(plan.warmup, len(warmed))
+    start, times = clock(), list(warmed)
     while len(times) < plan.max_warmup and clock() - start < plan.budget_s * WARMUP_SHARE:
         times.append(run_pass())
         if has_settled(times):
@@ -185,9 +194,11 @@ def sample(
     measure_pass: Pass,
     plan: SamplingPlan,
     clock: Callable[[], float] = time.perf_counter,
+    warmed: Sequence[float] = (),
 ) -> Sampled:
-    """Warm up, then measure, sharing one time budget: measurement gets what warm-up left."""
+    """Warm up (``warmed``: passes already run, see ``warm_up``), then measure, sharing one time
+    budget: measurement gets what warm-up left."""
     start = clock()
-    warmup_runs = warm_up(run_pass, plan, clock)
+    warmup_runs = warm_up(run_pass, plan, clock, warmed)
     remaining = max(plan.budget_s - (clock() - start), plan.budget_s * (1 - WARMUP_SHARE))
     return collect(measure_pass, replace(plan, budget_s=remaining), clock, warmup_runs)

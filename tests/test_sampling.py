@@ -126,3 +126,37 @@ def test_a_lower_minimum_stops_on_the_budget_but_precision_is_judged_from_five_s
     slow = sample(run_pass, measure_pass, SamplingPlan(min_runs=1, budget_s=0.05, max_warmup=0), clock)
     assert slow.warmup_runs == 0
     assert len(slow.forward) == 1 and slow.stop_reason is StopReason.BUDGET and slow.met_target is False
+
+
+def test_passes_run_before_sampling_take_the_place_of_as_many_fixed_warm_up_passes():
+    clock = FakeClock()
+    run_pass, measure_pass = scripted(clock, [1e-3])
+    ran = []
+
+    def counted() -> float:
+        ran.append(1)
+        return run_pass()
+
+    result = sample(counted, measure_pass, SamplingPlan(warmup=3, runs=4), clock, warmed=(5e-3,))
+    assert (len(ran), result.warmup_runs, len(result.forward)) == (2, 3, 4)
+    none_asked = sample(counted, measure_pass, SamplingPlan(warmup=0, runs=4), clock, warmed=(5e-3,))
+    assert none_asked.warmup_runs == 1  # it ran: the samples do not start cold
+    assert len(ran) == 2
+
+
+def test_a_pass_run_before_sampling_opens_the_settle_window_and_costs_no_budget():
+    clock = FakeClock()
+    run_pass, measure_pass = scripted(clock, [1e-3])
+    plan = SamplingPlan(budget_s=1.0)
+    assert sample(run_pass, measure_pass, plan, clock, warmed=(1e-3,)).warmup_runs == SETTLE_WINDOW
+    clock = FakeClock()  # a slow first pass: the window needs three passes after it
+    run_pass, measure_pass = scripted(clock, [1e-3])
+    assert sample(run_pass, measure_pass, plan, clock, warmed=(50e-3,)).warmup_runs == SETTLE_WINDOW + 1
+    noisy = [1e-3, 2e-3] * 1000  # never settles, never precise: both phases spend their budget
+    runs = {}
+    for warmed in ((), (50e-3,)):
+        clock = FakeClock()
+        result = sample(*scripted(clock, noisy), plan, clock, warmed=warmed)
+        assert result.stop_reason is StopReason.BUDGET
+        runs[warmed] = len(result.forward)
+    assert runs[(50e-3,)] >= runs[()]  # no fewer samples for the pass that ran before

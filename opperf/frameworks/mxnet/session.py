@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
@@ -111,12 +112,13 @@ class MXNetSession:
     def sampler(self, profiler: str, device: str) -> Sampler:
         import mxnet as mx
 
+        peak_memory = functools.partial(self.peak_memory, device=device)
         if profiler == "native":
             if not self._profiler_warm:
                 profiling.warm_up_profiler()
                 self._profiler_warm = True
-            return PerCallSampler(profiling.NativeTimer())
-        return PerCallSampler(PythonTimer(synchronize=mx.nd.waitall))
+            return PerCallSampler(profiling.NativeTimer(), peak_memory=peak_memory)
+        return PerCallSampler(PythonTimer(synchronize=mx.nd.waitall), peak_memory=peak_memory)
 
     def peak_memory(self, full_pass: Callable[[], object], device: str) -> int:
         return profiling.peak_memory_bytes(full_pass, devices.profiler_device_key(device))
@@ -164,9 +166,10 @@ def _keywords_call(function: Callable[..., object], kwargs: dict) -> _Call:
 
 
 def _passes(spec: BenchmarkSpec, calls: list[_Call], frontend: str, refusal: str | None = None) -> Passes:
-    """Find whether a backward pass runs (a first, recorded forward pass), then the passes that take
-    the ``calls`` (input sets) in turn: one when measuring hot, several when cold. ``refusal`` is why
-    no backward pass may run although one would (a fused block's zero gradients)."""
+    """Find whether a backward pass runs (a first, recorded forward pass and its backward pass, timed:
+    the first warm-up pass), then the passes that take the ``calls`` (input sets) in turn: one when
+    measuring hot, several when cold. ``refusal`` is why no backward pass may run although one would
+    (a fused block's zero gradients)."""
     import mxnet as mx
     from mxnet import autograd
 
@@ -190,6 +193,7 @@ def _passes(spec: BenchmarkSpec, calls: list[_Call], frontend: str, refusal: str
         with mode_scope():
             return call()
 
+    started = time.perf_counter()
     try:
         outputs = forward()
         mx.nd.waitall()
@@ -198,12 +202,14 @@ def _passes(spec: BenchmarkSpec, calls: list[_Call], frontend: str, refusal: str
         if backward_reason is not None:
             raise
         backward_reason = f"recording for backward failed: {describe_error(error)}"
+        started = time.perf_counter()
         outputs = forward()
         mx.nd.waitall()
     heads = [o for o in flatten_outputs(outputs) if is_float_array(o)]
-    if backward_reason is None:
-        backward_reason = _probe_backward(heads)
     head_grads = [_ones_like(h) for h in heads]
+    if backward_reason is None:
+        backward_reason = _probe_backward(heads, head_grads)
+    first_pass_s = time.perf_counter() - started
     del outputs, heads
 
     def backward_of(outputs: object) -> Callable[[], object]:
@@ -216,6 +222,7 @@ def _passes(spec: BenchmarkSpec, calls: list[_Call], frontend: str, refusal: str
         backward_reason=backward_reason,
         synchronize=mx.nd.waitall,
         scope=lambda: _frontend_scope(frontend),
+        warmed=(first_pass_s,),
     )
 
 
@@ -305,15 +312,16 @@ def _backward_precondition(spec: BenchmarkSpec, differentiable: list, writes_to_
     return None
 
 
-def _probe_backward(heads: list) -> str | None:
-    """Run one backward pass; None if it works, else why the operator has no usable gradient."""
+def _probe_backward(heads: list, head_grads: list) -> str | None:
+    """Run one backward pass of ``heads`` from ``head_grads``; None if it works, else why the
+    operator has no usable gradient."""
     import mxnet as mx
     from mxnet import autograd
 
     if not heads:
         return "no floating-point output to differentiate"
     try:
-        autograd.backward(heads, head_grads=[_ones_like(h) for h in heads])
+        autograd.backward(heads, head_grads=head_grads)
         mx.nd.waitall()
     except Exception as error:
         mx.nd.waitall()

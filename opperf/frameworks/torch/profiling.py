@@ -96,7 +96,7 @@ class NativeSampler:
             return measured_pass()
 
         with sessions:
-            sampled = sample(rotating_warm_pass, rotating_pass, plan)
+            sampled = sample(rotating_warm_pass, rotating_pass, plan, warmed=passes.warmed)
         by_mark = sessions.marked_work
         forward_work = by_mark.get(FORWARD_MARK, [])
         backward_work = by_mark.get(BACKWARD_MARK, []) if backward else []

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
@@ -123,7 +124,7 @@ class TorchSession:
         refusal = sized[1] if sized is not None and sized[0] is spec else _size_refusal(spec, prepared[0])
         if refusal is not None:
             raise SkipError(refusal)
-        recording = self._recording(spec, prepared[0])
+        recording, warmed = self._recording(spec, prepared[0])
         record = recording.differentiable
         for other in prepared[1:] if record else ():
             gradients.require_grad(recording.leaves(other.leaves))
@@ -159,20 +160,26 @@ class TorchSession:
             scope=scope,
             compile_s=staged.compile_s if staged else None,
             stage_check=staged.check if staged else None,
+            warmed=warmed,
         )
 
-    def _recording(self, spec: BenchmarkSpec, prepared: _Prepared) -> gradients.Recording:
-        """Whether and how a backward pass runs: found by a first, recorded forward pass unless it is
-        ruled out already (not requested, no float input, or the operator was found not
-        differentiable before)."""
+    def _recording(
+        self, spec: BenchmarkSpec, prepared: _Prepared
+    ) -> tuple[gradients.Recording, tuple[float, ...]]:
+        """Whether and how a backward pass runs: found by a first, recorded forward pass and its
+        backward pass unless it is ruled out already (not requested, no float input, or the operator
+        was found not differentiable before); and the seconds of that first pass when it ran (the
+        first warm-up pass, ``Passes.warmed``)."""
         key = (spec.namespace, spec.op)
         reason = self._no_backward.get(key) or _backward_precondition(spec, prepared)
         if reason is not None:
-            return gradients.Recording(reason=reason)
+            return gradients.Recording(reason=reason), ()
+        started = time.perf_counter()
         recording = gradients.first_pass(prepared.call, prepared.leaves)
+        warmed = (time.perf_counter() - started,)
         if recording.reason == gradients.NOT_DIFFERENTIABLE:
             self._no_backward[key] = recording.reason
-        return recording
+        return recording, warmed
 
     def trivial(self, device: str) -> Passes:
         import torch
@@ -193,7 +200,8 @@ class TorchSession:
                 profiling.warm_up_profiler()
                 self._profiler_warm = True
             return profiling.NativeSampler(synchronize=synchronize, on_gpu=_on_gpu(device))
-        return PerCallSampler(PythonTimer(synchronize=synchronize))
+        peak_memory = functools.partial(self.peak_memory, device=device)
+        return PerCallSampler(PythonTimer(synchronize=synchronize), peak_memory=peak_memory)
 
     def peak_memory(self, full_pass: Callable[[], object], device: str) -> int:
         return profiling.peak_memory_bytes(full_pass, _on_gpu(device))
