@@ -44,7 +44,15 @@ def competing_load(before: CpuSnapshot, after: CpuSnapshot) -> float | None:
     if before.machine_busy_s is None or after.machine_busy_s is None or wall <= 0:
         return None
     others = (after.machine_busy_s - before.machine_busy_s) - (after.own_s - before.own_s)
-    return max(0.0, others / wall)
+    return max(0.0, (others - _tick_resolution()) / wall)
+
+
+def _tick_resolution() -> float:
+    """Seconds of other processes' CPU time a window can read that did not happen: the machine's
+    counter advances in whole clock ticks per CPU and this process's own in whole ticks too, so a
+    window of a few ticks (a 15 ms measurement, at 100 ticks a second) reads one or two ticks of
+    "others" on an idle machine, a third of a core or more. Only what exceeds them counts."""
+    return ((os.cpu_count() or 1) + 1) / os.sysconf("SC_CLK_TCK")
 
 
 def _machine_busy_seconds() -> float | None:
