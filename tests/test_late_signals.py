@@ -22,15 +22,47 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_a_signal_before_settling_stops_and_after_it_is_noted():
+    before = signal.getsignal(signal.SIGTERM)
     with stop_on_signals(), pytest.raises(Stopped):
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(1)
     with stop_on_signals() as stopping:
         stopping.settle()
-        os.kill(os.getpid(), signal.SIGINT)
+        os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(0.05)  # the handler runs; nothing is raised
-    assert stopping.received == [signal.SIGINT]
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handlers restored
+    assert stopping.received == [signal.SIGTERM]
+    assert signal.getsignal(signal.SIGTERM) is before  # handlers restored
+
+
+@pytest.mark.parametrize("number", [signal.SIGHUP, signal.SIGINT])
+def test_a_signal_the_process_started_ignoring_stays_ignored(number):
+    # `nohup` ignores SIGHUP so that a sweep outlives its terminal, and a shell ignores SIGINT in its
+    # background jobs: opperf took both over, so closing the terminal stopped a nohup'd sweep.
+    script = (
+        "import os, signal, time\n"
+        "from opperf.utils.signals import stop_like_ctrl_c, stop_on_signals\n"
+        "stop_like_ctrl_c()\n"
+        "with stop_on_signals():\n"
+        f"    os.kill(os.getpid(), {int(number)})\n"
+        "    time.sleep(0.1)\n"
+        "print('still running')\n"
+    )
+
+    def started_with(disposition: object) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-c", script],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            preexec_fn=lambda: signal.signal(number, disposition),
+            timeout=60,
+            check=False,
+        )
+
+    ignored = started_with(signal.SIG_IGN)
+    assert ignored.returncode == 0 and "still running" in ignored.stdout, ignored.stderr
+    handled = started_with(signal.SIG_DFL)
+    assert handled.returncode != 0 and "still running" not in handled.stdout
 
 
 def test_ctrl_c_while_a_complete_sweep_writes_its_report_keeps_it(tmp_path, monkeypatch, capsys):

@@ -13,6 +13,13 @@ from collections.abc import Iterator
 STOPPING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
+def _handled() -> tuple[int, ...]:
+    """The stopping signals this process does not ignore. One the process started with ignored stays
+    ignored, as the command that started it meant: ``nohup`` ignores SIGHUP so that a sweep outlives
+    its terminal, and a shell ignores SIGINT in the jobs it starts in the background."""
+    return tuple(number for number in STOPPING_SIGNALS if signal.getsignal(number) is not signal.SIG_IGN)
+
+
 class Stopped(KeyboardInterrupt):
     """A stopping signal arrived; ``signal_number`` says which."""
 
@@ -54,7 +61,7 @@ def stop_on_signals() -> Iterator[Stopping]:
     """While inside, SIGTERM and SIGHUP raise ``Stopped`` as Ctrl-C raises KeyboardInterrupt, until
     ``settle()`` (see ``Stopping``); the handlers before it are back afterwards."""
     stopping = Stopping()
-    previous = {number: signal.signal(number, stopping.handle) for number in STOPPING_SIGNALS}
+    previous = {number: signal.signal(number, stopping.handle) for number in _handled()}
     try:
         yield stopping
     finally:
@@ -70,7 +77,7 @@ def stop_like_ctrl_c() -> None:
     Ctrl-C raises ``Stopped`` too, naming it): a command stopped before its own handling starts still
     ends through its ``except KeyboardInterrupt``, with a message and the signal's shell status."""
 
-    for number in STOPPING_SIGNALS:
+    for number in _handled():
         signal.signal(number, _stop)
     atexit.register(_exit_for_late_stop)  # first registered: runs after every other exit hook
 
@@ -89,7 +96,7 @@ def hold_late_signals() -> None:
     only noted, and the last exit hook (``_exit_for_late_stop``, registered by ``stop_like_ctrl_c``)
     makes a noted one the exit status. Python would otherwise raise it while shutting down, or, once
     it has put the default handlers back, die by it (status -2, not 130)."""
-    for number in STOPPING_SIGNALS:
+    for number in _handled():
         signal.signal(number, lambda signal_number, _frame: _LATE.append(signal_number))
 
 
