@@ -23,14 +23,13 @@ from opperf.ab import (
     mismatches,
     run_ab,
 )
-from opperf.cli.common import add_selection, check_writable, seconds, whole
+from opperf.cli.common import add_affinity, add_selection, check_writable, seconds, whole
 from opperf.errors import OpperfError
 from opperf.frameworks import get_backend
 from opperf.options import RunOptions
 from opperf.report.json_report import render_json
 from opperf.rules.profiles import STANDARD
 from opperf.sweep import DEFAULT_TIMEOUT_S, SweepConfig
-from opperf.utils.affinity import AUTO, check_setting
 from opperf.utils.files import write_atomically
 
 HELP = "measure two builds or settings interleaved in one job (then: opperf diff AB.json)"
@@ -41,13 +40,6 @@ def _assignment(text: str) -> tuple[str, str]:
     if not equals or not name.strip():
         raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
     return name.strip(), value
-
-
-def _affinity(text: str) -> str:
-    try:
-        return check_setting(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _interpreter(text: str) -> str:
@@ -91,14 +83,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "the diff of its rounds so far leaves it undecided (same as --rounds: a fixed number) "
         f"(default: {DEFAULT_MIN_ROUNDS})",
     )
-    parser.add_argument(
-        "--affinity",
-        default=AUTO,
-        type=_affinity,
-        metavar="{auto,none,CPUS}",
-        help="CPUs both sides' workers run on, as a sweep's --affinity (default: auto, the last ones); "
-        "each side's next worker starts on the others meanwhile",
-    )
+    add_affinity(parser, "both sides' workers", "; each side's next worker starts on the others meanwhile")
     parser.add_argument("--output-file", required=True, help="the A/B file to write (JSON)")
     parser.add_argument(
         "--timeout",

@@ -9,6 +9,7 @@ import tempfile
 from collections.abc import Callable
 
 from opperf.errors import OpperfError
+from opperf.utils.affinity import AUTO, check_setting
 from opperf.utils.files import write_atomically
 
 
@@ -81,6 +82,26 @@ def add_selection(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--categories", default=(), type=names, help="comma-separated categories, e.g. unary,pooling"
+    )
+
+
+def _affinity(text: str) -> str:
+    try:
+        return check_setting(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def add_affinity(parser: argparse.ArgumentParser, whose: str = "each worker", more: str = "") -> None:
+    """``--affinity``, as a sweep and an A/B job take it: the CPUs for ``whose``."""
+    parser.add_argument(
+        "--affinity",
+        default=AUTO,
+        type=_affinity,
+        metavar="{auto,none,CPUS}",
+        help=f"CPUs for {whose}: auto pins a worker to one CPU per intra-op thread (the last ones), "
+        "which makes medians repeatable across processes; none leaves it to the scheduler; or a list "
+        f"such as 1 or 0,2-3{more} (default: auto)",
     )
 
 

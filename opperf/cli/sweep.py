@@ -15,6 +15,7 @@ from opperf import configs
 from opperf.cli import compare
 from opperf.cli.common import (
     JOURNAL_SUFFIX,
+    add_affinity,
     add_selection,
     add_tag_selection,
     check_writable,
@@ -41,7 +42,6 @@ from opperf.results import Status
 from opperf.rules.profiles import INT64, STANDARD
 from opperf.shards import Shard
 from opperf.sweep import DEFAULT_TIMEOUT_S, SweepConfig, SweepResult, canonical_names, run_sweep
-from opperf.utils.affinity import AUTO, check_setting
 from opperf.utils.files import write_atomically
 from opperf.utils.signals import exit_status, stop_on_signals
 
@@ -65,13 +65,6 @@ def _statuses(text: str) -> tuple[Status, ...]:
     if unknown:
         raise argparse.ArgumentTypeError(f"unknown status {unknown[0]!r}; choose from {', '.join(known)}")
     return tuple(Status(name) for name in chosen)
-
-
-def _affinity(text: str) -> str:
-    try:
-        return check_setting(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def framework_flags() -> dict[str, tuple[FrameworkFlag, ...]]:
@@ -101,15 +94,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAMESPACES",
         help="compare namespaces instead of sweeping (as `opperf compare`), e.g. mx.nd,mx.np,torch",
     )
-    parser.add_argument(
-        "--affinity",
-        default=AUTO,
-        type=_affinity,
-        metavar="{auto,none,CPUS}",
-        help="CPUs each worker runs on: auto pins it to one CPU per intra-op thread (the last ones), "
-        "which makes medians repeatable across processes; none leaves it to the scheduler; or a list "
-        "such as 1 or 0,2-3 (default: auto)",
-    )
+    add_affinity(parser)
     parser.add_argument(
         "--output-format",
         default=None,
