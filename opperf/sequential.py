@@ -12,7 +12,9 @@ undecided get another round, up to ``max_rounds``.
 
 Decided, so stopped: every row of the configuration is ``same`` (its ratio's interval lies inside
 the threshold band), or called ``slower``/``faster`` at ``STOP_SHARE`` of the FDR level (a tenth),
-or has a status verdict (it failed on a side). The false-call rate stays that of the final test:
+or has a status verdict (it failed on a side), or is inconclusive below the timer's resolution (one
+tick is more than the threshold of its time, ``diff.below_resolution``: its rounds read mostly the
+same count of ticks, and more of them add little). The false-call rate stays that of the final test:
 
 - A row stopped as ``same`` has |log ratio| below the band, and the final test calls a row only
   beyond it: its rounds are final and can never be called. A row's false call therefore needs it
@@ -36,7 +38,7 @@ from opperf.errors import OpperfError
 from opperf.report.document import record
 from opperf.results import BenchmarkSpec, Measurement
 from opperf.verdicts.decide import Verdict
-from opperf.verdicts.diff import Row, diff
+from opperf.verdicts.diff import Row, below_resolution, diff
 from opperf.verdicts.load import Key, Run, RunRecord, run_record
 
 DEFAULT_THRESHOLD = 0.05
@@ -72,7 +74,8 @@ class Schedule:
             "alpha": self.alpha,
             "stop_alpha": self.alpha * STOP_SHARE,
             "rule": "after min_rounds, a configuration gets another round until every row is same, "
-            "slower or faster at q <= stop_alpha, or has a status verdict, or max_rounds are done",
+            "slower or faster at q <= stop_alpha, has a status verdict or is inconclusive with one "
+            "tick of the timer above the threshold of its time, or max_rounds are done",
         }
 
 
@@ -108,10 +111,10 @@ class RoundBook:
 
 
 def decided(row: Row, schedule: Schedule) -> bool:
-    """Whether a row needs no further round: ``same``, changed at the stopping level, or a status
-    verdict (anything but a timing verdict)."""
+    """Whether a row needs no further round: ``same``, changed at the stopping level, a status
+    verdict (anything but a timing verdict), or inconclusive below the timer's resolution."""
     if row.verdict is Verdict.INCONCLUSIVE:
-        return False
+        return below_resolution(row, schedule.threshold)
     if row.verdict in (Verdict.SLOWER, Verdict.FASTER):
         return row.q is not None and row.q <= schedule.alpha * STOP_SHARE
     return True

@@ -64,6 +64,33 @@ def test_only_undecided_configurations_get_another_round():
     assert {verdicts[size] for size in range(31, 35)} == {"inconclusive"}
 
 
+def test_rows_below_the_timers_resolution_stop_after_the_minimum():
+    """A 10 us operator timed in whole microseconds reads 9, 10 or 11 us a round: one tick is 10%
+    of its time, more than the 5% threshold, so its rows stop after the minimum rounds,
+    inconclusive with the tick as the reason; rows scattered as widely at 1 ms go on."""
+    generator = random.Random(3)
+    coarse, fine = [_spec(s) for s in range(1, 5)], [_spec(s) for s in range(5, 25)]
+    book = RoundBook()
+    for index in range(3):
+        for spec in coarse:
+            for side in ("base", "new"):
+                micros = 10 + generator.choice((-1, 0, 1))
+                forward = tuple(1e-6 * (micros + k % 2) for k in range(5))  # whole microseconds
+                book.add(index, side, Measurement(spec, Status.OK, forward=forward))
+        for spec in fine:
+            base = 1e-3
+            book.add(index, "base", _measured(spec, base))
+            book.add(index, "new", _measured(spec, base * math.exp(generator.uniform(-0.1, 0.1))))
+    schedule = Schedule(min_rounds=3, max_rounds=10)
+    rows = diff(book.runs("base"), book.runs("new"), 0.05, 0.05, paired=True).rows
+    coarse_rows = [row for row in rows if json.loads(row.key.inputs)["data"]["shape"][0] < 5]
+    assert coarse_rows and all(row.verdict.value in ("inconclusive", "same") for row in coarse_rows)
+    assert all(decided(row, schedule) for row in coarse_rows)
+    inconclusive = [row for row in coarse_rows if row.verdict.value == "inconclusive"]
+    assert inconclusive and all("one tick of the timer (1 us)" in row.reason for row in inconclusive)
+    assert set(book.undecided(schedule, [*coarse, *fine])) <= set(fine)
+
+
 def test_the_schedule_looks_between_the_minimum_and_the_maximum():
     schedule = Schedule(min_rounds=3, max_rounds=5)
     assert [schedule.looks_after(done) for done in range(1, 6)] == [False, False, True, True, False]

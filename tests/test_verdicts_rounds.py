@@ -22,7 +22,7 @@ from opperf.verdicts.inference import (
     z_score,
 )
 from opperf.verdicts.inference import test as row_test
-from opperf.verdicts.load import PhaseRun, phase_run, smallest_gap
+from opperf.verdicts.load import PhaseRun, phase_run, smallest_gap, timer_tick
 
 
 def test_a_round_compares_its_fastest_pass_and_knows_its_tick():
@@ -33,6 +33,17 @@ def test_a_round_compares_its_fastest_pass_and_knows_its_tick():
     assert PhaseRun(2.0, 1.0, 3.0, False, fastest=0.0).paired_figure == 2.0  # a zero cannot be a ratio
     assert smallest_gap([3e-6] * 4) is None
     assert smallest_gap([0.25, 1.0, 0.5, 0.25]) == 0.25
+
+
+def test_a_tick_is_a_gap_every_sample_is_a_whole_number_of():
+    """Whole microseconds show MXNet's tick, floating-point rounding included; two passes of a
+    slow operator a millisecond apart show none."""
+    assert timer_tick([31e-6, 30e-6, 29e-6, 372e-6, 30e-6]) == pytest.approx(1e-6)
+    assert timer_tick([31e-6, 30e-6, 29e-6, 372e-6]) is None  # too few samples to show one
+    assert timer_tick([0.012345, 0.013565]) is None
+    assert timer_tick([0.012345]) is None
+    assert timer_tick([546e-6, 585e-6]) is None  # whole numbers of their gap by chance
+    assert phase_run({"samples_s": [0.012345, 0.013565, 0.0124]}, "test").tick is None
 
 
 def _side(paired: tuple[float, ...], precision: float, tick: float | None) -> Side:

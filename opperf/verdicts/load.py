@@ -67,8 +67,8 @@ class PhaseRun:
     """One phase of one record in one run: the median of its samples and their median's 95%
     interval (seconds), whether the samples were noisy (IQR over 10% of the median), the fastest
     sample (``fastest``; None: the median stands in), which a paired round of an A/B job compares,
-    and the smallest gap between two distinct samples (``tick``: the timer's
-    resolution where it quantises, 1 us for MXNet's profiler; None when all samples are equal)."""
+    and the timer's tick where the samples show one (``timer_tick``: 1 us for MXNet's profiler;
+    None when all samples are equal or they are not whole numbers of their smallest gap)."""
 
     median: float
     low: float
@@ -149,7 +149,7 @@ def phase_run(block: object, where: str) -> PhaseRun | None:
         high=summary.median_high,
         noisy=summary.noisy,
         fastest=min(samples),
-        tick=smallest_gap(samples),
+        tick=timer_tick(samples),
     )
 
 
@@ -157,6 +157,25 @@ def smallest_gap(samples: Sequence[float]) -> float | None:
     """The smallest difference between two distinct samples; None when all are equal."""
     distinct = sorted(set(samples))
     return min((b - a for a, b in itertools.pairwise(distinct)), default=None)
+
+
+def timer_tick(samples: Sequence[float]) -> float | None:
+    """The timer's tick where the samples show one: their smallest gap, if there are at least
+    ``TICK_SAMPLES`` samples and every one is a whole number of it (MXNet's profiler counts whole
+    microseconds); None when all are equal or the gap is just the distance between a few passes
+    (two passes of a 12 ms convolution 1.2 ms apart are no 1.2 ms timer, nor are two of 546 and
+    585 us a 39 us one, which an A/B round of a 550 us operator read here)."""
+    gap = smallest_gap(samples)
+    if gap is None or len(samples) < TICK_SAMPLES:
+        return None
+    whole = all(abs(s / gap - round(s / gap)) <= TICK_TOLERANCE * max(1.0, s / gap) for s in samples)
+    return gap if whole else None
+
+
+TICK_SAMPLES = 5
+"""The fewest samples whose smallest gap can show a tick (a sweep's and a round's fewest judged)."""
+TICK_TOLERANCE = 1e-6
+"""How far (relative) from a whole number of ticks a sample may be, for floating-point rounding."""
 
 
 def run_record(record: object, where: str) -> RunRecord:
