@@ -79,6 +79,18 @@ def test_the_pairs_measured_noise_is_only_a_tick_of_a_quantising_timer():
     # Separate sweeps keep the sides' resolution: hypot(4%, 3%) = 5%.
     unpaired = Compared(None, "forward", precise.base, precise.new, Contrast.two_sample([0.0], [0.0]), None)
     assert measured_noise(unpaired) == pytest.approx(math.log1p(0.05))
+    # and the tick floor too: three sweeps a side of 7 against 6 us, their medians' intervals of
+    # zero width, are one tick apart, not 14% faster.
+    ticked = Compared(
+        None,
+        "forward",
+        _side((7e-6,) * 3, 0.0, 1e-6),
+        _side((6e-6,) * 3, 0.0, 1e-6),
+        Contrast.two_sample([math.log(7e-6)] * 3, [math.log(6e-6)] * 3),
+        None,
+    )
+    assert measured_noise(ticked) == pytest.approx(math.log1p(0.25))
+    assert measured_noise(ticked) > abs(ticked.contrast.estimate)
 
 
 def test_z_score_of_a_normal_moderated_statistic_is_the_statistic():
@@ -120,7 +132,11 @@ def test_rows_of_different_noise_give_a_standardised_null_near_one():
     model = noise_model(contrasts, paired=True)
     assert model.standardised is not None
     assert 0.5 < math.sqrt(model.standardised.s2) < 1.5
-    assert noise_model(contrasts).standardised is None  # separate sweeps: no scores
+    # Separate sweeps: scores only for rows of three runs a side or more.
+    pairs = [Contrast.two_sample([0.01 * i, 0.0], [0.01 * i, 0.02]) for i in range(30)]
+    assert noise_model(pairs).standardised is None
+    triples = [Contrast.two_sample([0.0, 0.01, 0.02], [0.001 * i, 0.01, 0.03]) for i in range(30)]
+    assert all(c.standardisable for c in triples) and noise_model(triples).standardised is not None
 
 
 def test_paired_rows_with_replicates_are_not_held_to_the_raw_null():

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from opperf.errors import OpperfError
 from opperf.verdicts.decide import Verdict, noise, resolution, status_verdict, timing_verdict
 from opperf.verdicts.distributions import t_ppf
-from opperf.verdicts.inference import Contrast, NoiseModel, assess, bh_qvalues
+from opperf.verdicts.inference import REPLICATED_RUNS, Contrast, NoiseModel, assess, bh_qvalues
 from opperf.verdicts.load import PHASES, Key, Run, RunRecord, worst_status
 
 
@@ -151,17 +151,27 @@ def doubt(base: Side, new: Side, rounds: bool = False) -> str | None:
     rounds' disagreement, which the row's test weighs (on this shared machine most rounds were
     busy, and a rule of "busy in most rounds" left 30 of 43 rows with an injected 10% slowdown
     uncalled, their rounds agreeing within 2%); and each round had a share of the budget, so the
-    rounds' agreement, not a round's precision target, is the row's precision."""
+    rounds' agreement, not a round's precision target, is the row's precision. Likewise a side of
+    ``REPLICATED_RUNS`` sweeps or more: its runs' agreement is its precision (each run's sampling
+    error is part of their spread, which the row's test weighs), so imprecise runs do not hold it
+    back (with three sweeps a side and a 25% slowdown injected, 10 of 57 rows were held back so,
+    their runs agreeing on 1.24-1.30 within 0.6-5.5%)."""
     reasons = [
         f"{flag} ({name})"
         for name, figures in (("base", base), ("new", new))
         for flag, raised in (
             ("busy machine", not rounds and figures.busy),
-            ("short of its precision target", not rounds and 2 * figures.imprecise_runs >= figures.runs),
+            ("short of its precision target", not rounds and _short(figures)),
         )
         if raised
     ]
     return ", ".join(reasons) or None
+
+
+def _short(figures: Side) -> bool:
+    """Whether a side of separate sweeps is short of its precision target: half or more of its
+    runs are, and it has fewer than ``REPLICATED_RUNS`` runs to replace their precision."""
+    return figures.runs < REPLICATED_RUNS and 2 * figures.imprecise_runs >= figures.runs
 
 
 def _by_key(runs: Sequence[Run]) -> dict[Key, list[RunRecord]]:
@@ -325,15 +335,18 @@ def _status_reason(base: Sequence[RunRecord], new: Sequence[RunRecord]) -> str |
 
 
 def measured_noise(c: Compared) -> float:
-    """What the two sides' measurements resolve, in log units (``decide.resolution``). Paired
-    rounds: the rounds' agreement, which the row's test weighs, is their precision (a round's figure
-    is its fastest pass, with a share of the budget, and its median's interval says little of it:
-    measured here, 15% wide intervals held back rows whose six rounds agreed on a 10% change within
-    3%), so only the floor remains: ``TICK_FLOOR`` ticks of a quantising timer on the faster side (a
-    5 us against a 6 us median is one tick, not a 20% change)."""
+    """What the two sides' measurements resolve, in log units: at least ``TICK_FLOOR`` ticks of a
+    quantising timer on the faster side (5 us against 6 us is one tick, not a 20% change; three
+    sweeps a side of ``diag`` reading 7, 7, 7 against 6, 6, 6 us were otherwise called 14% faster),
+    and for separate sweeps their median intervals (``decide.resolution``). Paired rounds: the
+    rounds' agreement, which the row's test weighs, is their precision (a round's figure is its
+    fastest pass, with a share of the budget, and its median's interval says little of it: measured
+    here, 15% wide intervals held back rows whose six rounds agreed on a 10% change within 3%), so
+    only the floor remains."""
+    floor = math.log1p(TICK_FLOOR * tick_share(c.base, c.new))
     if not c.contrast.from_rounds:
-        return resolution(c.base.precision, c.new.precision)
-    return math.log1p(TICK_FLOOR * tick_share(c.base, c.new))
+        return max(resolution(c.base.precision, c.new.precision), floor)
+    return floor
 
 
 TICK_FLOOR = 1.5

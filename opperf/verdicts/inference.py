@@ -43,6 +43,16 @@ moderated t in the intersection-union test. A paired row's contrast is Yuen's tr
 rows a 10% slowdown was missed in). Its variance prior follows the rows' level (their log time,
 ``fit_variance_prior``).
 
+Rows of separate sweeps with ``REPLICATED_RUNS`` runs a side or more are tested the same way
+(``Contrast.standardisable``). Their raw log ratios follow a null of about one degree of freedom
+here (a Cauchy: a few rows of each sweep land on a stretch), against which no row reaches
+significance (three sweeps a side with a 25% slowdown injected: 0 of 57 rows called, a Convolution
+backward 1.20x slower, interval [1.12, 1.29], at q 0.11). Their own variance sees what the null
+cannot: three runs a side show each row's spread, and the scores' null scales it by how far runs
+taken back to back understate the noise between the sides (1.5-1.9 here). With fewer runs the
+row's variance rests on one degree of freedom or two, and two sweeps a side that drifted apart
+(the stored A/A sweeps of the tests) had rows called both ways so: those keep the raw null.
+
 The centre is the machine factor: when one side ran in a slower stretch, every row moves, and that
 is not the operators' doing (a change that slows every operator alike shows in the summary's
 geometric mean and machine factor instead). Sweep-wide estimates need ``MIN_ROWS`` rows; with fewer
@@ -64,6 +74,8 @@ from opperf.utils.stats import quantile
 from opperf.verdicts.distributions import digamma, normal_ppf, t_ppf, t_sf, trigamma, trigamma_inverse
 
 MIN_ROWS = 20
+REPLICATED_RUNS = 3
+"""Runs a side a row of separate sweeps needs to be tested on its own scale (``Contrast.standardisable``)."""
 """Rows a sweep-wide estimate (centre, prior, inflation) needs; fewer give none."""
 
 CONFIDENCE = 0.95
@@ -89,6 +101,13 @@ class Contrast:
     unscaled: float
     from_rounds: bool = False
     level: float | None = None
+    fewest_runs: int = 0
+
+    @property
+    def standardisable(self) -> bool:
+        """Whether the row's own noise is known well enough to test it on its own scale against
+        the standardised null: paired rounds, or ``REPLICATED_RUNS`` runs a side and more."""
+        return self.from_rounds or self.fewest_runs >= REPLICATED_RUNS
 
     @classmethod
     def two_sample(cls, base: Sequence[float], new: Sequence[float]) -> Contrast:
@@ -103,6 +122,7 @@ class Contrast:
             variance=squares / df if df else None,
             df=df,
             unscaled=math.sqrt(1 / len(base) + 1 / len(new)),
+            fewest_runs=min(len(base), len(new)),
         )
 
     @classmethod
@@ -311,9 +331,9 @@ def _df_for_tail_ratio(ratio: float) -> float:
 
 
 def noise_model(contrasts: Sequence[Contrast], paired: bool = False) -> NoiseModel:
-    """The diff's centre, empirical null and variance prior (None where too few rows); ``paired``:
-    the contrasts are paired rounds of an interleaved A/B job, and the empirical null is also fitted
-    to the rows' standardised statistics (``standardised``)."""
+    """The diff's centre, empirical null and variance prior (None where too few rows), and the null
+    of the standardisable rows' scores (``standardised``; ``Contrast.standardisable``); ``paired``:
+    the contrasts are paired rounds of an interleaved A/B job, whose raw null is a normal."""
     rows = len(contrasts)
     centre = statistics.median(c.estimate for c in contrasts) if rows >= MIN_ROWS else 0.0
     levels = [c.level for c in contrasts]
@@ -322,13 +342,13 @@ def noise_model(contrasts: Sequence[Contrast], paired: bool = False) -> NoiseMod
         [c.df for c in contrasts],
         levels if all(level is not None for level in levels) else None,
     )
-    scores = [z_score(c, centre, prior) for c in contrasts] if paired else []
+    scores = [z_score(c, centre, prior) for c in contrasts if c.standardisable]
     return NoiseModel(
         centre=centre,
         null=fit_ratio_null([c.estimate - centre for c in contrasts], normal=paired),
         prior=prior,
         rows=rows,
-        standardised=fit_ratio_null([z for z in scores if z is not None], normal=True) if paired else None,
+        standardised=fit_ratio_null([z for z in scores if z is not None], normal=True),
     )
 
 
@@ -368,13 +388,13 @@ def moderated(contrast: Contrast, prior: Prior | None) -> tuple[float, float] | 
 def test(contrast: Contrast, model: NoiseModel) -> RowTest | None:
     """The row's test against its own moderated variance and an empirical null, each where
     available, combined as an intersection-union test; None when neither is available. The null
-    of paired rounds with replicates is the standardised one (each row's own standard error times
-    the scores' null scale), else the null of the raw log ratios."""
+    of a standardisable row (paired rounds, or three sweeps a side and more) is the standardised one
+    (its own standard error times the scores' null scale), else the null of the raw log ratios."""
     candidates = []
     own = moderated(contrast, model.prior)
     if own is not None:
         candidates.append(own)
-    if own is not None and contrast.from_rounds and model.standardised is not None:
+    if own is not None and contrast.standardisable and model.standardised is not None:
         candidates.append((own[0] * math.sqrt(model.standardised.s2), math.inf))
     elif model.null is not None:
         candidates.append((math.sqrt(model.null.s2), model.null.df))
