@@ -21,6 +21,12 @@ from opperf.verdicts.diff import diff
 from opperf.verdicts.load import read_side
 
 DATA = Path(__file__).parent / "data" / "verdicts"
+SLOWED = Path(__file__).parent / "data" / "verdicts3"
+"""Three MXNet sweeps a side, taken back to back (`benchmarks.regression_detection --scenarios
+power-diff`), the new side with a 25% slowdown injected into ``INJECTED``; 40 configurations kept,
+at most 40 samples a phase."""
+INJECTED = {"exp", "log", "sqrt", "broadcast_add", "broadcast_mul", "dot", "FullyConnected", "Convolution"}
+INJECTED |= {"Pooling", "softmax"}
 
 
 def sweep(number: int) -> dict:
@@ -214,3 +220,19 @@ def test_missing_and_mismatched_files(tmp_path):
         entry["op"] = "x" + entry["op"]
     with pytest.raises(OpperfError, match="share no operator configuration"):
         run(arguments(good, write(tmp_path, "renamed.json", renamed)))
+
+
+def test_three_sweeps_a_side_find_a_slowdown_and_call_nothing_else():
+    """Rows of three runs a side are tested on their own scale: most injected rows above 100 us
+    are called slower, no other row either way; two runs a side keep the raw null's caution, and
+    call no other row either."""
+    for runs in (3, 2):
+        base, new = ([str(SLOWED / f"{side}{n}.json") for n in range(runs)] for side in ("b", "n"))
+        rows = diff(read_side(base), read_side(new), threshold=0.05, alpha=0.05).rows
+        injected = [r for r in rows if r.key.op in INJECTED and min(r.base.median, r.new.median) > 1e-4]
+        others = [r for r in rows if r.key.op not in INJECTED]
+        assert len(injected) >= 20 and len(others) >= 50
+        assert not any(r.verdict in (Verdict.SLOWER, Verdict.FASTER) for r in others)
+        slower = sum(r.verdict is Verdict.SLOWER for r in injected)
+        if runs == 3:
+            assert slower >= 2 * len(injected) / 3
