@@ -357,8 +357,8 @@ two ticks are."""
 
 
 def tick_share(base: Side | None, new: Side | None) -> float:
-    """One tick of the timer as a share of a paired row's time on the side where it is largest
-    (0 when the timer does not quantise or the row has no paired figures)."""
+    """One tick of the timer as a share of a row's time (each side's fastest figure) on the side
+    where it is largest; 0 when the timer does not quantise."""
     return max([0.0, *(s.relative_tick for s in (base, new) if s is not None and s.relative_tick)])
 
 

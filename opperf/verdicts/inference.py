@@ -74,9 +74,9 @@ from opperf.utils.stats import quantile
 from opperf.verdicts.distributions import digamma, normal_ppf, t_ppf, t_sf, trigamma, trigamma_inverse
 
 MIN_ROWS = 20
+"""Rows a sweep-wide estimate (centre, prior, inflation) needs; fewer give none."""
 REPLICATED_RUNS = 3
 """Runs a side a row of separate sweeps needs to be tested on its own scale (``Contrast.standardisable``)."""
-"""Rows a sweep-wide estimate (centre, prior, inflation) needs; fewer give none."""
 
 CONFIDENCE = 0.95
 TAIL_QUANTILE = 0.75
