@@ -429,11 +429,15 @@ class IsolatedRunner:
             bufsize=0,
             env={**os.environ, **thread_environment(self._threads), **self._environment},
         )
-        others = sorted(set(available_cpus()) - set(self._cpus)) if self._cpus else []
+        others = self._other_cpus()
         if beside and others:
             with contextlib.suppress(OSError):
                 os.sched_setaffinity(process.pid, others)
         return process, log
+
+    def _other_cpus(self) -> list[int]:
+        """The CPUs the workers are not pinned to (none when they are not pinned)."""
+        return sorted(set(available_cpus()) - set(self._cpus)) if self._cpus else []
 
     def _output_tail(self) -> str:
         """The end of what the worker printed since the current job was sent."""
@@ -470,15 +474,21 @@ class IsolatedRunner:
     def retire_worker(self) -> None:
         """Ask the worker to exit and let it go: the next request gets a fresh worker at once, while
         the retired one finishes exiting on its own (its exit hooks still run, e.g. the removal of
-        torch's compile folder). An idle MXNet worker takes up to a second to exit, almost all of it
-        waiting (measured here: 0.9-1.0 s, 0.04 s of it on a CPU); an A/B job retires both sides'
-        workers every round, and waiting for them was a sixth of its time. ``close`` reaps them."""
+        torch's compile folder), moved off the workers' CPUs first so that its exit does not share
+        them with the next worker's first measurements. An idle MXNet worker takes up to a second to
+        exit, almost all of it waiting (measured here: 0.9-1.0 s, 0.04 s of it on a CPU); an A/B job
+        retires both sides' workers every round, and waiting for them was a sixth of its time.
+        ``close`` reaps them."""
         self._reap_retired()
         process = self._process
         if process is None or process.poll() is not None:
             self._kill()
             return
         self._note_peak_rss()
+        others = self._other_cpus()
+        if others:
+            with contextlib.suppress(OSError):
+                pin_process(others, process.pid)
         with contextlib.suppress(OSError):
             send_frame(process.stdin, None)
         self._retired.append(process)

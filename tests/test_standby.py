@@ -40,6 +40,21 @@ def _children() -> set[int]:
     return found
 
 
+def _thread_affinities(pid: int) -> list[set[int]]:
+    """The CPUs each thread of ``pid`` may run on (empty once it has exited)."""
+    found = []
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    for thread in threads:
+        try:
+            found.append(os.sched_getaffinity(int(thread)))
+        except OSError:
+            continue
+    return found
+
+
 def _settled_children(expected: set[int], within_s: float = 10.0) -> set[int]:
     """This process's live children once they are ``expected`` (retired workers exit on their
     own, in about a second), or as they are after ``within_s``."""
@@ -53,11 +68,12 @@ def _settled_children(expected: set[int], within_s: float = 10.0) -> set[int]:
 def test_the_standby_starts_off_the_workers_cpus_and_each_round_gets_a_new_process():
     """While a worker pinned to the last CPU measures, the next one is already a live child of this
     process on the other CPUs; retired, the worker is replaced by it, which then runs on the
-    workers' CPU; every worker is a distinct process, and a retired one exits on its own while
-    the runner goes on."""
+    workers' CPU; every worker is a distinct process, and a retired one, moved off the workers'
+    CPU, exits on its own while the runner goes on."""
     cpu = available_cpus()[-1]
     with IsolatedRunner(timeout_s=60, threads=1, cpus=[cpu], standby=True) as runner:
         pids: list[int] = []
+        observed = 0
         for _ in range(3):
             (measured,) = runner.run([HEALTHY])
             assert measured.status is Status.OK and measured.forward
@@ -67,6 +83,10 @@ def test_the_standby_starts_off_the_workers_cpus_and_each_round_gets_a_new_proce
             (standby,) = _children() - set(pids)  # a retired worker may still be exiting
             assert cpu not in os.sched_getaffinity(standby)
             runner.retire_worker()
+            affinities = _thread_affinities(worker)  # while it exits, off the workers' CPU
+            observed += bool(affinities)
+            assert all(cpu not in cpus for cpus in affinities)
+        assert observed  # a worker takes about a second to exit: at least one was seen exiting
         assert _settled_children({standby}) == {standby}
     assert len(set(pids)) == 3
     time.sleep(0.1)

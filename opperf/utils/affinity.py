@@ -81,11 +81,12 @@ def worker_cpus(setting: str, threads: int | None, available: Sequence[int]) -> 
     return cpus
 
 
-def pin_process(cpus: Sequence[int]) -> None:
-    """Restrict every thread of this process, and the threads it starts later, to ``cpus``."""
+def pin_process(cpus: Sequence[int], pid: int | None = None) -> None:
+    """Restrict every thread of process ``pid`` (None: this one), and the threads it starts later,
+    to ``cpus``."""
     try:
-        threads = [int(tid) for tid in os.listdir("/proc/self/task")]
+        threads = [int(tid) for tid in os.listdir(f"/proc/{pid or 'self'}/task")]
     except OSError:
-        threads = [0]
+        threads = [pid or 0]
     for thread in threads:
         os.sched_setaffinity(thread, cpus)
