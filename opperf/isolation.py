@@ -432,7 +432,7 @@ class IsolatedRunner:
         others = self._other_cpus()
         if beside and others:
             with contextlib.suppress(OSError):
-                os.sched_setaffinity(process.pid, others)
+                pin_process(others, process.pid)
         return process, log
 
     def _other_cpus(self) -> list[int]:
@@ -463,9 +463,7 @@ class IsolatedRunner:
                 self._note_peak_rss()
                 self._process.kill()
             self._process.wait()
-            for stream in (self._process.stdin, self._process.stdout):
-                with contextlib.suppress(OSError):
-                    stream.close()
+            _close_pipes(self._process)
         if self._log is not None:
             with contextlib.suppress(OSError):
                 os.close(self._log)
@@ -492,10 +490,8 @@ class IsolatedRunner:
         with contextlib.suppress(OSError):
             send_frame(process.stdin, None)
         self._retired.append(process)
-        self._process = None  # ``_kill`` now closes only this side's pipes and log
-        for stream in (process.stdin, process.stdout):
-            with contextlib.suppress(OSError):
-                stream.close()
+        self._process = None  # ``_kill`` now closes only the log
+        _close_pipes(process)
         self._kill()
 
     def close(self) -> None:
@@ -520,9 +516,14 @@ class IsolatedRunner:
             standby, log = self._next
             standby.kill()
             standby.wait()
-            for stream in (standby.stdin, standby.stdout):
-                with contextlib.suppress(OSError):
-                    stream.close()
+            _close_pipes(standby)
             with contextlib.suppress(OSError):
                 os.close(log)
             self._next = None
+
+
+def _close_pipes(process: subprocess.Popen) -> None:
+    """Close this side's ends of a worker's pipes (the worker may be gone already)."""
+    for stream in (process.stdin, process.stdout):
+        with contextlib.suppress(OSError):
+            stream.close()
