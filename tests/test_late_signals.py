@@ -34,6 +34,34 @@ def test_a_signal_before_settling_stops_and_after_it_is_noted():
     assert signal.getsignal(signal.SIGTERM) is before  # handlers restored
 
 
+class _SignalledWhileCollected:
+    """An object whose finalizer is where a stop lands, as one landed in MXNet's ``Symbol.__del__``."""
+
+    def __init__(self, number: int) -> None:
+        self.number = number
+
+    def __del__(self) -> None:
+        signal.raise_signal(self.number)  # the handler runs here, inside the finalizer
+
+
+def test_a_stop_landing_inside_a_finalizer_still_stops_and_prints_no_traceback(capsys):
+    # Python cannot propagate an exception out of a finalizer: it printed "Exception ignored ...
+    # Traceback" and the sweep ran on, the stop lost (a CI run's Ctrl-C test saw exactly that).
+    hook = sys.unraisablehook
+    with stop_on_signals() as stopping, pytest.raises(Stopped) as stop:
+        _SignalledWhileCollected(signal.SIGTERM)  # collected at once
+        time.sleep(5)  # the stop, sent again, interrupts this
+    assert stop.value.signal_number == signal.SIGTERM and stopping.received == [signal.SIGTERM]
+    assert capsys.readouterr().err == ""
+    assert sys.unraisablehook is hook  # restored
+    with stop_on_signals() as stopping:  # settled: a stop inside a finalizer is noted, nothing raised
+        stopping.settle()
+        _SignalledWhileCollected(signal.SIGTERM)
+        time.sleep(0.05)
+    assert stopping.received == [signal.SIGTERM]
+    assert capsys.readouterr().err == "SIGTERM: the work is done; writing the report of what finished\n"
+
+
 @pytest.mark.parametrize("number", [signal.SIGHUP, signal.SIGINT])
 def test_a_signal_the_process_started_ignoring_stays_ignored(number):
     # `nohup` ignores SIGHUP so that a sweep outlives its terminal, and a shell ignores SIGINT in its

@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import _thread
 import atexit
 import contextlib
 import os
 import signal
 import sys
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 
 STOPPING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -43,6 +45,10 @@ class Stopping:
         self.settled = True
 
     def handle(self, signal_number: int, _frame: object) -> None:
+        if _resent(signal_number):  # the stop again, a finalizer having swallowed it: not a new signal
+            if not self.settled:
+                raise Stopped(signal_number)
+            return
         stops = not self.received and not self.settled
         self.received.append(signal_number)
         if stops:
@@ -62,9 +68,11 @@ def stop_on_signals() -> Iterator[Stopping]:
     ``settle()`` (see ``Stopping``); the handlers before it are back afterwards."""
     stopping = Stopping()
     previous = {number: signal.signal(number, stopping.handle) for number in _handled()}
+    previous_hook = _resend_swallowed_stops()
     try:
         yield stopping
     finally:
+        sys.unraisablehook = previous_hook
         for number, handler in previous.items():
             # In opperf's own process, once a stop came or the work is done, later stops stay noted to
             # the end: what is left is returning the status (then ``hold_late_signals`` takes over).
@@ -79,12 +87,50 @@ def stop_like_ctrl_c() -> None:
 
     for number in _handled():
         signal.signal(number, _stop)
+    _resend_swallowed_stops()
     atexit.register(_exit_for_late_stop)  # first registered: runs after every other exit hook
 
 
 def _stop(signal_number: int, _frame: object) -> None:
     """The process-wide handler ``stop_like_ctrl_c`` installs."""
+    _resent(signal_number)
     raise Stopped(signal_number)
+
+
+_RESENT: set[int] = set()
+"""Stops sent again because a finalizer swallowed them (``_resend_swallowed_stops``)."""
+
+
+def _resent(signal_number: int) -> bool:
+    """Whether this arrival of ``signal_number`` is a swallowed stop sent again (and no longer pending)."""
+    resent = signal_number in _RESENT
+    _RESENT.discard(signal_number)
+    return resent
+
+
+def _resend_swallowed_stops() -> Callable[[sys.UnraisableHookArgs], object]:
+    """Make a stop that lands inside a finalizer stop the command anyway; returns the hook it replaces.
+
+    Python runs a signal's handler wherever the main thread is, and an exception raised inside a
+    finalizer (a framework object's ``__del__`` run as it is collected: MXNet's ``Symbol`` frees its
+    handle there) cannot propagate: Python prints it as "Exception ignored", with its traceback, and
+    goes on, so the stop would be lost. The hook installed here takes such a ``Stopped`` quietly and
+    sends the signal to the main thread again, from a thread of its own, which cannot run before the
+    main thread lets go of the interpreter, past the finalizer; should it land in a finalizer again, it
+    is sent again. the handler knows it for the same stop (``_resent``), not a second one."""
+    previous = sys.unraisablehook
+
+    def hook(unraisable: sys.UnraisableHookArgs) -> None:
+        stop = unraisable.exc_value
+        if not isinstance(stop, Stopped):
+            previous(unraisable)
+            return
+        _RESENT.add(stop.signal_number)
+        # Not ``threading.Thread.start``: it waits for the thread to run, so the signal would land in here.
+        _thread.start_new_thread(signal.pthread_kill, (threading.main_thread().ident, stop.signal_number))
+
+    sys.unraisablehook = hook
+    return previous
 
 
 _LATE: list[int] = []
