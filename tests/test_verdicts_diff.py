@@ -235,4 +235,5 @@ def test_three_sweeps_a_side_find_a_slowdown_and_call_nothing_else():
         assert not any(r.verdict in (Verdict.SLOWER, Verdict.FASTER) for r in others)
         slower = sum(r.verdict is Verdict.SLOWER for r in injected)
         if runs == 3:
-            assert slower >= 2 * len(injected) / 3
+            assert slower >= 0.9 * len(injected)
+

@@ -27,6 +27,7 @@ from opperf.verdicts.inference import (
     fit_ratio_null,
     fit_variance_prior,
     moderated,
+    trimmed_slow,
 )
 
 EULER = 0.5772156649015329
@@ -70,6 +71,14 @@ def test_two_sample_and_paired_contrasts_by_hand():
     single = Contrast.two_sample([0.1], [0.3])
     assert (single.variance, single.df) == (None, 0)
     assert single.unscaled == pytest.approx(math.sqrt(2))
+    # Three runs a side: each side's slowest run is trimmed. Base keeps 0.0, 0.02 (winsorised 0.0,
+    # 0.02, 0.02: variance 0.02² / 3, over (2/3)²); new keeps 0.40, 0.44 (0.40, 0.44, 0.44: 0.04² / 3).
+    c = Contrast.two_sample([0.3, 0.0, 0.02], [0.40, 0.44, 0.9])
+    assert c.estimate == pytest.approx(0.41)
+    assert (c.df, c.fewest_runs) == (2, 3)
+    assert c.variance == pytest.approx((0.02**2 / 3 + 0.04**2 / 3) / 2 * 9 / 4)
+    assert c.unscaled == pytest.approx(math.sqrt(2 / 3))
+    assert trimmed_slow([0.1, 0.2, 0.3, 0.4, 5.0]) == (pytest.approx(0.25), pytest.approx(0.017 / 0.64), 3)
     paired = Contrast.paired([0.1, 0.2, 0.3])
     assert (paired.estimate, paired.df) == (pytest.approx(0.2), 2)
     assert paired.variance == pytest.approx(0.01)
