@@ -237,3 +237,23 @@ def test_three_sweeps_a_side_find_a_slowdown_and_call_nothing_else():
         if runs == 3:
             assert slower >= 0.9 * len(injected)
 
+
+def test_separate_sweeps_whose_sides_ran_at_different_speeds_call_no_row(tmp_path, capsys):
+    """The new side's sweeps 1.12x slower throughout (another machine, a slow stretch): its rows of
+    separate sweeps are inconclusive and say why, the injected slowdown included, where otherwise
+    they would be judged against the shift."""
+    base = [str(SLOWED / f"b{n}.json") for n in range(3)]
+    new = []
+    for n in range(3):
+        document = json.loads((SLOWED / f"n{n}.json").read_text())
+        for entry in document["results"]:
+            if entry["status"] == "ok":
+                scale(entry, 1.12)
+        new.append(write(tmp_path, f"n{n}.json", document))
+    result = diff(read_side(base), read_side(new), threshold=0.05, alpha=0.05)
+    assert result.summary.machine_shift and result.summary.machine_factor > 1.1
+    timed = [r for r in result.rows if r.ratio is not None]
+    assert len(timed) >= 70 and all(r.verdict is Verdict.INCONCLUSIVE for r in timed)
+    assert all("separate sweeps cannot tell" in r.reason for r in timed)
+    assert run(arguments(",".join(base), ",".join(new), "--fail-on", "regression")) == 0
+    assert "Rows of separate sweeps are inconclusive" in capsys.readouterr().out

@@ -89,7 +89,8 @@ def summary_lines(summary: Summary) -> list[str]:
         lines += [
             "",
             "The machine factor is beyond the threshold: one side probably ran in a slower stretch of "
-            "the machine (or every operator changed alike); row verdicts are judged relative to it.",
+            "the machine, or on another machine (or every operator changed alike). Rows of separate "
+            "sweeps are inconclusive then; rows of an interleaved A/B job are judged relative to it.",
         ]
     if summary.indicative:
         lines += [
