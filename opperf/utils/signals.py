@@ -117,7 +117,7 @@ def _resend_swallowed_stops() -> Callable[[sys.UnraisableHookArgs], object]:
     goes on, so the stop would be lost. The hook installed here takes such a ``Stopped`` quietly and
     sends the signal to the main thread again, from a thread of its own, which cannot run before the
     main thread lets go of the interpreter, past the finalizer; should it land in a finalizer again, it
-    is sent again. the handler knows it for the same stop (``_resent``), not a second one."""
+    is sent again. The handler knows it for the same stop (``_resent``), not a second one."""
     previous = sys.unraisablehook
 
     def hook(unraisable: sys.UnraisableHookArgs) -> None:

@@ -423,8 +423,8 @@ def _shift_doubt(model: NoiseModel | None, threshold: float) -> str | None:
     whole new side beyond the threshold of the base (the machine factor), operators respond to what
     slowed the machine unequally (memory-bound ones more), and that spread is read as their change.
     Three sweeps a side, the new side at 1.10x the base's time and no operator changed: 52 of 502
-    rows called (14 without trimming each side's slowest run, ``trimmed_slow``); in nine diffs at
-    0.99-1.04x, 0-7. Interleaved rounds pair the sides within each round: judged relative to it."""
+    rows called (14 without trimming each side's slowest run, ``trimmed_slow``); in ten diffs at
+    0.98-1.04x, 0-7. Interleaved rounds pair the sides within each round: judged relative to it."""
     if model is None or abs(model.centre) <= math.log1p(threshold):
         return None
     return (
