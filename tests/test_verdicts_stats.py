@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -29,6 +30,7 @@ from opperf.verdicts.inference import (
     moderated,
     trimmed_slow,
 )
+from opperf.verdicts.inference import test as inference_test
 
 EULER = 0.5772156649015329
 
@@ -135,7 +137,26 @@ def test_too_few_rows_give_no_test_without_replicates():
 
 
 def _test(low: float, high: float, statistic: float = 5.0, se: float = 0.01) -> RowTest:
-    return RowTest(statistic=statistic, se=se, p=0.001, low=low, high=high)
+    """A test whose 90% interval is the 95% one narrowed as for a normal statistic (1.645 / 1.96)."""
+    equivalence = (high - low) / 2 * 1.6449 / 1.96
+    return RowTest(statistic=statistic, se=se, p=0.001, low=low, high=high, equivalence=equivalence)
+
+
+def test_same_is_two_one_sided_tests_at_five_percent():
+    """log ratio 0.03 with a standard error of 0.01 (normal): the 95% interval reaches 0.0496, past
+    the band's 0.0488, but the 90% one (0.0465) does not, so both one-sided tests at 5% reject a
+    change of 5% or more: ``same``. A standard error of 0.012 puts the 90% interval at 0.0497."""
+    band = math.log1p(0.05)
+    model = NoiseModel(centre=0.0, null=None, prior=Prior(s2=0.01**2, df=math.inf, source="hand"), rows=100)
+    row = inference_test(Contrast(estimate=0.03, variance=0.01**2, df=2, unscaled=1.0), model)
+    assert row is not None
+    assert row.high == pytest.approx(0.03 + 1.959964 * 0.01) and row.high > band
+    assert row.equivalence == pytest.approx(1.644854 * 0.01)
+    assert timing_verdict(0.03, row, q=0.01, row_noise=0.0, threshold=0.05, alpha=0.05)[0] is Verdict.SAME
+    wider = replace(row, equivalence=1.644854 * 0.012)
+    assert timing_verdict(0.03, wider, q=0.01, row_noise=0.0, threshold=0.05, alpha=0.05)[0] is (
+        Verdict.INCONCLUSIVE
+    )
 
 
 def test_decision_rule_on_constructed_inputs():

@@ -12,8 +12,10 @@ A timing row is ``slower`` or ``faster`` only when all three hold:
     ratio (the centred statistic has the same sign);
 (c) **it survives Benjamini-Hochberg** at the FDR level ``alpha`` across the rows tested.
 
-A row is ``same`` when its ratio's 95% interval lies inside the threshold band
-[1 / (1 + threshold), 1 + threshold]: no change as large as the threshold is compatible with it.
+A row is ``same`` when two one-sided tests at 5% reject a change as large as the threshold either
+way (Schuirmann's TOST): its ratio's 90% interval lies inside the threshold band
+[1 / (1 + threshold), 1 + threshold]. Reports show the 95% interval, which may reach a little beyond
+the band of a ``same`` row.
 Anything else, and any row measured on a busy machine or with half or more of a side's runs short
 of their precision target (``diff.doubt``), is ``inconclusive``: say so rather than guess.
 """
@@ -95,7 +97,7 @@ def timing_verdict(
     agrees = estimate * test.statistic > 0
     if large and agrees and q <= alpha:
         return (Verdict.SLOWER if estimate > 0 else Verdict.FASTER), None
-    if -band < test.low and test.high < band:
+    if abs(estimate) + test.equivalence < band:
         return Verdict.SAME, None
     if q <= alpha and not large:
         return Verdict.INCONCLUSIVE, "significant, but within the threshold or the pair's noise"
