@@ -64,10 +64,11 @@ A/A job over 578 rows cost 3.5x a sweep against 2.4x with 1/12, deciding as many
 MAX_ROUND_TARGET = 0.2
 """The loosest precision target a round is given, however many rounds there are."""
 REWARM_PASSES = 1
-"""The most warm-up passes a round after the first runs. Its worker's preparation ran the
-configuration once already (the recorded forward pass and the backward probe), and a round's
-figure is its fastest pass, which a first pass still slower than the rest does not become; three
-passes (a sweep's settle window) cost a sixth of the job's sampling here."""
+"""The most warm-up passes a round after the first runs, counting the pass its fresh worker ran
+while preparing the configuration just before (the recorded forward pass and the backward probe):
+so none more, unless the worker measures a preparation made in another round. A round's figure is
+its fastest pass, which a first pass still slower than the rest does not become; three passes (a
+sweep's settle window) cost a sixth of the job's sampling here."""
 
 
 @dataclass(frozen=True)

@@ -253,12 +253,10 @@ def measure_prepared(
     probe_memory: bool = True,
     plan: SamplingPlan | None = None,
 ) -> Measurement:
-    """Warm up and sample ``passes`` of a prepared ``spec``; ``probe_memory`` False leaves the
-    peak-memory probe out and does not count the passes run while preparing (``passes.warmed``) again
-    (a later round of a configuration whose first round did both); ``plan``, when given, replaces the
-    spec's sampling plan (a round's share of it, ``opperf.ab.round_plan``)."""
-    if not probe_memory:
-        passes = replace(passes, warmed=())
+    """Warm up and sample ``passes`` of a prepared ``spec``, the passes run while preparing
+    (``passes.warmed``) counting as warm-up; ``probe_memory`` False leaves the peak-memory probe out
+    (a later round of a configuration whose first round probed it); ``plan``, when given, replaces
+    the spec's sampling plan (a round's share of it, ``opperf.ab.round_plan``)."""
     try:
         with passes.scope():
             return _measure_passes(session, spec, passes, probe_memory, plan or spec.options.plan)

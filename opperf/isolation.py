@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, BinaryIO
 
 from opperf.results import BenchmarkSpec, Measurement, Status
@@ -103,8 +103,10 @@ class _Prepared:
             self.spec, self.passes, self.round = job.spec, passes, job.index
         if isinstance(self.passes, Measurement):
             return RoundMeasured(self.passes, self.round)
+        # The preparation's pass warms the round it was made for; a later round re-warms on its own.
+        passes = self.passes if first else replace(self.passes, warmed=())
         measurement = harness.measure_prepared(
-            session, job.spec, self.passes, probe_memory=job.index == 0, plan=job.plan
+            session, job.spec, passes, probe_memory=job.index == 0, plan=job.plan
         )
         return RoundMeasured(measurement, self.round)
 

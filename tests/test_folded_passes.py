@@ -9,6 +9,7 @@ import pytest
 from opperf import harness
 from opperf.benchmark import RunOptions, benchmark
 from opperf.frameworks import get_backend
+from opperf.isolation import Round, _Prepared
 from opperf.results import Status
 from opperf.sampling import SamplingPlan
 
@@ -92,7 +93,7 @@ def test_a_warm_up_too_short_for_the_reading_to_settle_leaves_the_probe_to_a_pas
 
 
 @pytest.mark.parametrize("framework", ["mxnet", "torch"])
-def test_a_later_round_counts_no_first_pass_again_and_probes_no_memory(framework):
+def test_measuring_a_preparation_counts_its_pass_and_probes_no_memory_when_asked(framework):
     (function, name), calls = _counted(framework)
     session = get_backend(framework).session
     (m,) = benchmark(
@@ -103,4 +104,22 @@ def test_a_later_round_counts_no_first_pass_again_and_probes_no_memory(framework
     plan = SamplingPlan(warmup=2, runs=3)
     later = harness.measure_prepared(session, m.spec, passes, probe_memory=False, plan=plan)
     assert later.status is Status.OK, later.reason
-    assert (later.warmup_runs, later.memory_peak_bytes, len(calls)) == (2, None, 2 + 3)
+    assert (later.warmup_runs, later.memory_peak_bytes, len(calls)) == (2, None, 1 + 3)
+
+
+@pytest.mark.parametrize("framework", ["mxnet", "torch"])
+def test_a_round_counts_the_pass_of_its_own_preparation_only(framework):
+    """An A/B worker's round warms up on the pass it ran preparing the configuration just before; a
+    round measured on a preparation an earlier round made counts no pass of it (it ran long ago)."""
+    function, name = (mx.nd.exp, "data") if framework == "mxnet" else (torch.exp, "input")
+    session = get_backend(framework).session
+    options = RunOptions(framework=framework, warmup=1, runs=1, profiler="python")
+    (m,) = benchmark(function, [{name: (64, 64)}], options)
+    plan = SamplingPlan(warmup=0, runs=3)
+    prepared = _Prepared()
+    fresh = prepared.measure(session, Round(m.spec, 1, plan))
+    again = prepared.measure(session, Round(m.spec, 2, plan))
+    assert fresh.measurement.status is Status.OK, fresh.measurement.reason
+    first = fresh.measurement
+    assert (fresh.prepared_in, first.warmup_runs, first.memory_peak_bytes) == (1, 1, None)
+    assert (again.prepared_in, again.measurement.warmup_runs) == (1, 0)
