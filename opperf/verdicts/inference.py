@@ -66,6 +66,7 @@ Benjamini-Hochberg over the rows tested (``bh_qvalues``).
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import math
 import statistics
@@ -219,16 +220,19 @@ class Prior:
     source: str
     trend: tuple[tuple[float, float], ...] = ()
 
+    @functools.cached_property
+    def _levels(self) -> list[float]:
+        return [x for x, _ in self.trend]
+
     def scale_at(self, level: float | None) -> float:
         """The prior's scale for a row at ``level``: ``s2``, or where the prior has a ``trend``
         ((level, s2) knots in level order), its linear interpolation, flat beyond the ends."""
         if not self.trend or level is None:
             return self.s2
-        levels = [x for x, _ in self.trend]
-        index = bisect.bisect_left(levels, level)
+        index = bisect.bisect_left(self._levels, level)
         if index == 0:
             return self.trend[0][1]
-        if index == len(levels):
+        if index == len(self._levels):
             return self.trend[-1][1]
         (x0, y0), (x1, y1) = self.trend[index - 1], self.trend[index]
         return y0 if x1 == x0 else y0 + (y1 - y0) * (level - x0) / (x1 - x0)
