@@ -48,13 +48,13 @@ def test_two_interpreters_one_with_an_environment_change(tmp_path, capsys):
     output = tmp_path / "ab.json"
     code = main(
         ["ab", "--ops", "exp,broadcast_add", *QUICK, "--base-python", sys.executable,
-         "--new-python", sys.executable, "--new-env", "OPPERF_TEST_SLOWDOWN=exp:2.0",
+         "--new-python", sys.executable, "--new-env", "OPPERF_TEST_SLOWDOWN=exp:4.0",
          "--output-file", str(output)]
     )  # fmt: skip
     assert code == 0
     document = json.loads(output.read_text())
     assert document["kind"] == "ab" and document["ab"]["rounds"] == 2
-    assert document["ab"]["builds"]["new"]["environment"] == {"OPPERF_TEST_SLOWDOWN": "exp:2.0"}
+    assert document["ab"]["builds"]["new"]["environment"] == {"OPPERF_TEST_SLOWDOWN": "exp:4.0"}
     assert document["ab"]["builds"]["base"]["framework_version"] == "1.9.1"
     assert document["ab"]["mismatches"] == []
     records = document["results"]
@@ -69,13 +69,15 @@ def test_two_interpreters_one_with_an_environment_change(tmp_path, capsys):
     def median(op: str, side: str) -> float:
         return sorted(r["forward"]["median_s"] for r in records if r["op"] == op and r["side"] == side)[0]
 
-    assert 1.5 < median("exp", "new") / median("exp", "base") < 2.7
+    # 4x injected: a job this short runs beside the standby workers' imports on the other CPU, which
+    # has read one side's exp 1.6x slower than the other's in both rounds (seen in two suite runs).
+    assert 2.5 < median("exp", "new") / median("exp", "base") < 6.0
     assert 0.6 < median("broadcast_add", "new") / median("broadcast_add", "base") < 1.6
     capsys.readouterr()
     assert main(["diff", str(output), "--output-format", "json", "--fail-on", "never"]) == 0
     rows = json.loads(capsys.readouterr().out)["rows"]
     exp_ratios = [r["ratio"] for r in rows if r["op"] == "exp" and r.get("ratio")]
-    assert exp_ratios and 1.5 < statistics.median(exp_ratios) < 2.7
+    assert exp_ratios and 2.5 < statistics.median(exp_ratios) < 6.0
 
 
 def _exp(shape: tuple[int, ...]) -> BenchmarkSpec:
