@@ -66,6 +66,11 @@ pass, and the rounds' agreement the row's precision, so a round needs few passes
 budget a round took a quarter of a sweep's sampling (most rounds spent their whole share), and an
 A/A job over 578 rows cost 3.5x a sweep against 2.4x with 1/12, deciding as many rows (533 and 524
 ``same``; measured one after the other on a shared machine)."""
+ROUND_MIN_RUNS = 2
+"""The fewest samples a round takes (when the plan's minimum is at least that). A round's figure is
+its fastest pass, and in a full-registry A/A job the rounds' log ratios of 1-5 ms rows scattered by a
+median 10.5% read from each round's first pass, 5.7% from its fastest of two, and of 5-21 ms rows
+8.4% and 5.1%; configurations of 5 ms and more took one or two passes a round and ran 5-6 rounds."""
 MAX_ROUND_TARGET = 0.2
 """The loosest precision target a round is given, however many rounds there are."""
 REWARM_PASSES = 1
@@ -144,17 +149,18 @@ def round_options(options: RunOptions, rounds: int) -> RunOptions:
 def round_plan(plan: SamplingPlan, rounds: int, index: int, pass_s: float | None) -> SamplingPlan:
     """Round ``index``'s share of a configuration's sampling ``plan`` (already ``round_options``'s).
 
-    Every round takes at least ceil(min_runs / rounds) samples, so the rounds together take the
-    configuration's minimum, not ``rounds`` times it: held to the whole minimum, a round of a slow
-    configuration (20 ms a pass and more) spent several times its budget share, and such
-    configurations cost 7x a sweep. Round 0 warms up as a sweep does; later rounds only re-warm
-    (the other side's worker ran on the same CPUs meanwhile), with at most ``REWARM_PASSES``
-    passes, and none when one pass (``pass_s``, the previous round's forward and backward medians)
-    takes longer than the round's warm-up share of its budget. Fixed counts (``--warmup``,
+    Every round takes at least ceil(min_runs / rounds) samples and ``ROUND_MIN_RUNS`` (never more
+    than min_runs), so the rounds together take about the configuration's minimum, not ``rounds``
+    times it: held to the whole minimum, a round of a slow configuration (20 ms a pass and more)
+    spent several times its budget share, and such configurations cost 7x a sweep. Round 0 warms
+    up as a sweep does; later rounds only re-warm (the other side's worker ran on the same CPUs
+    meanwhile), with at most ``REWARM_PASSES`` passes, and none when one pass (``pass_s``, the
+    previous round's forward and backward medians) takes longer than the round's warm-up share of
+    its budget. Fixed counts (``--warmup``,
     ``--runs``) mean exactly that many passes in every round, and are left as they are."""
     if not plan.adaptive:
         return plan
-    min_runs = max(1, math.ceil(plan.min_runs / rounds))
+    min_runs = min(plan.min_runs, max(ROUND_MIN_RUNS, math.ceil(plan.min_runs / rounds)))
     plan = replace(plan, min_runs=min_runs, max_runs=max(plan.max_runs, min_runs))
     if index == 0 or plan.warmup is not None:
         return plan

@@ -14,6 +14,7 @@ import pytest
 from opperf.ab import (
     MAX_ROUND_TARGET,
     REWARM_PASSES,
+    ROUND_MIN_RUNS,
     interleaved,
     mismatches,
     order,
@@ -171,12 +172,15 @@ def test_a_round_gets_a_share_of_the_budget_and_a_looser_target():
 
 def test_a_round_takes_its_share_of_the_minimum_and_later_rounds_only_re_warm():
     """By hand, for 6 rounds of a plan with a 5-sample minimum and 0.05 s a round (warm-up share
-    0.0125 s): every round may stop after ceil(5/6) = 1 sample; round 0 warms up as a sweep does,
-    later rounds with at most REWARM_PASSES passes, none when a pass takes longer than 0.0125 s."""
+    0.0125 s): every round may stop after ROUND_MIN_RUNS samples (more than ceil(5/6) = 1), never
+    more than the plan's minimum; round 0 warms up as a sweep does, later rounds with at most
+    REWARM_PASSES passes, none when a pass takes longer than 0.0125 s."""
     plan = SamplingPlan(budget_s=0.05, min_runs=5)
     first = round_plan(plan, 6, 0, None)
-    assert first == SamplingPlan(budget_s=0.05, min_runs=1)
-    assert round_plan(plan, 6, 3, 0.001) == SamplingPlan(budget_s=0.05, min_runs=1, max_warmup=REWARM_PASSES)
+    assert first == SamplingPlan(budget_s=0.05, min_runs=ROUND_MIN_RUNS) and ROUND_MIN_RUNS == 2
+    later = SamplingPlan(budget_s=0.05, min_runs=ROUND_MIN_RUNS, max_warmup=REWARM_PASSES)
+    assert round_plan(plan, 6, 3, 0.001) == later
+    assert round_plan(SamplingPlan(budget_s=0.05, min_runs=1), 6, 0, None).min_runs == 1
     assert round_plan(plan, 6, 3, 0.02).max_warmup == 0
     assert round_plan(plan, 6, 3, None).max_warmup == REWARM_PASSES  # the last round did not measure
     assert round_plan(plan, 2, 1, 0.001).min_runs == 3
