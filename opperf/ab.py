@@ -156,8 +156,8 @@ def round_plan(plan: SamplingPlan, rounds: int, index: int, pass_s: float | None
     up as a sweep does; later rounds only re-warm (the other side's worker ran on the same CPUs
     meanwhile), with at most ``REWARM_PASSES`` passes, and none when one pass (``pass_s``, the
     previous round's forward and backward medians) takes longer than the round's warm-up share of
-    its budget. Fixed counts (``--warmup``,
-    ``--runs``) mean exactly that many passes in every round, and are left as they are."""
+    its budget. Fixed counts (``--warmup``, ``--runs``) mean exactly that many passes in every round,
+    and are left as they are."""
     if not plan.adaptive:
         return plan
     min_runs = min(plan.min_runs, max(ROUND_MIN_RUNS, math.ceil(plan.min_runs / rounds)))

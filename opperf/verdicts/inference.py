@@ -447,16 +447,22 @@ def test(contrast: Contrast, model: NoiseModel) -> RowTest | None:
     if not candidates:
         return None
     centred = contrast.estimate - model.centre
-    p, se = max((2 * t_sf(abs(centred) / se, df), se) for se, df in candidates)
-    half = max(t_ppf(0.5 + CONFIDENCE / 2, df) * se for se, df in candidates)
+    p, deciding_se = max((2 * t_sf(abs(centred) / se, df), se) for se, df in candidates)
+    half = _half_width(candidates, CONFIDENCE)
     return RowTest(
-        statistic=centred / se,
+        statistic=centred / deciding_se,
         se=max(se for se, _ in candidates),
         p=min(1.0, p),
         low=contrast.estimate - half,
         high=contrast.estimate + half,
-        equivalence=max(t_ppf(0.5 + EQUIVALENCE_CONFIDENCE / 2, df) * se for se, df in candidates),
+        equivalence=_half_width(candidates, EQUIVALENCE_CONFIDENCE),
     )
+
+
+def _half_width(candidates: Sequence[tuple[float, float]], level: float) -> float:
+    """The half-width of the hull of the candidate tests' two-sided ``level`` intervals, each
+    (standard error, degrees of freedom)."""
+    return max(t_ppf(0.5 + level / 2, df) * se for se, df in candidates)
 
 
 def assess(
