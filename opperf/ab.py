@@ -13,11 +13,12 @@ worker starts beside the one measuring, on the other CPUs, so a round does not w
 worker takes to start (``IsolatedRunner(standby=True)``). Every configuration gets ``min_rounds``
 rounds, then another round while the diff of its rounds so far leaves it undecided, up to
 ``rounds`` (``opperf.sequential``). Each side's worker prepares a configuration (inputs, passes,
-the backward probe) in each round, checks that its tensors fit and probes its peak memory in round
-0 only (a configuration round 0 skipped is not run again on that side), and measures it with
-``1/ROUND_SHARE`` of the sweep's time budget, a precision target sqrt(ROUND_SHARE) times looser
-(``round_options``), its share of the minimum sample count and, after round 0, a re-warm of one
-pass (``round_plan``). Each record says which round's preparation it used (``prepared_in_round``).
+the backward probe) in each round, checks that its tensors fit in round 0 only (a configuration
+round 0 skipped is not run again on that side; peak memory is a sweep's figure, not probed here),
+and measures it with ``1/ROUND_SHARE`` of the sweep's time budget, a precision target
+sqrt(ROUND_SHARE) times looser (``round_options``), its share of the minimum sample count and,
+after round 0, a re-warm of one pass (``round_plan``). Each record says which round's preparation
+it used (``prepared_in_round``).
 
 The pairs of a round are the unit of replication: ``opperf diff AB.json`` tests the per-round log
 ratios of each configuration (``opperf.verdicts``).
@@ -95,7 +96,7 @@ class Build:
 @dataclass(frozen=True)
 class Pair:
     """One configuration in one round: each side's measurement, and the round whose preparation
-    (inputs, passes, memory probe) each side's measurement used."""
+    (inputs, passes) each side's measurement used."""
 
     round: int
     base: Measurement

@@ -255,7 +255,7 @@ def measure_prepared(
 ) -> Measurement:
     """Warm up and sample ``passes`` of a prepared ``spec``, the passes run while preparing
     (``passes.warmed``) counting as warm-up; ``probe_memory`` False leaves the peak-memory probe out
-    (a later round of a configuration whose first round probed it); ``plan``, when given, replaces
+    (an A/B job's rounds: they compare times); ``plan``, when given, replaces
     the spec's sampling plan (a round's share of it, ``opperf.ab.round_plan``)."""
     try:
         with passes.scope():
@@ -309,8 +309,8 @@ def _measure_passes(
 
 
 def _probing(sampler: Sampler, probe_memory: bool) -> Sampler:
-    """``sampler``, its warm-up passes no longer under the memory probe where none is wanted (a later
-    round of an A/B job)."""
+    """``sampler``, its warm-up passes no longer under the memory probe where none is wanted (an A/B
+    job's rounds)."""
     if probe_memory or not isinstance(sampler, PerCallSampler):
         return sampler
     return replace(sampler, peak_memory=None)

@@ -65,9 +65,11 @@ class Round:
     """Measure round ``index`` of ``spec`` (an A/B job's rounds of one configuration). The worker
     prepares the spec's inputs and passes in round 0 or when it holds another spec's (an A/B job's
     rounds each pass over every configuration, in fresh workers), and measures a later round of the
-    spec it holds on that preparation; only round 0 checks that the tensors fit and probes peak
-    memory, a configuration's, not a round's (an A/B job does not run a later round of a
-    configuration its round 0 skipped on that side).
+    spec it holds on that preparation; only round 0 checks that the tensors fit (an A/B job does not
+    run a later round of a configuration its round 0 skipped on that side). No round probes peak
+    memory: an A/B job compares times, and the probe's pass after sampling (a round's warm-up is
+    too short to read the peak from) cost about 9 ms a configuration and side, 5% of a job over the
+    full registry; the peak is a sweep's figure.
     ``plan`` is the round's sampling plan (its share of the spec's, ``opperf.ab.round_plan``); None
     measures with the spec's own."""
 
@@ -105,9 +107,7 @@ class _Prepared:
             return RoundMeasured(self.passes, self.round)
         # The preparation's pass warms the round it was made for; a later round re-warms on its own.
         passes = self.passes if first else replace(self.passes, warmed=())
-        measurement = harness.measure_prepared(
-            session, job.spec, passes, probe_memory=job.index == 0, plan=job.plan
-        )
+        measurement = harness.measure_prepared(session, job.spec, passes, probe_memory=False, plan=job.plan)
         return RoundMeasured(measurement, self.round)
 
     def release(self) -> None:
