@@ -8,7 +8,8 @@ five rounds of six agreeing on 1.10 and one far off). A fixed number of rounds s
 the first and too little on the second; so every configuration gets ``min_rounds`` rounds, then
 after each round the job asks ``opperf.verdicts.diff`` (the same code, on the rounds so far, that
 ``opperf diff AB.json`` runs on the file) what it would say, and only configurations it leaves
-undecided get another round, up to ``max_rounds``.
+undecided get another round, up to ``max_rounds`` and while its rounds have spent less sampling
+than the schedule allows a configuration (``max_sampling_s``).
 
 Decided, so stopped: every row of the configuration is ``same`` (its ratio's interval lies inside
 the threshold band), or called ``slower``/``faster`` at ``STOP_SHARE`` of the FDR level (a tenth),
@@ -18,8 +19,9 @@ same count of ticks, and more of them add little). The false-call rate stays tha
 
 - A row stopped as ``same`` has |log ratio| below the band, and the final test calls a row only
   beyond it: its rounds are final and can never be called. A row's false call therefore needs it
-  never to have looked ``same``, and then its final test is on all ``max_rounds`` rounds, as in a
-  fixed design of ``max_rounds`` for every row: stopping for ``same`` can only remove false calls.
+  never to have looked ``same``, and then its final test is on all ``max_rounds`` rounds (fewer
+  where its sampling reached the limit, which follows its time, not its ratio), as in a fixed
+  design: stopping for ``same`` can only remove false calls.
 - A row stopped as changed was called at the stricter level; over the looks, at most
   ``max_rounds - min_rounds`` of them, that adds at most a few tenths of the FDR level to its error
   (the looks are positively dependent, so far less than their sum).
@@ -51,12 +53,15 @@ STOP_SHARE = 0.1
 @dataclass(frozen=True)
 class Schedule:
     """How many rounds configurations get: ``min_rounds`` each, up to ``max_rounds`` for those the
-    diff of the rounds so far leaves undecided (within ``threshold`` at FDR level ``alpha``)."""
+    diff of the rounds so far leaves undecided (within ``threshold`` at FDR level ``alpha``) and
+    whose rounds have spent less than ``max_sampling_s`` seconds of sampling, both sides together
+    (None: no limit)."""
 
     min_rounds: int
     max_rounds: int
     threshold: float = DEFAULT_THRESHOLD
     alpha: float = DEFAULT_ALPHA
+    max_sampling_s: float | None = None
 
     @property
     def adaptive(self) -> bool:
@@ -73,9 +78,11 @@ class Schedule:
             "threshold": self.threshold,
             "alpha": self.alpha,
             "stop_alpha": self.alpha * STOP_SHARE,
+            "max_sampling_s": self.max_sampling_s,
             "rule": "after min_rounds, a configuration gets another round until every row is same, "
             "slower or faster at q <= stop_alpha, has a status verdict or is inconclusive with one "
-            "tick of the timer above the threshold of its time, or max_rounds are done",
+            "tick of the timer above the threshold of its time, or max_rounds are done, or its "
+            "rounds have spent max_sampling_s of sampling (both sides)",
         }
 
 
@@ -86,11 +93,14 @@ class RoundBook:
     def __init__(self) -> None:
         self._records: dict[tuple[str, int], dict[Key, RunRecord]] = {}
         self._specs: dict[Key, BenchmarkSpec] = {}
+        self._spent: dict[BenchmarkSpec, float] = {}
 
     def add(self, round_index: int, side: str, measurement: Measurement) -> None:
         converted = run_record(record(measurement), f"{side} round {round_index}")
         self._records.setdefault((side, round_index), {})[converted.key] = converted
         self._specs[converted.key] = measurement.spec
+        spent = self._spent.get(measurement.spec, 0.0) + (measurement.sampling_s or 0.0)
+        self._spent[measurement.spec] = spent
 
     def runs(self, side: str) -> tuple[Run, ...]:
         indices = sorted(index for s, index in self._records if s == side)
@@ -98,16 +108,22 @@ class RoundBook:
 
     def undecided(self, schedule: Schedule, active: Sequence[BenchmarkSpec]) -> list[BenchmarkSpec]:
         """Those of ``active`` that get another round: a row of theirs is not yet decided (all of
-        them when the rounds so far cannot be diffed, e.g. the sides share no configuration)."""
+        them when the rounds so far cannot be diffed, e.g. the sides share no configuration), and
+        their rounds have spent less than the schedule's ``max_sampling_s``."""
+        affordable = [
+            spec
+            for spec in active
+            if schedule.max_sampling_s is None or self._spent.get(spec, 0.0) < schedule.max_sampling_s
+        ]
         try:
             found = diff(self.runs("base"), self.runs("new"), schedule.threshold, schedule.alpha, paired=True)
         except OpperfError:
-            return list(active)
+            return affordable
         rows = found.rows
         open_specs = {
             self._specs[row.key] for row in rows if row.key in self._specs and not decided(row, schedule)
         }
-        return [spec for spec in active if spec in open_specs]
+        return [spec for spec in affordable if spec in open_specs]
 
 
 def decided(row: Row, schedule: Schedule) -> bool:

@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 import math
 import random
+from collections.abc import Mapping
 
 import pytest
 
-from opperf.ab import Build, ab_document, run_ab
+from opperf.ab import CONFIGURATION_BUDGETS, Build, ab_document, run_ab
 from opperf.options import RunOptions
 from opperf.report.json_report import render_json
 from opperf.results import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs
@@ -23,14 +24,22 @@ def _spec(size: int) -> BenchmarkSpec:
     return BenchmarkSpec("mx.nd", "exp", freeze_inputs({"data": TensorSpec((size, 8))}), RunOptions(runs=5))
 
 
-def _measured(spec: BenchmarkSpec, seconds: float) -> Measurement:
+def _measured(spec: BenchmarkSpec, seconds: float, sampling_s: float | None = None) -> Measurement:
     """Five passes around ``seconds`` (0.1% apart), the fastest ``seconds``."""
-    return Measurement(spec, Status.OK, forward=tuple(seconds * (1 + 0.001 * k) for k in range(5)))
+    forward = tuple(seconds * (1 + 0.001 * k) for k in range(5))
+    return Measurement(spec, Status.OK, forward=forward, sampling_s=sampling_s)
 
 
-def _book(quiet: list[BenchmarkSpec], noisy: list[BenchmarkSpec], slowed: list[BenchmarkSpec], rounds: int):
+def _book(
+    quiet: list[BenchmarkSpec],
+    noisy: list[BenchmarkSpec],
+    slowed: list[BenchmarkSpec],
+    rounds: int,
+    sampling_s: Mapping[BenchmarkSpec, float] | None = None,
+):
     """Rounds whose log ratios new/base are within 0.5% of 1 (quiet), scattered by 25% (noisy), or
-    1.3 within 0.5% (slowed); every round also moves both sides alike (the machine)."""
+    1.3 within 0.5% (slowed); every round also moves both sides alike (the machine). Each side's
+    round of a configuration spent ``sampling_s`` of it sampling (none where not given)."""
     generator = random.Random(7)
     book = RoundBook()
     for index in range(rounds):
@@ -39,8 +48,9 @@ def _book(quiet: list[BenchmarkSpec], noisy: list[BenchmarkSpec], slowed: list[B
             for spec in group:
                 base = 1e-3 * machine
                 ratio = centre * math.exp(generator.uniform(-spread, spread))
-                book.add(index, "base", _measured(spec, base))
-                book.add(index, "new", _measured(spec, base * ratio))
+                spent = (sampling_s or {}).get(spec)
+                book.add(index, "base", _measured(spec, base, spent))
+                book.add(index, "new", _measured(spec, base * ratio, spent))
     return book
 
 
@@ -62,6 +72,18 @@ def test_only_undecided_configurations_get_another_round():
     assert {verdicts[size] for size in range(1, 31)} == {"same"}
     assert {verdicts[size] for size in range(35, 39)} == {"slower"}
     assert {verdicts[size] for size in range(31, 35)} == {"inconclusive"}
+
+
+def test_a_configuration_whose_rounds_spent_the_schedules_sampling_gets_no_further_round():
+    """Of four configurations left undecided after three rounds, the one whose rounds each spent
+    1 s of sampling a side (6 s in all) stops at a limit of 5 s; those that spent 0.5 s a round
+    (3 s) go on, and with no limit all four do."""
+    quiet, noisy = [_spec(s) for s in range(1, 31)], [_spec(s) for s in range(31, 35)]
+    costly, *cheap = noisy
+    book = _book(quiet, noisy, [], 3, {costly: 1.0, **{spec: 0.5 for spec in cheap}})
+    assert book.undecided(Schedule(3, 12, max_sampling_s=5.0), [*quiet, *noisy]) == cheap
+    assert book.undecided(Schedule(3, 12), [*quiet, *noisy]) == noisy
+    assert Schedule(3, 12, max_sampling_s=5.0).describe()["max_sampling_s"] == 5.0
 
 
 def test_rows_below_the_timers_resolution_stop_after_the_minimum():
@@ -105,6 +127,7 @@ def test_a_real_job_gives_another_round_exactly_to_what_its_file_leaves_undecide
     options = RunOptions(threads=1, warmup=1, runs=3)
     config = SweepConfig(options=options, ops=("exp",))
     result = run_ab(config, {"base": Build(), "new": Build()}, rounds=4, min_rounds=2)
+    assert result.schedule.max_sampling_s == CONFIGURATION_BUDGETS * options.budget_s == 5.0
     path = tmp_path / "ab.json"
     path.write_text(render_json(ab_document(result, {})))
     document = json.loads(path.read_text())
