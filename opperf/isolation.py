@@ -67,9 +67,10 @@ class Round:
     rounds each pass over every configuration, in fresh workers), and measures a later round of the
     spec it holds on that preparation; only round 0 checks that the tensors fit (an A/B job does not
     run a later round of a configuration its round 0 skipped on that side). No round probes peak
-    memory: an A/B job compares times, and the probe's pass after sampling (a round's warm-up is
-    too short to read the peak from) cost about 9 ms a configuration and side, 5% of a job over the
-    full registry; the peak is a sweep's figure.
+    memory: an A/B job compares times, and the probe (a pass of its own after sampling, a round's
+    warm-up being too short to read the peak from) cost about 9 ms a configuration and side and left
+    round 0 noisier than the rounds after it; without it, A/A jobs over 578 rows took 17% less. The
+    peak is a sweep's figure.
     ``plan`` is the round's sampling plan (its share of the spec's, ``opperf.ab.round_plan``); None
     measures with the spec's own."""
 
