@@ -72,13 +72,19 @@ ROUND_MIN_RUNS = 2
 its fastest pass, and in a full-registry A/A job the rounds' log ratios of 1-5 ms rows scattered by a
 median 10.5% read from each round's first pass, 5.7% from its fastest of two, and of 5-21 ms rows
 8.4% and 5.1%; configurations of 5 ms and more took one or two passes a round and ran 5-6 rounds."""
-CONFIGURATION_BUDGETS = 20
+CONFIGURATION_BUDGETS = 4
 """The most sampling a configuration's rounds may spend, both sides together, in sweep budgets
-(``--budget``: 5 s at the default 0.25 s); then it gets no further round, however undecided. In a
-full-registry A/A job three configurations of ``nms_loop`` (a Python loop of small operators, half
-a second a pass) took 51 s of the job's 349 s of sampling, the largest 30 s in ten rounds where a
-sweep spends 3.6 s on it; no other configuration spent more than 7 s, and no configuration of the
-detection benchmark's 578 rows more than 4.7 s."""
+(``--budget``: 1 s at the default 0.25 s); then it gets no further round, however undecided. A
+sweep spends about a budget on most configurations and up to ten passes on slow ones, so this keeps
+every configuration near the 2.5x a job may cost: replayed on three recorded full-registry A/A jobs
+(their rounds cut where each limit would have stopped them), 4 budgets instead of 20 saved 10-18%
+of their sampling (432 -> 376, 349 -> 286 and 383 -> 347 s) for 1-2% of ``same`` rows (1827 ->
+1785, 1870 -> 1852, 1812 -> 1781; none called either way), where stopping rows that could no longer
+become ``same`` saved 9% for 6% (1827 -> 1720) and a limit of three sweeps' own spending on each
+configuration 10% for 4%; on two jobs with 10% injected the same 54 of 57 and 51 of 55 rows were
+found. Configurations of 100 ms a pass (three or four passes a round and side: 0.6-0.8 s a round)
+stop after ``min_rounds``, as does a long-tail ``nms_loop`` (half a second a pass), which took 30 s
+in ten rounds where a sweep spends 3.6 s."""
 MAX_ROUND_TARGET = 0.2
 """The loosest precision target a round is given, however many rounds there are."""
 REWARM_PASSES = 1
