@@ -7,6 +7,7 @@ Measured cold, each pass takes the next of several input sets whose total is wel
 
 from __future__ import annotations
 
+import functools
 import math
 from pathlib import Path
 
@@ -23,8 +24,11 @@ _CACHE_FOLDER = Path("/sys/devices/system/cpu/cpu0/cache")
 _SIZE_UNITS = {"K": 1024, "M": 1024**2, "G": 1024**3}
 
 
+@functools.cache
 def last_level_cache_bytes() -> int | None:
-    """The largest data or unified cache of CPU 0, from sysfs; None where it cannot be read."""
+    """The largest data or unified cache of CPU 0, from sysfs; None where it cannot be read. Read
+    once a process: every configuration's preparation asks, and reading took 0.14 ms (1.7 s of a
+    full-registry A/B job's 12,000 preparations)."""
     sizes = []
     for index in _CACHE_FOLDER.glob("index*"):
         try:
