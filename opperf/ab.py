@@ -14,7 +14,8 @@ worker takes to start (``IsolatedRunner(standby=True)``). Every configuration ge
 rounds, then another round while the diff of its rounds so far leaves it undecided, up to
 ``rounds`` (``opperf.sequential``). Each side's worker prepares a configuration (inputs, passes,
 the backward probe) in each round, checks that its tensors fit in round 0 only (a configuration
-round 0 skipped is not run again on that side; peak memory is a sweep's figure, not probed here),
+that did not measure on a side, skipped, failed or crashed, gets no further round; peak memory is a
+sweep's figure, not probed here),
 and measures it with ``1/ROUND_SHARE`` of the sweep's time budget, a precision target
 sqrt(ROUND_SHARE) times looser (``round_options``), its share of the minimum sample count and,
 after round 0, a re-warm of one pass (``round_plan``). Each record says which round's preparation
@@ -284,9 +285,16 @@ def interleaved(
     rounds in one worker pair cannot tell from a change of build (A/A jobs called 4% of rows
     changed). With each round in its own workers, such a state varies from round to round and
     shows in the rounds' disagreement instead; the two sides of a configuration in one round stay
-    adjacent in time."""
+    adjacent in time.
+
+    A configuration that did not measure on a side (skipped because its tensors do not fit, failed,
+    crashed, timed out) gets no further round, ``min_rounds`` or not: a row's status is the worst of
+    its rounds', so no later round could change its verdict, and a crash repeated each round cost
+    a worker start each time (in a full-registry job, five such configurations, three of them
+    ``_contrib_quantize_asym`` crashing MXNet on both sides, took 2.9 s of round 1, most of it
+    waiting for a worker to start)."""
     last: dict[tuple[BenchmarkSpec, str], Measurement] = {}
-    skipped: dict[tuple[BenchmarkSpec, str], RoundMeasured] = {}
+    unmeasured: set[BenchmarkSpec] = set()
     book = RoundBook()
     active = list(specs)
     done = 0
@@ -296,17 +304,14 @@ def interleaved(
         for side in SIDES if round_index else ():
             runners[side].retire_worker()  # the next request gets a fresh worker
         for spec in active:
-            measured = {}
+            measured: dict[str, RoundMeasured] = {}
             for side in order(round_index):
-                if (spec, side) in skipped:  # round 0 found it does not fit, or a rule refused it
-                    measured[side] = skipped[spec, side]
-                    continue
                 previous = pass_seconds(last.get((spec, side)))
                 plan = round_plan(spec.options.plan, share, round_index, previous)
                 measured[side] = runners[side].run_round(spec, round_index, plan)
                 last[spec, side] = measured[side].measurement
-                if round_index == 0 and measured[side].measurement.status is Status.SKIPPED:
-                    skipped[spec, side] = measured[side]
+            if any(m.measurement.status is not Status.OK for m in measured.values()):
+                unmeasured.add(spec)
             for side in SIDES:
                 book.add(round_index, side, measured[side].measurement)
             yield Pair(
@@ -319,6 +324,7 @@ def interleaved(
             if progress is not None:
                 progress(done, planned, spec)
         round_index += 1
+        active = [spec for spec in active if spec not in unmeasured]
         if round_index < schedule.min_rounds:
             continue
         active = book.undecided(schedule, active) if schedule.looks_after(round_index) else []

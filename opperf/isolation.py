@@ -65,8 +65,8 @@ class Round:
     """Measure round ``index`` of ``spec`` (an A/B job's rounds of one configuration). The worker
     prepares the spec's inputs and passes in round 0 or when it holds another spec's (an A/B job's
     rounds each pass over every configuration, in fresh workers), and measures a later round of the
-    spec it holds on that preparation; only round 0 checks that the tensors fit (an A/B job does not
-    run a later round of a configuration its round 0 skipped on that side). No round probes peak
+    spec it holds on that preparation; only round 0 checks that the tensors fit (an A/B job gives a
+    configuration that did not measure on a side no further round). No round probes peak
     memory: an A/B job compares times, and the probe (a pass of its own after sampling, a round's
     warm-up being too short to read the peak from) cost about 9 ms a configuration and side and left
     round 0 noisier than the rounds after it; without it, A/A jobs over 578 rows took 17% less. The

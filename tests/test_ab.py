@@ -197,17 +197,22 @@ def test_a_pass_is_the_forward_and_backward_medians():
 
 
 @pytest.mark.slow
-def test_a_configuration_round_0_skipped_is_not_run_again():
-    """Later rounds prepare without the check that the tensors fit (round 0 made it), so a
-    configuration round 0 found too large must not be sent again: its later rounds carry round 0's
-    skipped record (prepared in round 0), and the small configuration beside it is measured in
-    fresh workers every round."""
+def test_a_configuration_that_did_not_measure_gets_no_further_round():
+    """Later rounds prepare without the check that the tensors fit (round 0 made it), and a row's
+    status is the worst of its rounds', so a configuration round 0 found too large, or one that
+    failed, is not sent again, even within ``min_rounds``; the small configuration beside them is
+    measured in fresh workers every round."""
     huge, small = _exp((2**22, 2**22)), _exp((16, 16))
+    failing = BenchmarkSpec(
+        "mx.nd",
+        "broadcast_add",
+        freeze_inputs({"lhs": TensorSpec((3, 4)), "rhs": TensorSpec((5, 6))}),
+        small.options,
+    )
     with IsolatedRunner(timeout_s=120, threads=1) as base, IsolatedRunner(timeout_s=120, threads=1) as new:
-        pairs = list(interleaved([huge, small], {"base": base, "new": new}, Schedule(2, 2), 2))
-    assert [(p.round, p.base.spec) for p in pairs] == [(0, huge), (0, small), (1, huge), (1, small)]
-    for pair in pairs[0], pairs[2]:
-        for side in (pair.base, pair.new):
-            assert side.status is Status.SKIPPED and "out of memory (not run)" in side.reason
-        assert pair.prepared_in == {"base": 0, "new": 0}
+        pairs = list(interleaved([huge, failing, small], {"base": base, "new": new}, Schedule(2, 2), 2))
+    assert [(p.round, p.base.spec) for p in pairs] == [(0, huge), (0, failing), (0, small), (1, small)]
+    for side in (pairs[0].base, pairs[0].new):
+        assert side.status is Status.SKIPPED and "out of memory (not run)" in side.reason
+    assert pairs[1].base.status is Status.FAILED and pairs[1].new.status is Status.FAILED
     assert pairs[3].base.status is Status.OK and pairs[3].prepared_in == {"base": 1, "new": 1}
