@@ -33,7 +33,7 @@ import math
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from opperf.errors import OpperfError
@@ -145,11 +145,6 @@ class AbResult:
         return rounds_run(counts)
 
 
-Progress = Callable[[int, int, BenchmarkSpec], None]
-"""Called after each pair: pairs done, pairs planned so far (the undecided configurations get
-another round), the configuration."""
-
-
 def round_options(options: RunOptions, rounds: int) -> RunOptions:
     """What one round of ``rounds`` measures with: ``1/rounds`` of the time budget, and a precision
     target ``sqrt(rounds)`` times looser (at most ``MAX_ROUND_TARGET``). A row's figure combines its
@@ -201,7 +196,6 @@ def run_ab(
     config: SweepConfig,
     builds: Mapping[str, Build],
     rounds: int = DEFAULT_ROUNDS,
-    progress: Progress | None = None,
     min_rounds: int = DEFAULT_MIN_ROUNDS,
 ) -> AbResult:
     """Measure every selected configuration on both sides, interleaved in ``min_rounds`` rounds
@@ -249,7 +243,7 @@ def run_ab(
                     skipped.append(specs)
                 else:
                     planned += specs
-            for pair in interleaved(planned, runners, schedule, share, progress):
+            for pair in interleaved(planned, runners, schedule, share):
                 pairs.append(pair)
         except KeyboardInterrupt:
             interrupted = True
@@ -272,7 +266,6 @@ def interleaved(
     runners: Mapping[str, IsolatedRunner],
     schedule: Schedule,
     share: int,
-    progress: Progress | None = None,
 ) -> Iterator[Pair]:
     """The rounds, each a pass over the configurations still undecided (``schedule``) with the
     sides taking turns per configuration, and fresh workers on both sides for every round; each
@@ -297,8 +290,6 @@ def interleaved(
     unmeasured: set[BenchmarkSpec] = set()
     book = RoundBook()
     active = list(specs)
-    done = 0
-    planned = len(active)
     round_index = 0
     while active and round_index < schedule.max_rounds:
         for side in SIDES if round_index else ():
@@ -320,15 +311,11 @@ def interleaved(
                 measured["new"].measurement,
                 {side: measured[side].prepared_in for side in SIDES},
             )
-            done += 1
-            if progress is not None:
-                progress(done, planned, spec)
         round_index += 1
         active = [spec for spec in active if spec not in unmeasured]
         if round_index < schedule.min_rounds:
             continue
         active = book.undecided(schedule, active) if schedule.looks_after(round_index) else []
-        planned += len(active)
 
 
 def mismatches(descriptions: Mapping[str, BuildDescription | None]) -> list[str]:
