@@ -287,7 +287,6 @@ def interleaved(
     ``_contrib_quantize_asym`` crashing MXNet on both sides, took 2.9 s of round 1, most of it
     waiting for a worker to start)."""
     last: dict[tuple[BenchmarkSpec, str], Measurement] = {}
-    unmeasured: set[BenchmarkSpec] = set()
     book = RoundBook()
     active = list(specs)
     round_index = 0
@@ -301,8 +300,6 @@ def interleaved(
                 plan = round_plan(spec.options.plan, share, round_index, previous)
                 measured[side] = runners[side].run_round(spec, round_index, plan)
                 last[spec, side] = measured[side].measurement
-            if any(m.measurement.status is not Status.OK for m in measured.values()):
-                unmeasured.add(spec)
             for side in SIDES:
                 book.add(round_index, side, measured[side].measurement)
             yield Pair(
@@ -312,7 +309,7 @@ def interleaved(
                 {side: measured[side].prepared_in for side in SIDES},
             )
         round_index += 1
-        active = [spec for spec in active if spec not in unmeasured]
+        active = [spec for spec in active if all(last[spec, side].status is Status.OK for side in SIDES)]
         if round_index < schedule.min_rounds:
             continue
         active = book.undecided(schedule, active) if schedule.looks_after(round_index) else []
