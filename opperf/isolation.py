@@ -131,20 +131,34 @@ class BuildDescription:
 
 _FRAME = struct.Struct("!Q")
 
-# How a worker starts: before Python imports anything of opperf (or a framework), the kernel is asked
-# to kill it when the sweep dies, and it exits at once if the sweep died already (argv[1] is the
-# sweep's pid); then it runs ``opperf.worker`` with the remaining arguments.
+# How a worker starts, in ``python -s -c _BOOTSTRAP PID PACKAGE FRAMEWORK ...``: before Python imports
+# anything, the working directory that ``-c`` put first on the module path is taken off it (and ``-s``
+# leaves the user's site-packages out), so no module of the folder opperf runs in (a ``ctypes.py``, a
+# ``numpy/``) is ever imported; the kernel is asked to kill the worker when the sweep dies, and it exits
+# at once if the sweep died already (argv[1] is the sweep's pid); then the ``opperf`` package is loaded
+# from the folder the sweep's own came from (argv[2], an absolute path: whatever the interpreter, the
+# worker runs the sweep's code) and ``opperf.worker`` runs with the remaining arguments.
 _BOOTSTRAP = (
-    "import ctypes, os, runpy, sys\n"
+    "import sys\n"
+    "if sys.path and sys.path[0] == '':\n"
+    "    del sys.path[0]\n"
+    "import ctypes, importlib.util, os, runpy\n"
     "try:\n"
     "    ctypes.CDLL(None).prctl(1, 9)\n"
     "except (OSError, AttributeError):\n"
     "    pass\n"
     "if os.getppid() != int(sys.argv[1]):\n"
     "    os._exit(1)\n"
-    "sys.argv = ['opperf.worker', *sys.argv[2:]]\n"
+    "package = importlib.util.spec_from_file_location(\n"
+    "    'opperf', os.path.join(sys.argv[2], '__init__.py'), submodule_search_locations=[sys.argv[2]]\n"
+    ")\n"
+    "sys.modules['opperf'] = importlib.util.module_from_spec(package)\n"
+    "package.loader.exec_module(sys.modules['opperf'])\n"
+    "sys.argv = ['opperf.worker', *sys.argv[3:]]\n"
     "runpy.run_module('opperf.worker', run_name='__main__', alter_sys=True)\n"
 )
+PACKAGE_FOLDER = os.path.dirname(os.path.abspath(__file__))
+"""The folder of this ``opperf`` package: what every worker loads, whatever its working directory."""
 
 
 class _StalledError(Exception):
@@ -262,7 +276,8 @@ class IsolatedRunner:
         standby: bool = False,
     ) -> None:
         """``python`` is the interpreter workers run in (another build of the framework, for an A/B
-        job; opperf must be importable there), ``environment`` what their environment adds.
+        job; it loads this opperf package, and must have its dependencies), ``environment`` what their
+        environment adds.
         ``standby``: whenever a worker is taken into use, the next one is started beside it, on the
         CPUs the workers are not pinned to, so a fresh worker (``retire_worker``, or after a crash)
         is ready when it is needed instead of starting then (about 2 s for MXNet)."""
@@ -425,7 +440,17 @@ class IsolatedRunner:
         threads = [] if self._threads is None else ["--threads", str(self._threads)]
         cpus = ["--cpus", ",".join(map(str, self._cpus))] if self._cpus else []
         process = subprocess.Popen(
-            [self._python, "-c", _BOOTSTRAP, str(os.getpid()), self._framework, *threads, *cpus],
+            [
+                self._python,
+                "-s",
+                "-c",
+                _BOOTSTRAP,
+                str(os.getpid()),
+                PACKAGE_FOLDER,
+                self._framework,
+                *threads,
+                *cpus,
+            ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log,

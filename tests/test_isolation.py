@@ -1,4 +1,10 @@
-"""Worker isolation with real failures: an MXNet segfault and a real hang."""
+"""Worker isolation with real failures: an MXNet segfault and a real hang; and workers that run
+nothing from the folder the sweep runs in."""
+
+import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -70,3 +76,42 @@ def test_exit_descriptions():
     assert describe_exit(-11) == "killed by SIGSEGV"
     assert describe_exit(-9) == "killed by SIGKILL"
     assert describe_exit(255) == "exited with status 255"
+
+
+FAST = ["--warmup", "1", "--runs", "2", "--no-backward", "--threads", "1", "--quiet"]
+
+
+@pytest.mark.parametrize("framework", ["mxnet", "torch"])
+def test_workers_import_nothing_from_the_working_directory(tmp_path, framework):
+    """Workers used to start with ``python -c``, which puts the working directory first on the module
+    path: a ``ctypes.py`` there ran in every worker. Modules named like the ones a worker imports (and
+    a whole ``opperf`` package) are left in the folder a sweep runs in; none of them may run."""
+    folder = tmp_path / "downloads"
+    (folder / "opperf").mkdir(parents=True)
+    planted = [
+        "ctypes",
+        "importlib",
+        "runpy",
+        "numpy",
+        "mxnet",
+        "torch",
+        "pickle",
+        "struct",
+        "opperf/__init__",
+    ]
+    for name in planted:
+        marker = tmp_path / f"ran_{name.replace('/', '_')}"
+        (folder / f"{name}.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "opperf.py")
+    completed = subprocess.run(
+        [sys.executable, script, "--framework", framework, "--ops", "exp", "--output-file", "o.json", *FAST],
+        cwd=folder,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert sorted(p.name for p in tmp_path.glob("ran_*")) == []
+    (record,) = json.loads((folder / "o.json").read_text())["results"][:1]
+    assert record["status"] == "ok"
