@@ -238,11 +238,9 @@ def run_ab(
         try:
             planned: list[BenchmarkSpec] = []
             for op in operators:
-                specs = plan_operator(op, config, backend)
-                if isinstance(specs, Measurement):
-                    skipped.append(specs)
-                else:
-                    planned += specs
+                specs, unmeasured = plan_operator(op, config, backend)
+                skipped += unmeasured
+                planned += specs
             for pair in interleaved(planned, runners, schedule, share):
                 pairs.append(pair)
         except KeyboardInterrupt:

@@ -28,8 +28,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from opperf.errors import OpperfError, suggest
-from opperf.report.document import spec_input as input_value
-from opperf.results import BenchmarkSpec, InputValue, freeze_inputs
+from opperf.results import BenchmarkSpec, InputValue, freeze_inputs, input_from_json
 
 FORMAT = "opperf-configs"
 VERSION = 1
@@ -63,12 +62,14 @@ class Captured:
 
 @dataclass(frozen=True)
 class Configuration:
-    """One distinct (operator, inputs) a model called, and how many times."""
+    """One distinct (operator, inputs) a model called, and how many times; ``source`` says where it
+    was read (``FILE:LINE``), so a configuration a sweep refuses names its line."""
 
     op: str
     inputs: Inputs
     count: int = 1
     tags: tuple[str, ...] = ()
+    source: str = field(default="", compare=False)
 
     def to_json(self) -> dict[str, object]:
         spec = BenchmarkSpec(namespace="", op=self.op, inputs=self.inputs)
@@ -131,24 +132,29 @@ def _error(path: str, line: int, message: str) -> OpperfError:
     return OpperfError(f"{path}:{line}: {message}")
 
 
-def parse(text: str, path: str, arguments: ArgumentLookup | None = None) -> ConfigsFile:
+HEADER_KEYS = tuple(Header(framework="").to_json())
+"""The keys a header line may have."""
+
+CONFIGURATION_KEYS = ("op", "inputs", "count", "tags")
+"""The keys a configuration line may have."""
+
+
+def parse(
+    text: str, path: str, arguments: ArgumentLookup | None = None, framework: str | None = None
+) -> ConfigsFile:
     """A configs file's text (or a results JSON file's) as a ``ConfigsFile``.
 
-    Raises OpperfError naming the file and line for a bad header, a newer version, a malformed line,
-    an operator ``arguments`` does not know, or an argument name the operator does not take.
+    Raises OpperfError naming the file and line for a bad header, a newer version, configurations of
+    another ``framework`` than the one asked for, a malformed line (not JSON, an unknown key, a value
+    of the wrong type), an operator ``arguments`` does not know, or an argument name the operator does
+    not take.
     """
-    try:
-        whole = json.loads(text)
-    except json.JSONDecodeError:
-        whole = None
+    whole = _whole_document(text)
     if isinstance(whole, dict) and "schema_version" in whole:
-        return _from_results(whole, path, arguments)
-    lines = text.splitlines()
-    if not lines or not lines[0].strip():
-        raise _error(
-            path, 1, f'empty; a configs file starts with a header line {{"format": "{FORMAT}", ...}}'
-        )
-    header = _header(_json_line(lines[0], path, 1), path)
+        return _from_results(whole, path, arguments, framework)
+    lines = text.split("\n")  # JSON Lines: a line ends at a newline only (not at U+2028)
+    header = _header_line(lines[0] if lines else "", path)
+    _check_framework(path, header, framework)
     configurations = []
     for number, line in enumerate(lines[1:], start=2):
         if line.strip():
@@ -156,14 +162,48 @@ def parse(text: str, path: str, arguments: ArgumentLookup | None = None) -> Conf
     return ConfigsFile(header, tuple(configurations))
 
 
+def _whole_document(text: str) -> object:
+    """The text as one JSON value (a results file), or None when it is not one (JSON Lines)."""
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+
+
+def _check_framework(path: str, header: Header, framework: str | None) -> None:
+    if framework is not None and header.framework != framework:
+        version = f" {header.framework_version}" if header.framework_version else ""
+        raise OpperfError(
+            f"{path} holds {header.framework} configurations (captured with {header.framework}{version}); "
+            f"replay them with --framework {header.framework}, or leave --framework out"
+        )
+
+
 def _json_line(line: str, path: str, number: int) -> dict[str, object]:
     try:
         value = json.loads(line)
     except json.JSONDecodeError as error:
         raise _error(path, number, f"not a JSON object ({error.msg})") from None
+    except RecursionError:
+        raise _error(path, number, "not a JSON object (nested too deep)") from None
     if not isinstance(value, dict):
         raise _error(path, number, "not a JSON object")
     return value
+
+
+def _unknown_key(value: dict[str, object], known: Sequence[str], where: str) -> str | None:
+    unknown = sorted(set(value) - set(known))
+    if not unknown:
+        return None
+    return f"{where} has no key {unknown[0]!r}{suggest(unknown[0], known)} (it has: {', '.join(known)})"
+
+
+def _header_line(line: str, path: str) -> Header:
+    if not line.strip():
+        raise _error(
+            path, 1, f'empty; a configs file starts with a header line {{"format": "{FORMAT}", ...}}'
+        )
+    return _header(_json_line(line, path, 1), path)
 
 
 def _header(value: dict[str, object], path: str) -> Header:
@@ -184,38 +224,83 @@ def _header(value: dict[str, object], path: str) -> Header:
             f"configs format version {version} is newer than this opperf reads ({VERSION}); "
             "upgrade opperf",
         )
+    unknown = _unknown_key(value, HEADER_KEYS, "the header")
+    if unknown:
+        raise _error(path, 1, unknown)
     framework = value.get("framework")
     if not isinstance(framework, str) or not framework:
         raise _error(path, 1, "the header names no framework")
-    shape = value.get("input_shape") or ()
+    problem = _header_problem(value)
+    if problem:
+        raise _error(path, 1, problem)
     return Header(
         framework=framework,
-        framework_version=str(value.get("framework_version", "")),
-        model=str(value.get("model", "")),
-        input_shape=tuple(shape) if isinstance(shape, list) else (),
-        mode=str(value.get("mode", "inference")),
-        captured_by=str(value.get("captured_by", "")),
+        framework_version=value.get("framework_version", ""),
+        model=value.get("model", ""),
+        input_shape=tuple(value.get("input_shape") or ()),
+        mode=value.get("mode", "inference"),
+        captured_by=value.get("captured_by", ""),
         filtered=dict(value.get("filtered") or {}),
-        calls=int(value.get("calls") or 0),
+        calls=value.get("calls") or 0,
     )
+
+
+def _header_problem(value: dict[str, object]) -> str | None:
+    """What is wrong with the header's optional fields, or None."""
+    for key in ("framework_version", "model", "captured_by"):
+        if not isinstance(value.get(key, ""), str):
+            return f"the header's {key} is {value[key]!r}; expected text"
+    if value.get("mode", "inference") not in ("inference", "training"):
+        return f"the header's mode is {value['mode']!r}; expected \"inference\" or \"training\""
+    shape = value.get("input_shape", [])
+    if not isinstance(shape, list) or not all(_count(d, minimum=0) for d in shape):
+        return f"the header's input_shape is {shape!r}; expected a list of non-negative integers"
+    filtered = value.get("filtered", {})
+    if not isinstance(filtered, dict) or not all(_count(n, minimum=0) for n in filtered.values()):
+        return f"the header's filtered is {filtered!r}; expected {{reason: count}}"
+    if not _count(value.get("calls", 0), minimum=0):
+        return f"the header's calls is {value['calls']!r}; expected a non-negative integer"
+    return None
+
+
+def _count(value: object, minimum: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
 
 
 def _configuration(
     value: dict[str, object], path: str, number: int, arguments: ArgumentLookup | None
 ) -> Configuration:
+    unknown = _unknown_key(value, CONFIGURATION_KEYS, "a configuration")
+    if unknown:
+        raise _error(path, number, unknown)
     op, inputs, count = value.get("op"), value.get("inputs"), value.get("count", 1)
     if not isinstance(op, str) or not isinstance(inputs, dict):
         raise _error(path, number, 'a configuration needs "op" (a name) and "inputs" (an object)')
-    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+    if not _count(count, minimum=1):
         raise _error(path, number, f"count {count!r} is not a positive integer")
-    check_arguments(op, inputs, arguments, lambda message: _error(path, number, message))
     tags = value.get("tags") or []
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise _error(path, number, f"tags {tags!r} are not a list of text")
+    check_arguments(op, inputs, arguments, lambda message: _error(path, number, message))
     return Configuration(
         op=op,
-        inputs=freeze_inputs({name: input_value(v) for name, v in inputs.items()}),
+        inputs=_inputs(inputs, lambda message: _error(path, number, message)),
         count=count,
-        tags=tuple(str(t) for t in tags),
+        tags=tuple(tags),
+        source=f"{path}:{number}",
     )
+
+
+def _inputs(inputs: dict[str, object], error: Callable[[str], OpperfError]) -> Inputs:
+    """A configuration's described inputs as input values; ``error(...)`` naming the argument whose
+    value is malformed."""
+    values = {}
+    for name, value in inputs.items():
+        try:
+            values[name] = input_from_json(value)
+        except ValueError as problem:
+            raise error(f"argument {name!r}: {problem}") from None
+    return freeze_inputs(values)
 
 
 def check_arguments(
@@ -238,7 +323,9 @@ def check_arguments(
         )
 
 
-def _from_results(document: dict[str, object], path: str, arguments: ArgumentLookup | None) -> ConfigsFile:
+def _from_results(
+    document: dict[str, object], path: str, arguments: ArgumentLookup | None, framework: str | None
+) -> ConfigsFile:
     """A results JSON document read as configs: each record's operator and inputs, counted once."""
     from opperf.report.document import SchemaError, check_document
 
@@ -247,34 +334,54 @@ def _from_results(document: dict[str, object], path: str, arguments: ArgumentLoo
     except SchemaError as error:
         raise OpperfError(f"{path}: not a results file: {error}") from None
     environment = document.get("environment") or {}
-    configurations = []
-    for index, record in enumerate(document.get("results") or [], start=1):
-        where = f"{path}: record {index}"
-        if not record.get("inputs"):
-            continue
-        check_arguments(
-            record["op"], record["inputs"], arguments, lambda m, w=where: OpperfError(f"{w}: {m}")
-        )
-        inputs = freeze_inputs({name: input_value(v) for name, v in record["inputs"].items()})
-        configurations.append(Configuration(record["op"], inputs, 1, ("results",)))
     records = document.get("results") or []
     header = Header(
-        framework=str(environment.get("framework") or (records[0]["framework"] if records else "")),
+        framework=str(environment.get("framework") or (records[0].get("framework") if records else "")),
         framework_version=str(environment.get("framework_version", "")),
         model=path,
         captured_by="a results file",
     )
+    _check_framework(path, header, framework)
+    configurations = []
+    for index, record in enumerate(records, start=1):
+        where = f"{path}: record {index}"
+
+        def error(message: str, where: str = where) -> OpperfError:
+            return OpperfError(f"{where}: {message}")
+
+        op, inputs = record.get("op"), record.get("inputs")
+        if not isinstance(op, str) or not isinstance(inputs, dict):
+            raise error('a record needs "op" (a name) and "inputs" (an object)')
+        if not inputs:
+            continue
+        check_arguments(op, inputs, arguments, error)
+        configurations.append(Configuration(op, _inputs(inputs, error), 1, ("results",), where))
     return ConfigsFile(header, tuple(dict.fromkeys(configurations)))
 
 
-def read(path: str, arguments: ArgumentLookup | None = None) -> ConfigsFile:
+def read(path: str, arguments: ArgumentLookup | None = None, framework: str | None = None) -> ConfigsFile:
     """The configs file at ``path``; OpperfError if it is missing or malformed (see ``parse``)."""
+    return parse(_text(path), path, arguments, framework)
+
+
+def header_of(path: str) -> Header:
+    """The header of the configs (or results) file at ``path``, its configurations unread: which
+    framework they were captured with."""
+    text = _text(path)
+    whole = _whole_document(text)
+    if isinstance(whole, dict) and "schema_version" in whole:
+        return _from_results(whole, path, None, None).header
+    return _header_line(text.split("\n", 1)[0], path)
+
+
+def _text(path: str) -> str:
     try:
         with open(path, encoding="utf-8") as handle:
-            text = handle.read()
+            return handle.read()
     except OSError as error:
         raise OpperfError(f"cannot read configs file {path}: {error.strerror}") from None
-    return parse(text, path, arguments)
+    except UnicodeDecodeError as error:
+        raise OpperfError(f"{path}: not a configs file (not UTF-8 text: {error.reason})") from None
 
 
 def merge(files: Sequence[ConfigsFile]) -> tuple[Configuration, ...]:
@@ -310,12 +417,12 @@ def sample(
     return tuple(c for index, c in enumerate(configurations) if index in chosen)
 
 
-def by_operator(configurations: Iterable[Configuration]) -> dict[str, tuple[Inputs, ...]]:
-    """Operator -> its configurations' inputs, in order: what a sweep measures each operator with."""
-    grouped: dict[str, list[Inputs]] = {}
+def by_operator(configurations: Iterable[Configuration]) -> dict[str, tuple[Configuration, ...]]:
+    """Operator -> its configurations, in order: what a sweep measures each operator with."""
+    grouped: dict[str, list[Configuration]] = {}
     for c in configurations:
-        grouped.setdefault(c.op, []).append(c.inputs)
-    return {op: tuple(inputs) for op, inputs in grouped.items()}
+        grouped.setdefault(c.op, []).append(c)
+    return {op: tuple(group) for op, group in grouped.items()}
 
 
 def load_replay(
@@ -323,14 +430,23 @@ def load_replay(
 ) -> tuple[Configuration, ...]:
     """The merged configurations of the configs files at ``paths`` (``dlop:PATH`` for a DLOP-Bench
     file) for a ``framework`` sweep, each operator under its canonical name (``canonical`` maps every
-    registered name to it)."""
+    registered name to it); a file of another framework is refused before its lines are read."""
     from opperf.dlop import is_dlop, read_dlop
 
-    files = [read_dlop(path, arguments) if is_dlop(path) else read(path, arguments) for path in paths]
-    for path, configs in zip(paths, files, strict=True):
-        if configs.header.framework != framework:
-            raise OpperfError(
-                f"{path} holds {configs.header.framework} configurations; replay them with "
-                f"--framework {configs.header.framework}"
-            )
+    files = [
+        read_dlop(path, arguments, framework) if is_dlop(path) else read(path, arguments, framework)
+        for path in paths
+    ]
     return tuple(replace(c, op=canonical.get(c.op, c.op)) for c in merge(files))
+
+
+def replay_framework(paths: Sequence[str]) -> str:
+    """The framework the configs files at ``paths`` were captured with (from their headers), for a
+    replay that names none; OpperfError when they disagree."""
+    from opperf.dlop import FRAMEWORK, is_dlop
+
+    frameworks = {path: FRAMEWORK if is_dlop(path) else header_of(path).framework for path in paths}
+    if len(set(frameworks.values())) > 1:
+        listed = ", ".join(f"{path} ({framework})" for path, framework in frameworks.items())
+        raise OpperfError(f"configs files of different frameworks: {listed}; replay one framework at a time")
+    return next(iter(frameworks.values()))

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 
 from opperf.configs import ArgumentLookup, ConfigsFile, Configuration, Header, check_arguments
 from opperf.errors import OpperfError
-from opperf.results import InputValue, TensorSpec, freeze_inputs
+from opperf.results import InputValue, TensorSpec, freeze_inputs, input_from_json
 
 PREFIX = "dlop:"
 FRAMEWORK = "torch"
@@ -30,16 +30,31 @@ Row = Mapping[str, object]
 def _conv2d(row: Row) -> dict[str, InputValue]:
     """DLOP's conv2d sample: ``kernel_size`` is the weight's shape, ``bias`` [0] or [1] whether there is
     one (of the weight's output channels), ``groups`` a one-element list."""
-    weight = tuple(row["kernel_size"])
+    weight = _tensor(row["kernel_size"])
     return {
-        "input": TensorSpec(tuple(row["input_size"])),
-        "weight": TensorSpec(weight),
-        "bias": TensorSpec((weight[0],)) if row["bias"][0] else None,
-        "stride": tuple(row["stride"]),
-        "padding": tuple(row["padding"]),
-        "dilation": tuple(row["dilation"]),
-        "groups": row["groups"][0],
+        "input": _tensor(row["input_size"]),
+        "weight": weight,
+        "bias": TensorSpec((weight.shape[0],)) if row["bias"][0] else None,
+        "stride": _value(row["stride"]),
+        "padding": _value(row["padding"]),
+        "dilation": _value(row["dilation"]),
+        "groups": _value(row["groups"][0]),
     }
+
+
+def _tensor(shape: object) -> TensorSpec:
+    """A tensor of ``shape`` (a list of sizes); ValueError for anything else."""
+    tensor = input_from_json({"shape": shape})
+    if not isinstance(tensor, TensorSpec) or not tensor.shape:
+        raise ValueError(f"a tensor's shape is {shape!r}; it is a list of non-negative integers")
+    return tensor
+
+
+def _value(value: object) -> InputValue:
+    """A plain argument value (a number, a list of them); ValueError for an object."""
+    if isinstance(value, dict):
+        raise ValueError(f"{value!r} is no argument value")
+    return input_from_json(value)
 
 
 ADAPTERS: Mapping[str, tuple[str, Callable[[Row], dict[str, InputValue]]]] = {"conv2d": ("conv2d", _conv2d)}
@@ -51,9 +66,9 @@ def _plain(op: str, accepted: frozenset[str]) -> Callable[[Row], dict[str, Input
         inputs: dict[str, InputValue] = {}
         for key, value in row.items():
             if key.endswith("_size") and key[: -len("_size")] in accepted:
-                inputs[key[: -len("_size")]] = TensorSpec(tuple(value))
+                inputs[key[: -len("_size")]] = _tensor(value)
             else:
-                inputs[key] = tuple(value) if isinstance(value, list) else value
+                inputs[key] = _value(value)
         return inputs
 
     return adapt
@@ -63,9 +78,15 @@ def is_dlop(reference: str) -> bool:
     return reference.startswith(PREFIX)
 
 
-def read_dlop(reference: str, arguments: ArgumentLookup) -> ConfigsFile:
-    """The configurations of the DLOP-Bench file ``dlop:PATH``, one per index, counted once each."""
+def read_dlop(reference: str, arguments: ArgumentLookup, framework: str | None = None) -> ConfigsFile:
+    """The configurations of the DLOP-Bench file ``dlop:PATH``, one per index, counted once each; a
+    ``framework`` other than DLOP-Bench's (PyTorch) is refused before the file is read."""
     path = reference[len(PREFIX) :]
+    if framework is not None and framework != FRAMEWORK:
+        raise OpperfError(
+            f"{path} is a DLOP-Bench file of {FRAMEWORK} configurations; replay it with --framework "
+            f"{FRAMEWORK}, or leave --framework out"
+        )
     try:
         with open(path, encoding="utf-8") as handle:
             columns = json.load(handle)
@@ -73,6 +94,8 @@ def read_dlop(reference: str, arguments: ArgumentLookup) -> ConfigsFile:
         raise OpperfError(f"cannot read DLOP-Bench file {path}: {error.strerror}") from None
     except json.JSONDecodeError as error:
         raise OpperfError(f"{path}: not a DLOP-Bench file (not JSON: {error.msg})") from None
+    except (UnicodeDecodeError, RecursionError):
+        raise OpperfError(f"{path}: not a DLOP-Bench file (not JSON text)") from None
     lengths = (
         {len(v) for v in columns.values() if isinstance(v, list)} if isinstance(columns, dict) else set()
     )
@@ -92,10 +115,13 @@ def read_dlop(reference: str, arguments: ArgumentLookup) -> ConfigsFile:
     configurations = []
     for index in range(lengths.pop()):
         row = {key: values[index] for key, values in columns.items()}
-        inputs = adapt(row)
-        check_arguments(
-            op, inputs, arguments, lambda m, i=index: OpperfError(f"{path}: configuration {i}: {m}")
-        )
-        configurations.append(Configuration(op, freeze_inputs(inputs), 1, ("dlop",)))
+        where = f"{path}: configuration {index}"
+        try:
+            inputs = adapt(row)
+        except (KeyError, IndexError, TypeError, ValueError) as error:
+            problem = f"no key {error}" if isinstance(error, KeyError) else str(error)
+            raise OpperfError(f"{where}: {problem}") from None
+        check_arguments(op, inputs, arguments, lambda m, w=where: OpperfError(f"{w}: {m}"))
+        configurations.append(Configuration(op, freeze_inputs(inputs), 1, ("dlop",), where))
     header = Header(framework=FRAMEWORK, model=reference, captured_by="a DLOP-Bench configuration file")
     return ConfigsFile(header, tuple(configurations))

@@ -393,6 +393,7 @@ class RunOptions:
                 spec.flag,
                 dest=item.name,
                 default=default,
+                action=_Noted,
                 type=_argparse_type(spec) if spec.parse else None,
                 choices=spec.choices() if spec.choices else None,
                 metavar=spec.metavar,
@@ -407,6 +408,24 @@ class RunOptions:
         }
         values = {name: value for name, value in values.items() if value is not None or name != "device"}
         return cls(**{**values, **overrides})
+
+
+GIVEN = "given_options"
+"""The parsed arguments' attribute listing the run options whose flags were given (``was_given``)."""
+
+
+class _Noted(argparse.Action):
+    """Stores an option's value, and notes that its flag was given: a value a file could otherwise
+    supply (the framework of a configs file) defers to a flag the user gave."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        setattr(namespace, self.dest, values)
+        setattr(namespace, GIVEN, getattr(namespace, GIVEN, frozenset()) | {self.dest})
+
+
+def was_given(arguments: argparse.Namespace, name: str) -> bool:
+    """Whether the run option ``name``'s flag was on the command line (not its default)."""
+    return name in getattr(arguments, GIVEN, frozenset())
 
 
 def _plain(value: object) -> object:

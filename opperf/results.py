@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Literal
+from typing import Literal, get_args
 
 from opperf.options import RunOptions
 from opperf.sampling import StopReason
@@ -167,6 +167,73 @@ def describe_value(value: InputValue) -> object:
     if isinstance(value, (bool, int, float, str)) or value is None:
         return value
     return repr(value)
+
+
+MAX_NESTING = 8
+"""How deep a described input's lists may nest (a pad width's pairs are two deep)."""
+
+_TENSOR_KEYS = frozenset({"shape", "dtype", "storage", "density", "given"})
+_ALIAS_KEYS = frozenset({"alias_of", "step", "count"})
+
+
+def input_from_json(value: object, depth: int = 0) -> InputValue:
+    """A described input (``describe_value``'s form, as results and configs files hold it) back as an
+    input value: ``{"shape": [...]}`` is a tensor, ``{"alias_of": ...}`` an alias, a list a tuple.
+    Raises ValueError naming what is wrong with anything ``describe_value`` never writes."""
+    if depth > MAX_NESTING:
+        raise ValueError(f"lists nested more than {MAX_NESTING} deep")
+    if isinstance(value, dict):
+        if "shape" in value:
+            return _tensor_from_json(value)
+        if "alias_of" in value:
+            return _alias_from_json(value)
+        raise ValueError(
+            f"an object with keys {', '.join(sorted(map(str, value))) or 'none'} is no input; a tensor is "
+            '{"shape": [...]}'
+        )
+    if isinstance(value, list):
+        return tuple(input_from_json(item, depth + 1) for item in value)
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise ValueError(f"{value!r} is no input value")
+
+
+def _tensor_from_json(value: dict) -> TensorSpec:
+    _known_keys(value, _TENSOR_KEYS, "a tensor")
+    shape = value["shape"]
+    if not isinstance(shape, list) or not all(_natural(d) for d in shape):
+        raise ValueError(f"a tensor's shape is {shape!r}; it is a list of non-negative integers")
+    dtype = value.get("dtype")
+    if dtype is not None and not isinstance(dtype, str):
+        raise ValueError(f'a tensor\'s dtype is {dtype!r}; it is a name such as "float32"')
+    storage = value.get("storage", "default")
+    if storage not in get_args(Storage):
+        raise ValueError(f"a tensor's storage is {storage!r}, not one of {', '.join(get_args(Storage))}")
+    density = value.get("density", 1.0)
+    if isinstance(density, bool) or not isinstance(density, (int, float)) or not 0 < density <= 1:
+        raise ValueError(f"a tensor's density is {density!r}; it is a fraction in (0, 1]")
+    return TensorSpec(tuple(shape), dtype=dtype, storage=storage, density=float(density))
+
+
+def _alias_from_json(value: dict) -> Alias:
+    _known_keys(value, _ALIAS_KEYS, "an alias")
+    source, step, count = value["alias_of"], value.get("step", 1), value.get("count")
+    valid_count = count is None or _natural(count)
+    if not isinstance(source, str) or not _natural(step) or step < 1 or not valid_count:
+        raise ValueError(
+            f'an alias is {value!r}; it is {{"alias_of": NAME, "step": N >= 1, "count": N or null}}'
+        )
+    return Alias(source, step, count)
+
+
+def _known_keys(value: dict, known: frozenset[str], what: str) -> None:
+    unknown = sorted(set(map(str, value)) - known)
+    if unknown:
+        raise ValueError(f"{what} has no key {unknown[0]!r} (it has: {', '.join(sorted(known))})")
+
+
+def _natural(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 @dataclass(frozen=True)

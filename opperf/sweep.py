@@ -11,11 +11,12 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from opperf import harness, shards
 from opperf.benchmark import RunOptions
 from opperf.checkpoint import JournalWriter, check_settings, load_journal
-from opperf.configs import Inputs
+from opperf.configs import Configuration
 from opperf.errors import OpperfError, suggest
 from opperf.frameworks import Backend, get_backend
 from opperf.fused import stage_variants
@@ -25,7 +26,15 @@ from opperf.op_info import OpInfo
 from opperf.options import is_thread_factor
 from opperf.public_names import resolve_selection
 from opperf.results import BenchmarkSpec, InputValue, Measurement, Status, freeze_inputs
-from opperf.rules import FuzzSettings, NoRuleError, SizeProfile, distinct, fuzzed_inputs, inputs_for
+from opperf.rules import (
+    FuzzSettings,
+    NoRuleError,
+    SizeProfile,
+    distinct,
+    fuzzed_inputs,
+    inputs_for,
+    replay_refusal,
+)
 from opperf.rules.fuzz import REGIMES, memory_cap_elements, shapes_checksum
 from opperf.rules.profiles import STANDARD
 from opperf.shards import Shard
@@ -64,7 +73,7 @@ class SweepConfig:
     shard: Shard | None = None
     fresh: bool = False
     framework_flags: Mapping[str, str] = field(default_factory=dict)
-    configs: Mapping[str, tuple[Inputs, ...]] = field(default_factory=dict)
+    configs: Mapping[str, tuple[Configuration, ...]] = field(default_factory=dict)
 
     def settings(self) -> dict[str, object]:
         """What must match for results to be comparable, and so for a journal to be resumed."""
@@ -83,9 +92,9 @@ class SweepConfig:
         return settings
 
 
-def configs_digest(configs: Mapping[str, tuple[Inputs, ...]]) -> str:
+def configs_digest(configs: Mapping[str, tuple[Configuration, ...]]) -> str:
     """A short fingerprint of replayed configurations: a journal resumes only the same ones."""
-    text = repr(sorted((op, inputs) for op, inputs in configs.items()))
+    text = repr(sorted((op, tuple(c.inputs for c in group)) for op, group in configs.items()))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -166,7 +175,7 @@ def configurations_for(op: OpInfo, config: SweepConfig) -> list[dict[str, InputV
     captured model) where given, else the size profile's, or shapes drawn under ``--shapes``;
     raises NoRuleError when the rules have none."""
     if config.configs:
-        return [dict(inputs) for inputs in config.configs.get(op.name, ())]
+        return [dict(c.inputs) for c in config.configs.get(op.name, ())]
     options = config.options
     kind = device_kind(options.device)
     if options.shapes == "standard":
@@ -191,8 +200,36 @@ def specs_for(op: OpInfo, config: SweepConfig, backend: Backend) -> list[Benchma
     )
 
 
-def _unmeasured(op: OpInfo, config: SweepConfig, status: Status, reason: str) -> Measurement:
-    return Measurement(spec=_spec(op, config.options, {}), status=status, reason=reason)
+class Planned(NamedTuple):
+    """What a sweep does with an operator: the specs to measure, and the records of what it does not
+    measure (the operator skipped or its rule broken; replayed configurations refused)."""
+
+    specs: list[BenchmarkSpec]
+    unmeasured: list[Measurement]
+
+
+def _unmeasured(
+    op: OpInfo, config: SweepConfig, status: Status, reason: str, inputs: dict[str, InputValue] | None = None
+) -> Measurement:
+    return Measurement(spec=_spec(op, config.options, inputs or {}), status=status, reason=reason)
+
+
+def _refused(op: OpInfo, config: SweepConfig) -> tuple[SweepConfig, list[Measurement]]:
+    """``config`` with only the replayed configurations of ``op`` a sweep runs, and a ``skipped``
+    record, naming the file's line and the reason, of each it refuses (``rules.replay_refusal``)."""
+    kind = device_kind(config.options.device)
+    kept: list[Configuration] = []
+    refused: list[Measurement] = []
+    for configuration in config.configs.get(op.name, ()):
+        reason = replay_refusal(op, configuration.inputs, config.profile, kind)
+        if reason is None:
+            kept.append(configuration)
+        else:
+            where = f"{configuration.source}: " if configuration.source else ""
+            refused.append(
+                _unmeasured(op, config, Status.SKIPPED, f"{where}{reason}", dict(configuration.inputs))
+            )
+    return replace(config, configs={**config.configs, op.name: tuple(kept)}), refused
 
 
 def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepResult:
@@ -391,7 +428,7 @@ def _measure_operator(
     measured: list[Measurement] = []
     for options in variants:
         planned = plan_operator(op, replace(config, options=options), backend)
-        measured += [planned] if isinstance(planned, Measurement) else list(runner.run(planned))
+        measured += [*planned.unmeasured, *runner.run(planned.specs)]
     return measured
 
 
@@ -407,17 +444,24 @@ def _thread_plan(config: SweepConfig) -> ThreadPlan | None:
     return ThreadPlan.of(config.options.threads, config.affinity, available_cpus())
 
 
-def plan_operator(op: OpInfo, config: SweepConfig, backend: Backend) -> list[BenchmarkSpec] | Measurement:
-    """The specs to measure ``op`` with, or the record of why there are none: ``skipped`` with the
-    rules' reason, or ``failed`` when a rule itself broke (the sweep goes on either way)."""
+def plan_operator(op: OpInfo, config: SweepConfig, backend: Backend) -> Planned:
+    """The specs to measure ``op`` with, and the records of what is not measured: ``skipped`` with
+    the rules' reason (for the operator, or a replayed configuration they refuse), or ``failed`` when
+    a rule itself broke (the sweep goes on either way)."""
+    refused: list[Measurement] = []
+    if config.configs:
+        config, refused = _refused(op, config)
+        if not config.configs[op.name]:
+            return Planned([], refused)
     try:
-        return specs_for(op, config, backend)
+        return Planned(specs_for(op, config, backend), refused)
     except NoRuleError as reason:
-        return _unmeasured(op, config, Status.SKIPPED, str(reason))
+        return Planned([], [*refused, _unmeasured(op, config, Status.SKIPPED, str(reason))])
     except Exception as error:
-        return _unmeasured(
+        failed = _unmeasured(
             op, config, Status.FAILED, f"its input rule raised {type(error).__name__}: {error}"
         )
+        return Planned([], [*refused, failed])
 
 
 def _resume(config: SweepConfig) -> dict[str, tuple[Measurement, ...]]:

@@ -216,6 +216,11 @@ HEADER = {"format": "opperf-configs", "version": 1, "framework": "torch", "model
 GOOD_LINE = {"op": "relu", "inputs": {"input": {"shape": [4]}}, "count": 1}
 
 
+def _relu(value: object) -> dict[str, object]:
+    """A configuration line of relu with ``value`` as its input."""
+    return {"op": "relu", "inputs": {"input": value}}
+
+
 @pytest.mark.parametrize(
     ("lines", "line", "message"),
     [
@@ -225,6 +230,34 @@ GOOD_LINE = {"op": "relu", "inputs": {"input": {"shape": [4]}}, "count": 1}
         ([HEADER, GOOD_LINE, {"op": "relu_typo", "inputs": {}}], 3, "unknown operator 'relu_typo'"),
         ([HEADER, {"op": "relu", "inputs": {"inptu": {"shape": [4]}}}], 2, "relu takes no argument 'inptu'"),
         ([HEADER, {**GOOD_LINE, "count": 0}], 2, "not a positive integer"),
+        ([HEADER, {**GOOD_LINE, "count": "2"}], 2, "not a positive integer"),
+        ([HEADER, GOOD_LINE, '{"op": "relu", "inputs": {"input": {"sha'], 3, "not a JSON object"),
+        ([HEADER, {**GOOD_LINE, "tags": "resnet"}], 2, "not a list of text"),
+        ([HEADER, {**GOOD_LINE, "comment": "x"}], 2, "a configuration has no key 'comment'"),
+        ([{**HEADER, "modle": "m"}], 1, "the header has no key 'modle'; did you mean"),
+        ([{**HEADER, "input_shape": "1,3"}], 1, "the header's input_shape is '1,3'"),
+        ([{**HEADER, "mode": "eval"}], 1, "the header's mode is 'eval'"),
+        (
+            [HEADER, _relu({"shape": "abc"})],
+            2,
+            "argument 'input': a tensor's shape",
+        ),
+        ([HEADER, _relu({"shape": [-1]})], 2, "list of non-negative integers"),
+        (
+            [HEADER, _relu({"shape": [4], "dtype": 7})],
+            2,
+            "a tensor's dtype is 7",
+        ),
+        (
+            [HEADER, _relu({"shape": [4], "storage": "disk"})],
+            2,
+            "storage is 'disk'",
+        ),
+        ([HEADER, _relu({"shape": [4], "density": 2})], 2, "density is 2"),
+        ([HEADER, _relu({"shape": [4], "file": "x"})], 2, "no key 'file'"),
+        ([HEADER, _relu({"path": "/etc"})], 2, "is no input"),
+        ([HEADER, '{"op": "relu", "inputs": {"input": ' + "[" * 100000 + "]" * 100000 + "}}"], 2, "nested"),
+        ([HEADER, _relu([[[[[[[[[[1]]]]]]]]]])], 2, "nested more than"),
     ],
 )
 def test_malformed_configs_files_are_usage_errors_with_the_line(tmp_path, capsys, lines, line, message):
@@ -234,16 +267,45 @@ def test_malformed_configs_files_are_usage_errors_with_the_line(tmp_path, capsys
         ["sweep", "--framework", "torch", "--configs", str(path), "--output-file", str(tmp_path / "o.json")]
     )
     err = capsys.readouterr().err
-    assert status == 2
+    assert status == 2, err
     assert err.startswith("error: ") and f"{path}:{line}: " in err and message in err
-    assert "Traceback" not in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_configs_file_that_is_not_text_is_a_usage_error(tmp_path, capsys):
+    path = tmp_path / "binary.jsonl"
+    path.write_bytes(b"\xff\xfe\x00garbage")
+    assert main(["sweep", "--configs", str(path), "--output-file", str(tmp_path / "o.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {path}: not a configs file (not UTF-8") and "Traceback" not in err
 
 
 def test_configs_of_another_framework_name_the_flag(tmp_path, capsys):
     path = tmp_path / "mx.jsonl"
     path.write_text(json.dumps({**HEADER, "framework": "mxnet"}) + "\n")
     assert main(["sweep", "--framework", "torch", "--configs", str(path)]) == 2
-    assert "replay them with --framework mxnet" in capsys.readouterr().err
+    assert "replay them with --framework mxnet, or leave --framework out" in capsys.readouterr().err
+
+
+def test_a_torch_capture_replays_without_naming_its_framework(tmp_path, capsys):
+    """The header says torch: a replay without --framework runs torch, not MXNet (whose registry has no
+    ``relu`` taking ``input``)."""
+    path, output = tmp_path / "torch.jsonl", tmp_path / "o.json"
+    path.write_text(json.dumps(HEADER) + "\n" + json.dumps(GOOD_LINE) + "\n")
+    argv = ["sweep", "--configs", str(path), "--output-file", str(output), "--runs", "2", "--warmup", "1"]
+    assert main([*argv, "--no-backward", "--quiet"]) == 0
+    assert "note: replaying torch configurations" in capsys.readouterr().err
+    (record,) = json.loads(output.read_text())["results"]
+    assert (record["framework"], record["op"], record["status"]) == ("torch", "relu", "ok")
+
+
+def test_configs_files_of_two_frameworks_are_refused_naming_both(tmp_path, capsys):
+    torch_file, mxnet_file = tmp_path / "t.jsonl", tmp_path / "m.jsonl"
+    torch_file.write_text(json.dumps(HEADER) + "\n")
+    mxnet_file.write_text(json.dumps({**HEADER, "framework": "mxnet"}) + "\n")
+    assert main(["sweep", "--configs", f"{torch_file},{mxnet_file}"]) == 2
+    err = capsys.readouterr().err
+    assert f"{torch_file} (torch), {mxnet_file} (mxnet)" in err and err.count("\n") == 1
 
 
 DLOP = "tests/data/dlop"
@@ -263,6 +325,22 @@ def test_dlop_bench_files_read_as_configurations():
         {"input": TensorSpec((4, 5))},
         {"input": TensorSpec((6, 7))},
     ]
+
+
+@pytest.mark.parametrize(
+    ("columns", "message"),
+    [
+        ({"input_size": [[2, 2]], "weight_size": [[1]]}, "no key 'kernel_size'"),
+        ({"input_size": [["a", 2]], "kernel_size": [[1]]}, "a tensor's shape is ['a', 2]"),
+        ({"input_size": [[2, 2]], "kernel_size": [{"x": 1}]}, "a tensor's shape is {'x': 1}"),
+    ],
+)
+def test_malformed_dlop_files_are_usage_errors_naming_the_configuration(tmp_path, capsys, columns, message):
+    path = tmp_path / "conv2d.json"
+    path.write_text(json.dumps(columns))
+    assert main(["sweep", "--framework", "torch", "--configs", f"dlop:{path}"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {path}: configuration 0: ") and message in err and "Traceback" not in err
 
 
 def test_dlop_file_of_unknown_operator_is_a_usage_error(tmp_path, capsys):

@@ -29,7 +29,7 @@ from opperf.cli.common import (
 from opperf.errors import OpperfError
 from opperf.frameworks import FRAMEWORKS, FrameworkFlag, framework_module, get_backend
 from opperf.history.store import History
-from opperf.options import RunOptions
+from opperf.options import RunOptions, was_given
 from opperf.report.coverage import Coverage, render_coverage
 from opperf.report.csv_report import render_csv
 from opperf.report.document import build_document
@@ -267,6 +267,21 @@ def replay_configurations(arguments: argparse.Namespace) -> tuple[configs.Config
     return configs.sample(chosen, arguments.configs_sample, arguments.seed)
 
 
+def _replayed_framework(arguments: argparse.Namespace) -> None:
+    """A replay without --framework runs the framework its configs files were captured with."""
+    if not arguments.configs or was_given(arguments, "framework"):
+        return
+    framework = configs.replay_framework(arguments.configs)
+    if framework not in FRAMEWORKS:
+        raise OpperfError(
+            f"{arguments.configs[0]} holds {framework} configurations; opperf replays "
+            f"{', '.join(FRAMEWORKS)}"
+        )
+    if framework != arguments.framework:
+        print(f"note: replaying {framework} configurations (the configs files' framework)", file=sys.stderr)
+        arguments.framework = framework
+
+
 def _report_writer(chosen: str) -> Callable[[str, dict], None]:
     """How to write the report in format ``chosen``; a workbook format's extra is checked now, before
     the sweep rather than after it."""
@@ -280,6 +295,7 @@ def run(arguments: argparse.Namespace) -> int:
     if arguments.compare:
         arguments.namespaces = arguments.compare
         return compare.run(arguments)
+    _replayed_framework(arguments)
     apply_framework_flags(arguments, (arguments.framework,))
     if arguments.resume and arguments.fresh:
         raise OpperfError("--resume continues the journal and --fresh discards it; choose one")

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from opperf.options import RunOptions
 from opperf.report.assessment import Calibration, Roofline, flags, roofline
 from opperf.report.coverage import Coverage
-from opperf.results import Alias, BenchmarkSpec, Measurement, Status, TensorSpec
+from opperf.results import BenchmarkSpec, Measurement, Status, input_from_json
 from opperf.sampling import StopReason
 from opperf.stages import EAGER, StageCheck
 
@@ -105,25 +105,13 @@ def record(measurement: Measurement, calibration: Calibration | None = None) -> 
     }
 
 
-def spec_input(value: object) -> object:
-    """A described input back as an input value: ``{"shape": [...]}`` is a tensor."""
-    if isinstance(value, dict) and "shape" in value:
-        sparse = {key: value[key] for key in ("storage", "density") if key in value}
-        return TensorSpec(tuple(value["shape"]), dtype=value.get("dtype"), **sparse)
-    if isinstance(value, dict) and "alias_of" in value:
-        return Alias(value["alias_of"], value["step"], value["count"])
-    if isinstance(value, list):
-        return tuple(spec_input(v) for v in value)
-    return value
-
-
 def measurement_from_record(result: dict[str, object]) -> Measurement:
     """The Measurement a record was rendered from, as far as records keep it (value ranges are not kept;
     a record rendered from the result is identical)."""
     spec = BenchmarkSpec(
         namespace=result["namespace"],
         op=result["op"],
-        inputs=tuple((name, spec_input(value)) for name, value in result["inputs"].items()),
+        inputs=tuple((name, input_from_json(value)) for name, value in result["inputs"].items()),
         options=RunOptions.from_record(result),
         category=result["category"],
         function=_function_name(result),

@@ -15,6 +15,7 @@ from typing import TypeVar
 from opperf import fused, longtail
 from opperf.op_info import OpInfo
 from opperf.results import InputValue, TensorSpec
+from opperf.rules import replay
 from opperf.rules.fuzz import draw_shapes
 from opperf.rules.generic import NoRuleError
 from opperf.rules.profiles import STANDARD, SizeProfile
@@ -29,6 +30,7 @@ __all__ = [
     "distinct",
     "fuzzed_inputs",
     "inputs_for",
+    "replay_refusal",
 ]
 
 
@@ -46,6 +48,26 @@ def inputs_for(
         return distinct(fused.inputs_for(op.name))
     rules = importlib.import_module(f"opperf.frameworks.{op.framework}.rules")
     return distinct(rules.inputs_for(op, profile, device_kind))
+
+
+def replay_refusal(
+    op: OpInfo, inputs: tuple[tuple[str, InputValue], ...], profile: SizeProfile, device_kind: str
+) -> str | None:
+    """Why a sweep refuses to run ``op`` with ``inputs`` from a configs file, or None when it runs
+    them: the operator's skip reason, or an argument the file may not choose (``opperf.rules.replay``).
+    The values the rules themselves give ``op`` are always accepted."""
+    rules = importlib.import_module(f"opperf.frameworks.{op.framework}.rules")
+    reason = rules.skip_reason(op, device_kind)
+    if reason:
+        return reason
+    try:
+        swept = inputs_for(op, profile, device_kind)
+    except NoRuleError:  # no rule can make an argument the file now gives: its value is checked alone
+        swept = []
+    policy = rules.REPLAY_POLICY
+    if profile.needs_int64:
+        policy = replace(policy, max_elements=None)
+    return replay.refusal(op, inputs, swept, policy)
 
 
 def distinct(items: Iterable[T]) -> list[T]:

@@ -14,13 +14,23 @@ from opperf.frameworks.mxnet.rules.layers import DEFAULT_RULES
 from opperf.frameworks.mxnet.rules.numpy_ops import NUMPY_RULES
 from opperf.frameworks.mxnet.rules.optimizer_ops import OPTIMIZER_RULES
 from opperf.frameworks.mxnet.rules.quantized_ops import QUANTIZED_RULES
-from opperf.frameworks.mxnet.rules.skips import DEVICE_SKIP_REASONS, SKIP_REASONS
+from opperf.frameworks.mxnet.rules.replay import REPLAY_POLICY
+from opperf.frameworks.mxnet.rules.skips import skip_reason
 from opperf.frameworks.mxnet.rules.sparse_ops import SPARSE_RULES
 from opperf.op_info import OpInfo
 from opperf.results import InputValue
 from opperf.rules.fuzz import ShapeConstraints, base_constraints
 from opperf.rules.generic import NoRuleError, rule_name
 from opperf.rules.profiles import SizeProfile
+
+__all__ = [
+    "NON_CONTIGUOUS_STORAGE",
+    "REPLAY_POLICY",
+    "inputs_for",
+    "rule_for",
+    "shape_constraints",
+    "skip_reason",
+]
 
 NON_CONTIGUOUS_STORAGE = None
 """MXNet arrays are always contiguous: fuzzed shapes marked non-contiguous run contiguous here."""
@@ -39,7 +49,7 @@ HAND_WRITTEN_RULES = {
 def inputs_for(op: OpInfo, profile: SizeProfile, device_kind: str) -> list[dict[str, InputValue]]:
     """The input configurations to benchmark the MXNet operator ``op`` with on a device of
     ``device_kind``; raises ``NoRuleError`` with the reason if there are none."""
-    reason = SKIP_REASONS.get(op.name) or DEVICE_SKIP_REASONS.get(device_kind, {}).get(op.name)
+    reason = skip_reason(op, device_kind)
     if reason:
         raise NoRuleError(reason)
     rule = HAND_WRITTEN_RULES.get(op.name)
@@ -52,7 +62,7 @@ def inputs_for(op: OpInfo, profile: SizeProfile, device_kind: str) -> list[dict[
 
 def rule_for(op: OpInfo, device_kind: str) -> str:
     """Which rule gives ``op`` its inputs on a device of ``device_kind``, for ``opperf explain``."""
-    reason = SKIP_REASONS.get(op.name) or DEVICE_SKIP_REASONS.get(device_kind, {}).get(op.name)
+    reason = skip_reason(op, device_kind)
     if reason:
         return f"none: skipped ({reason})"
     rule = HAND_WRITTEN_RULES.get(op.name)

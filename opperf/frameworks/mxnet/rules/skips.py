@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from opperf.op_info import OpInfo
+
 _CACHED_OP = (
     "runs a whole hybridized graph (a CachedOp): it times the graph's operators, each benchmarked on "
     "its own; MXNet's profiler records no _CachedOp of its own"
@@ -43,3 +45,8 @@ DEVICE_SKIP_REASONS: dict[str, dict[str, str]] = {
         "_contrib_group_adagrad_update": _GPU_ONLY,
     },
 }
+
+
+def skip_reason(op: OpInfo, device_kind: str) -> str | None:
+    """Why ``op`` cannot be benchmarked on a device of ``device_kind``, or None."""
+    return SKIP_REASONS.get(op.name) or DEVICE_SKIP_REASONS.get(device_kind, {}).get(op.name)

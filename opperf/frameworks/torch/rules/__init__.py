@@ -16,6 +16,7 @@ from opperf.frameworks.torch.rules.derived import (
     in_schema_order,
 )
 from opperf.frameworks.torch.rules.layers import HAND_RULES
+from opperf.frameworks.torch.rules.replay import REPLAY_POLICY
 from opperf.frameworks.torch.rules.skips import DEVICE_SKIP_REASONS, SKIP_REASONS, skip_reason
 from opperf.op_info import OpInfo
 from opperf.rules.fuzz import ShapeConstraints, base_constraints
@@ -28,10 +29,12 @@ NON_CONTIGUOUS_STORAGE = "sliced"
 __all__ = [
     "DEVICE_SKIP_REASONS",
     "NON_CONTIGUOUS_STORAGE",
+    "REPLAY_POLICY",
     "SKIP_REASONS",
     "inputs_for",
     "rule_for",
     "shape_constraints",
+    "skip_reason",
 ]
 
 
