@@ -6,6 +6,8 @@ import json
 
 import pandas as pd
 
+from opperf.report.cells import inert_csv_cell
+
 COLUMNS = (
     "n",
     "median_s",
@@ -27,7 +29,8 @@ SHOWN_DIGITS = 10
 
 
 def _shown(value: object) -> object:
-    return float(f"{value:.{SHOWN_DIGITS}g}") if isinstance(value, float) else value
+    """A cell's value: a float to ``SHOWN_DIGITS``, text never read as a formula (``report.cells``)."""
+    return float(f"{value:.{SHOWN_DIGITS}g}") if isinstance(value, float) else inert_csv_cell(value)
 
 
 def render_csv(document: dict[str, object]) -> str:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from opperf.report.cells import reads_as_formula
 from opperf.report.extras import require
 
 PURPOSE = "--output-format xlsx"
@@ -61,8 +62,9 @@ def workbook_bytes(tables: Sequence[Table]) -> bytes:
         sheet.append([c.header for c in table.columns])
         for cell in sheet[1]:
             cell.font = styles.Font(bold=True)
-        for row in table.rows:
-            sheet.append([_cell(value) for value in row])
+        for row_number, row in enumerate(table.rows, start=2):
+            for column_number, value in enumerate(row, start=1):
+                _set(sheet.cell(row=row_number, column=column_number), value)
         last_row = max(2, len(table.rows) + 1)
         for index, column in enumerate(table.columns, start=1):
             letter = utils.get_column_letter(index)
@@ -86,11 +88,19 @@ def workbook_bytes(tables: Sequence[Table]) -> bytes:
     return buffer.getvalue()
 
 
-def _cell(value: object) -> object:
-    """Plain values as cells: lists and dicts as text (a spreadsheet cell holds one value)."""
+def _set(cell: object, value: object) -> None:
+    """Put a plain value in ``cell``: lists and dicts as text (a cell holds one value); text stays text,
+    never a formula (``report.cells``), with the characters a workbook cannot hold replaced."""
+    from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
+
     if isinstance(value, (list, tuple, dict)):
-        return str(value)
-    return value
+        value = str(value)
+    if isinstance(value, str):
+        value = ILLEGAL_CHARACTERS_RE.sub("\ufffd", value)
+    cell.value = value
+    if reads_as_formula(value):
+        cell.data_type = "s"
+        cell.quotePrefix = True
 
 
 def write_workbook(path: str | Path, tables: Sequence[Table]) -> None:

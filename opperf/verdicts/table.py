@@ -6,6 +6,7 @@ import csv
 import io
 import json
 
+from opperf.report.cells import inert_csv_cell
 from opperf.verdicts.diff import Diff
 from opperf.verdicts.document import row_dict
 
@@ -42,5 +43,5 @@ def render_csv(diff: Diff) -> str:
     writer = csv.DictWriter(output, fieldnames=COLUMNS, lineterminator="\n")
     writer.writeheader()
     for row in diff.rows:
-        writer.writerow(flat_row(row_dict(row)))
+        writer.writerow({name: inert_csv_cell(value) for name, value in flat_row(row_dict(row)).items()})
     return output.getvalue()
