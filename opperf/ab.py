@@ -40,7 +40,7 @@ from opperf.errors import OpperfError
 from opperf.frameworks import get_backend
 from opperf.isolation import BuildDescription, IsolatedRunner, RoundMeasured
 from opperf.options import RunOptions
-from opperf.report.document import SCHEMA_VERSION, record
+from opperf.report.document import AB_KIND, SCHEMA_VERSION, record
 from opperf.results import BenchmarkSpec, Measurement, Status
 from opperf.sampling import WARMUP_SHARE, SamplingPlan
 from opperf.sequential import RoundBook, Schedule, rounds_run
@@ -348,7 +348,7 @@ def ab_document(result: AbResult, environment: Mapping[str, object]) -> dict[str
             )
     return {
         "schema_version": SCHEMA_VERSION,
-        "kind": "ab",
+        "kind": AB_KIND,
         "environment": dict(environment),
         "ab": {
             "rounds": result.rounds,

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 from opperf.errors import OpperfError
 from opperf.report.coverage import Coverage
-from opperf.report.document import SCHEMA_VERSION, SchemaError, check_document, measurement_from_record
+from opperf.report.document import SCHEMA_VERSION, is_ab, measurement_from_record
+from opperf.shards import Shard
 
 MATCHING = (
     "framework",
     "framework_version",
+    "framework_settings",
     "device",
     "dtype",
     "profiler",
@@ -31,21 +32,17 @@ MATCHING = (
     "cache",
     "threads",
     "run_backward",
+    "mode",
+    "stages",
+    "shapes",
+    "fuzz_count",
     "size_profile",
 )
 """Environment settings every merged file must share: they change what a figure means."""
 
 
-def read_document(path: str) -> dict[str, object]:
-    """A results file, checked; OpperfError naming the file otherwise."""
-    try:
-        return check_document(json.loads(Path(path).read_text(encoding="utf-8")))
-    except FileNotFoundError:
-        raise OpperfError(f"{path}: no such results file") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise OpperfError(f"{path}: not a readable JSON results file ({error})") from None
-    except SchemaError as error:
-        raise OpperfError(f"{path}: {error}") from None
+FIX = "pass the JSON results files of one sweep's shards (`opperf sweep --shard K/N`)"
+"""Which files merge takes, for a message about one it cannot read."""
 
 
 def _record_key(record: Mapping[str, object]) -> str:
@@ -60,6 +57,9 @@ def merge(documents: Sequence[tuple[str, Mapping[str, object]]]) -> dict[str, ob
     """One results document from ``(path, document)`` pairs of one sweep's parts."""
     if len(documents) < 2:
         raise OpperfError("merge needs two or more result files, e.g. the shards of one sweep")
+    for path, document in documents:
+        if is_ab(document):
+            raise OpperfError(f"{path}: an A/B file (opperf ab), not a sweep's shard; {FIX}")
     first_path, first = documents[0]
     reference = first["environment"]
     for path, document in documents[1:]:
@@ -115,29 +115,40 @@ def merge(documents: Sequence[tuple[str, Mapping[str, object]]]) -> dict[str, ob
 def _check_shards(paths: Sequence[str], shards: Sequence[object]) -> None:
     """Shards of one split, each once; files without a shard (whole sweeps of disjoint selections)
     merge as they are."""
-    named = [(path, shard) for path, shard in zip(paths, shards, strict=True) if shard]
+    named = [(path, _shard(path, shard)) for path, shard in zip(paths, shards, strict=True) if shard]
     if not named:
         return
-    counts = {str(shard).split("/")[1] for _, shard in named}
+    counts = {shard.count for _, shard in named}
     if len(counts) > 1 or len(named) != len(paths):
         raise OpperfError(
             "the files are shards of different splits ("
             + ", ".join(f"{p}: {s or 'none'}" for p, s in zip(paths, shards, strict=True))
             + "); merge the K/N shards of one sweep"
         )
-    indices = [str(shard).split("/")[0] for _, shard in named]
-    repeated = {index for index in indices if indices.count(index) > 1}
+    indices = [shard.index for _, shard in named]
+    repeated = sorted({index for index in indices if indices.count(index) > 1})
     if repeated:
-        raise OpperfError(f"shard {', '.join(sorted(repeated))} is given twice; pass each shard once")
+        raise OpperfError(f"shard {', '.join(map(str, repeated))} is given twice; pass each shard once")
+
+
+def _shard(path: str, text: object) -> Shard:
+    """The shard a file's environment names; OpperfError naming the file for anything but K/N with
+    1 <= K <= N."""
+    try:
+        return Shard.parse(str(text))
+    except OpperfError:
+        raise OpperfError(f"{path}: its shard is {text!r}, not K/N with 1 <= K <= N; {FIX}") from None
 
 
 def missing_shards(document: Mapping[str, object]) -> list[str]:
     """The shards a merged split lacks (``K/N`` strings); empty when it is whole or was not sharded."""
     parts = [
-        entry.get("shard") for entry in document["environment"].get("merged_from", ()) if entry.get("shard")
+        Shard.parse(str(entry["shard"]))
+        for entry in document["environment"].get("merged_from", ())
+        if entry.get("shard")
     ]
     if not parts:
         return []
-    count = int(parts[0].split("/")[1])
-    present = {int(part.split("/")[0]) for part in parts}
+    count = parts[0].count
+    present = {part.index for part in parts}
     return [f"{index}/{count}" for index in range(1, count + 1) if index not in present]

@@ -1,13 +1,14 @@
 """``opperf diff BASE NEW``: verdicts per row between two sides, each one or more result files, or
 between the sides of one A/B file (``opperf diff AB.json``, from ``opperf ab``).
 
-Exit status: 0 when no row matches ``--fail-on``, 1 when one does; bad input raises OpperfError,
-which the main CLI prints as ``error: ...`` with status 2.
+Exit status: 0 when no row matches ``--fail-on``, 1 when one does, 2 for bad input (a one-line
+``error: ...`` naming the file and the fix).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 
 from opperf.cli.common import check_writable, fraction, report_format, write_or_print
 from opperf.errors import OpperfError
@@ -15,7 +16,7 @@ from opperf.report.xlsx import require_openpyxl, write_workbook
 from opperf.report.xlsx_tables import diff_tables
 from opperf.utils.files import write_atomically
 from opperf.verdicts.decide import FailOn
-from opperf.verdicts.diff import Diff, diff
+from opperf.verdicts.diff import DEFAULT_ALPHA, DEFAULT_THRESHOLD, Diff, diff
 from opperf.verdicts.document import diff_document, render_json
 from opperf.verdicts.load import read_ab, read_side
 from opperf.verdicts.markdown import render_markdown
@@ -38,9 +39,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="result file(s) of the new side: FILE or FILE1,FILE2,...; none when BASE is an A/B file",
     )
     parser.add_argument(
-        "--threshold", type=fraction, default=0.05, help="smallest relative change worth a verdict (0.05)"
+        "--threshold",
+        type=fraction,
+        default=DEFAULT_THRESHOLD,
+        help=f"smallest relative change worth a verdict ({DEFAULT_THRESHOLD})",
     )
-    parser.add_argument("--alpha", type=fraction, default=0.05, help="false discovery rate level (0.05)")
+    parser.add_argument(
+        "--alpha", type=fraction, default=DEFAULT_ALPHA, help=f"false discovery rate level ({DEFAULT_ALPHA})"
+    )
     parser.add_argument(
         "--fail-on",
         choices=[f.value for f in FailOn],
@@ -64,6 +70,23 @@ def split_files(text: str, side: str) -> list[str]:
     return paths
 
 
+def _check_distinct(base: list[str], new: list[str]) -> None:
+    """Refuse a file on both sides: a run compared with itself is unchanged by construction."""
+    shared = [path for path in new if any(_same_file(path, other) for other in base)]
+    if shared:
+        raise OpperfError(
+            f"{shared[0]} is on both sides; a run compared with itself says nothing: pass the result "
+            "files of separate runs as BASE and NEW (or one A/B file alone)"
+        )
+
+
+def _same_file(first: str, second: str) -> bool:
+    try:
+        return os.path.samefile(first, second)
+    except OSError:  # a missing file: reading it says so
+        return first == second
+
+
 def run(arguments: argparse.Namespace) -> int:
     """Diff, write the report(s), and return the exit status the gate asks for (0 or 1)."""
     chosen = report_format(arguments.output_format, arguments.output_file, default="md")
@@ -76,10 +99,9 @@ def run(arguments: argparse.Namespace) -> int:
     if arguments.new is None:
         base, new = read_ab(arguments.base)
     else:
-        base, new = (
-            read_side(split_files(arguments.base, "BASE")),
-            read_side(split_files(arguments.new, "NEW")),
-        )
+        base_files, new_files = split_files(arguments.base, "BASE"), split_files(arguments.new, "NEW")
+        _check_distinct(base_files, new_files)
+        base, new = read_side(base_files), read_side(new_files)
     result = diff(
         base, new, threshold=arguments.threshold, alpha=arguments.alpha, paired=arguments.new is None
     )

@@ -17,8 +17,10 @@ from opperf.cli.common import fraction
 from opperf.errors import OpperfError
 from opperf.history.steps import detect_steps
 from opperf.history.store import History, Series
-from opperf.merge import read_document
+from opperf.report.document import read_document
+from opperf.utils.words import counted
 
+ADD_FIX = "add the JSON results files of sweeps (`opperf --output-format json` or `--json-file`)"
 HELP = "keep result files' figures over time (SQLite) and detect steps: add, show, detect"
 DEFAULT_DB = "opperf-history.sqlite"
 MS = 1e3
@@ -44,22 +46,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(arguments: argparse.Namespace) -> int:
+    if arguments.action == "add":  # every file read before the store is opened, or one is added
+        documents = [(path, read_document(path, ADD_FIX)) for path in arguments.files]
+        with History(arguments.db) as history:
+            return _add(history, documents)
     with History(arguments.db) as history:
-        if arguments.action == "add":
-            return _add(history, arguments.files)
         if arguments.action == "show":
             return _show(history, arguments)
         return _detect(history, arguments)
 
 
-def _add(history: History, files: list[str]) -> int:
-    for path in files:
-        added = history.add(read_document(path), path)
+def _add(history: History, documents: list[tuple[str, dict[str, object]]]) -> int:
+    for path, document in documents:
+        added = history.add(document, path)
         print(
-            f"{path}: " + ("already in the store" if added is None else f"{added} rows added"),
+            f"{path}: " + ("already in the store" if added is None else f"{counted(added, 'row')} added"),
             file=sys.stderr,
         )
-    print(f"{history.runs()} runs in the store", file=sys.stderr)
+    print(f"{counted(history.runs(), 'run')} in the store", file=sys.stderr)
     return 0
 
 

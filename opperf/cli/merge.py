@@ -7,7 +7,8 @@ import argparse
 import sys
 
 from opperf.cli.common import check_writable
-from opperf.merge import merge, missing_shards, read_document
+from opperf.merge import FIX, merge, missing_shards
+from opperf.report.document import read_document
 from opperf.report.json_report import render_json
 from opperf.utils.files import write_atomically
 
@@ -21,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(arguments: argparse.Namespace) -> int:
     check_writable(arguments.output_file)
-    merged = merge([(path, read_document(path)) for path in arguments.files])
+    merged = merge([(path, read_document(path, FIX)) for path in arguments.files])
     write_atomically(arguments.output_file, render_json(merged))
     missing = missing_shards(merged)
     if missing:

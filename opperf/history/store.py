@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from opperf.errors import OpperfError
+from opperf.report.document import is_ab
 from opperf.utils.stats import summarize
 from opperf.verdicts.load import PHASES, Key, record_key
 
@@ -113,7 +114,7 @@ class History:
     def add(self, document: Mapping[str, object], source: str) -> int | None:
         """Add one results document (from ``source``); the number of rows added, or None when this
         run is in the store already."""
-        if document.get("kind") == "ab":
+        if is_ab(document):
             raise OpperfError(f"{source}: an A/B file holds two builds; add the sweeps' result files instead")
         environment = document.get("environment") or {}
         digest = hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()

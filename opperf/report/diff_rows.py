@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from opperf.errors import OpperfError
 from opperf.report.markdown import _inputs as describe_inputs
 
 DIFF_FORMAT_KEY = "diff_format_version"
@@ -75,6 +76,51 @@ class DiffFile:
 
 
 def diff_file(document: Mapping[str, object], path: str) -> DiffFile:
-    return DiffFile(
-        path, document.get("summary") or {}, tuple(diff_row(r) for r in document.get("rows") or ())
-    )
+    """A diff document read as typed rows; OpperfError naming the file and row a reader cannot use."""
+    summary, rows = document.get("summary", {}), document.get("rows", [])
+    if not isinstance(summary, dict) or not isinstance(rows, list):
+        raise OpperfError(f"{path}: a diff file whose summary is no object or rows no list; {_FIX}")
+    threshold = summary.get("threshold")
+    if threshold is not None and not _number(threshold):
+        raise OpperfError(f"{path}: a diff file whose threshold is {threshold!r}, not a number; {_FIX}")
+    for index, row in enumerate(rows, start=1):
+        problem = _row_problem(row)
+        if problem is not None:
+            raise OpperfError(f"{path}: diff row {index}: {problem}; {_FIX}")
+    return DiffFile(path, summary, tuple(diff_row(r) for r in rows))
+
+
+_FIX = "pass diff files written by `opperf diff --output-format json`"
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _row_problem(row: object) -> str | None:
+    """What a reader could not use in a diff row, or None."""
+    if not isinstance(row, dict):
+        return "not an object"
+    for name in ("namespace", "op", "verdict"):
+        if not isinstance(row.get(name), str):
+            return f"{name} is {row.get(name)!r}; expected text"
+    for name in ("framework", "phase", "reason"):
+        if row.get(name) is not None and not isinstance(row[name], str):
+            return f"{name} is {row[name]!r}; expected text"
+    if not isinstance(row.get("inputs") or {}, dict):
+        return f"inputs is {row['inputs']!r}; expected an object"
+    for name in ("ratio", "q"):
+        if row.get(name) is not None and not _number(row[name]):
+            return f"{name} is {row[name]!r}; expected a number"
+    interval = row.get("ratio_ci95")
+    if interval is not None and not (
+        isinstance(interval, list) and len(interval) == 2 and all(v is None or _number(v) for v in interval)
+    ):
+        return f"ratio_ci95 is {interval!r}; expected [low, high]"
+    for side in ("base", "new"):
+        block = row.get(side)
+        if block is not None and not (
+            isinstance(block, dict) and (block.get("median_s") is None or _number(block["median_s"]))
+        ):
+            return f"{side} is {block!r}; expected an object with median_s in seconds"
+    return None

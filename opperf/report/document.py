@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 
+from opperf import longtail
+from opperf.errors import OpperfError
 from opperf.options import RunOptions
+from opperf.report import schema
 from opperf.report.assessment import Calibration, Roofline, flags, roofline
 from opperf.report.coverage import Coverage
 from opperf.results import BenchmarkSpec, Measurement, Status, input_from_json
@@ -13,6 +18,14 @@ from opperf.sampling import StopReason
 from opperf.stages import EAGER, StageCheck
 
 SCHEMA_VERSION = 1
+
+AB_KIND = "ab"
+"""The ``kind`` of an A/B file (``opperf ab``): its records are two builds' rounds, not one sweep."""
+
+
+def is_ab(document: Mapping[str, object]) -> bool:
+    """Whether a results document is an A/B file (its records have a side and a round each)."""
+    return document.get("kind") == AB_KIND
 
 
 class SchemaError(ValueError):
@@ -101,8 +114,15 @@ def record(measurement: Measurement, calibration: Calibration | None = None) -> 
         "variant": spec.variant or None,
         "compile_s": measurement.compile_s,
         "stage_check": measurement.stage_check.to_json() if measurement.stage_check else None,
+        **_tags(spec),
         **derived,
     }
+
+
+def _tags(spec: BenchmarkSpec) -> dict[str, object]:
+    """A long-tail operator's DLOP-Bench tags, on its record (a reader of the file needs no catalogue)."""
+    entry = longtail.by_name().get(spec.op) if spec.namespace == longtail.NAMESPACE else None
+    return {"tags": list(entry.tags)} if entry is not None else {}
 
 
 def measurement_from_record(result: dict[str, object]) -> Measurement:
@@ -113,24 +133,24 @@ def measurement_from_record(result: dict[str, object]) -> Measurement:
         op=result["op"],
         inputs=tuple((name, input_from_json(value)) for name, value in result["inputs"].items()),
         options=RunOptions.from_record(result),
-        category=result["category"],
+        category=result.get("category", "misc"),
         function=_function_name(result),
         stage=str(result.get("stage", EAGER)),
         variant=str(result.get("variant") or ""),
     )
     sampling = result.get("sampling") or {}
     samples = {
-        phase: tuple(result[phase]["samples_s"]) if result[phase] else None
+        phase: tuple(result[phase]["samples_s"]) if result.get(phase) else None
         for phase in ("forward", "backward")
     }
     return Measurement(
         spec=spec,
         status=Status(result["status"]),
-        reason=result["reason"],
+        reason=result.get("reason"),
         forward=samples["forward"],
         backward=samples["backward"],
         backward_reason=result.get("backward_reason"),
-        memory_peak_bytes=result["memory_peak_bytes"],
+        memory_peak_bytes=result.get("memory_peak_bytes"),
         profiled_ops=tuple(result.get("profiled_ops", ())),
         warmup_runs=sampling.get("warmup_runs"),
         stop_reason=StopReason(sampling["stop_reason"]) if sampling.get("stop_reason") else None,
@@ -165,14 +185,62 @@ def build_document(
     }
 
 
-def check_document(document: dict[str, object]) -> dict[str, object]:
-    """The document if this opperf can read it; raises SchemaError naming the version otherwise."""
+def check_document(document: object) -> dict[str, object]:
+    """The document if this opperf can read it; raises SchemaError naming the version, or the record
+    and field that no reader could use (``report.schema``), otherwise."""
     version = document.get("schema_version") if isinstance(document, dict) else None
-    if version != SCHEMA_VERSION:
+    if version != SCHEMA_VERSION or isinstance(version, bool):
+        if not isinstance(document, dict):
+            raise SchemaError("not a results file: it holds no JSON object with a schema_version")
         raise SchemaError(
             f"results file has schema_version {version!r}; this opperf reads version {SCHEMA_VERSION}"
         )
+    found = schema.problem(document)
+    if found is not None:
+        raise SchemaError(found)
     return document
+
+
+def read_json(path: str, fix: str) -> object:
+    """The JSON value in the file at ``path``; OpperfError naming the file, what is wrong and ``fix``
+    (which files to pass) when it is missing, unreadable, not JSON, or a configs file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise OpperfError(f"{path}: no such file; {fix}") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise OpperfError(f"{path}: cannot be read as JSON text ({error}); {fix}") from None
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as error:
+        if _configs_header(text):
+            raise OpperfError(
+                f"{path}: a configs file (`opperf capture`), which holds configurations, not timings; "
+                f"measure them with `opperf sweep --configs {path} --output-file results.json` and "
+                "pass that file"
+            ) from None
+        detail = error.msg if isinstance(error, json.JSONDecodeError) else "nested too deep"
+        raise OpperfError(f"{path}: not valid JSON ({detail}); {fix}") from None
+
+
+def read_document(path: str, fix: str) -> dict[str, object]:
+    """The results file at ``path``, checked (``check_document``); OpperfError naming the file, the
+    problem and ``fix`` otherwise."""
+    try:
+        return check_document(read_json(path, fix))
+    except SchemaError as error:
+        raise OpperfError(f"{path}: {error}; {fix}") from None
+
+
+def _configs_header(text: str) -> bool:
+    """Whether ``text``'s first line is a configs file's header (JSON Lines, ``opperf.configs``)."""
+    from opperf.configs import FORMAT
+
+    try:
+        header = json.loads(text.split("\n", 1)[0])
+    except (json.JSONDecodeError, RecursionError):
+        return False
+    return isinstance(header, dict) and header.get("format") == FORMAT
 
 
 def _json_or_none(block: Roofline | None) -> dict[str, object] | None:

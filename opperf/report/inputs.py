@@ -4,15 +4,12 @@ model --json-file``: ``in_model_total_s``, ``operators``, ``configurations``).""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from pathlib import Path
 
-from opperf.configs import FORMAT as CONFIGS_FORMAT
 from opperf.errors import OpperfError
 from opperf.model_report import ModelReport, from_json, is_model_report
 from opperf.report.diff_rows import DIFF_FORMAT_KEY, DiffFile, diff_file
-from opperf.report.document import SchemaError, check_document
+from opperf.report.document import SchemaError, check_document, is_ab, read_json
 from opperf.report.rows import ResultRow, ResultsFile, results_file
 
 _FIX = (
@@ -43,51 +40,38 @@ class ReportInputs:
 
 
 def read_inputs(paths: list[str]) -> ReportInputs:
-    """Each path read and sorted into results or diffs; OpperfError naming the file otherwise."""
+    """Each path read and sorted into results, diffs or model reports; an A/B file (``opperf ab``)
+    becomes the diff of its two sides, as ``opperf diff AB.json`` gives it. OpperfError naming the
+    file otherwise."""
     results, diffs, models = [], [], []
     for path in paths:
-        document = _json(path)
+        document = read_json(path, _FIX)
         if isinstance(document, dict) and DIFF_FORMAT_KEY in document:
             diffs.append(diff_file(document, path))
             continue
         if is_model_report(document):
             try:
                 models.append(ModelFile(path, from_json(document)))
-            except (KeyError, TypeError, ValueError) as error:
+            except (KeyError, TypeError, ValueError, AttributeError) as error:
                 raise OpperfError(f"{path}: a model report that lacks {error}; {_FIX}") from None
             continue
         try:
-            results.append(results_file(check_document(document), path))
+            document = check_document(document)
         except SchemaError as error:
             raise OpperfError(f"{path}: {error}; {_FIX}") from None
-        except (KeyError, TypeError, ValueError) as error:
-            raise OpperfError(f"{path}: a record lacks {error}; {_FIX}") from None
+        if is_ab(document):
+            diffs.append(_ab_view(path))
+        else:
+            results.append(results_file(document, path))
     return ReportInputs(tuple(results), tuple(diffs), tuple(models))
 
 
-def _json(path: str) -> object:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise OpperfError(f"{path}: no such file; {_FIX}") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise OpperfError(f"{path}: not a readable JSON file ({error}); {_FIX}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        if _configs_header(text):
-            raise OpperfError(
-                f"{path}: a configs file (`opperf capture`), which holds configurations, not timings; "
-                f"measure them with `opperf sweep --configs {path} --output-file results.json` and "
-                "report that file"
-            ) from None
-        raise OpperfError(f"{path}: not a readable JSON file ({error}); {_FIX}") from None
+def _ab_view(path: str) -> DiffFile:
+    """An A/B file shown as the diff of its sides, at the diff's default threshold and FDR level."""
+    from opperf.verdicts.diff import DEFAULT_ALPHA, DEFAULT_THRESHOLD, diff
+    from opperf.verdicts.document import diff_document
+    from opperf.verdicts.load import read_ab
 
-
-def _configs_header(text: str) -> bool:
-    """Whether ``text``'s first line is a configs file's header (JSON Lines, ``opperf.configs``)."""
-    try:
-        header = json.loads(text.split("\n", 1)[0])
-    except json.JSONDecodeError:
-        return False
-    return isinstance(header, dict) and header.get("format") == CONFIGS_FORMAT
+    base, new = read_ab(path)
+    verdicts = diff(base, new, threshold=DEFAULT_THRESHOLD, alpha=DEFAULT_ALPHA, paired=True)
+    return diff_file(diff_document(verdicts), path)

@@ -13,10 +13,9 @@ import itertools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
-from pathlib import Path
 
 from opperf.errors import OpperfError
-from opperf.report.document import SchemaError, check_document
+from opperf.report.document import is_ab, read_document
 from opperf.utils.load import BUSY_THRESHOLD
 from opperf.utils.stats import summarize
 
@@ -202,15 +201,21 @@ def run_record(record: object, where: str) -> RunRecord:
 
 
 def read_run(path: str) -> Run:
-    """One result file as a Run; OpperfError naming the file when it cannot be read as one."""
-    return _run(path, path, _results(path))
+    """One result file as a Run; OpperfError naming the file when it cannot be read as one (an A/B
+    file holds two sides' rounds, not one run)."""
+    document = _document(path)
+    if is_ab(document):
+        raise OpperfError(
+            f"{path}: an A/B file (opperf ab) holds both sides; diff it alone: opperf diff {path}"
+        )
+    return _run(path, path, _results(path, document))
 
 
 def read_ab(path: str) -> tuple[tuple[Run, ...], tuple[Run, ...]]:
     """An A/B file (``opperf ab``) as each side's runs, one per round, in round order: round r of
     base pairs with round r of new."""
     document = _document(path)
-    if document.get("kind") != "ab":
+    if not is_ab(document):
         raise OpperfError(f"{path}: not an A/B file (opperf ab); pass BASE and NEW result files instead")
     results = _results(path, document)
     rounds = sorted({r.get("round") for r in results if isinstance(r, dict)}, key=lambda r: (r is None, r))
@@ -233,18 +238,7 @@ SIDES = ("base", "new")
 
 
 def _document(path: str) -> dict[str, object]:
-    file = Path(path)
-    if not file.is_file():
-        raise OpperfError(f"{path}: no such result file; {_FIX}")
-    try:
-        document = check_document(json.loads(file.read_text(encoding="utf-8")))
-    except (OSError, UnicodeDecodeError) as error:
-        raise OpperfError(f"{path}: cannot be read ({error}); {_FIX}") from error
-    except json.JSONDecodeError as error:
-        raise OpperfError(f"{path}: not valid JSON ({error}); {_FIX}") from error
-    except SchemaError as error:
-        raise OpperfError(f"{path}: {error}; rerun the sweep with this opperf") from error
-    return document
+    return read_document(path, _FIX)
 
 
 def _results(path: str, document: dict[str, object] | None = None) -> list:

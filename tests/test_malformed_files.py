@@ -1,0 +1,186 @@
+"""Result and diff files from elsewhere that no reader can use: every command that reads them (merge,
+diff, report, history add) says so in one line, exit 2, naming the file (and the record and field),
+never with a traceback: exit 1 means "regression" to a CI gate."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from opperf.cli import main
+
+GOLDEN = Path(__file__).parent / "golden" / "results_v1.json"
+BASE = json.loads(GOLDEN.read_text())
+
+
+def _changed(change) -> str:
+    document = copy.deepcopy(BASE)
+    change(document)
+    return json.dumps(document)
+
+
+def _record(**fields) -> str:
+    return _changed(lambda d: d["results"][1].update(fields))
+
+
+def _timing(**fields) -> str:
+    return _changed(lambda d: d["results"][1]["forward"].update(fields))
+
+
+MALFORMED = {
+    "truncated": (json.dumps(BASE)[:900], "not valid JSON"),
+    "empty": ("", "not valid JSON"),
+    "not text": (b"\xff\xfe\x00\x01", "cannot be read as JSON text"),
+    "nested too deep": ("[" * 100_000 + "]" * 100_000, "nested too deep"),
+    "a list": ("[]", "holds no JSON object"),
+    "newer version": (_changed(lambda d: d.update(schema_version=2)), "schema_version 2"),
+    "version as text": (_changed(lambda d: d.update(schema_version="1")), "schema_version '1'"),
+    "version as true": (_changed(lambda d: d.update(schema_version=True)), "schema_version True"),
+    "results an object": (_changed(lambda d: d.update(results={})), "results is missing or not a list"),
+    "no environment": (_changed(lambda d: d.pop("environment")), "environment is missing"),
+    "environment a list": (_changed(lambda d: d.update(environment=[])), "environment is missing"),
+    "wall seconds as text": (
+        _changed(lambda d: d["environment"].update(wall_seconds="long")),
+        "environment.wall_seconds is 'long'",
+    ),
+    "record a string": (
+        _changed(lambda d: d["results"].__setitem__(1, "x")),
+        "results record 2: not an object",
+    ),
+    "record without op": (_changed(lambda d: d["results"][1].pop("op")), "results record 2: no field 'op'"),
+    "op a number": (_record(op=5), "results record 2: op is 5; expected text"),
+    "inputs as text": (_record(inputs="x"), "inputs is 'x'; expected an object"),
+    "tensor shape as text": (_record(inputs={"data": {"shape": "abc"}}), "inputs.data: a tensor's shape"),
+    "unknown status": (_record(status="weird"), "status is 'weird'; expected one of ok"),
+    "forward a list": (_record(forward=[1, 2]), "forward is [1, 2]; expected an object or null"),
+    "samples as text": (_timing(samples_s=["a"]), "forward.samples_s is ['a']"),
+    "no samples": (_timing(samples_s=[]), "forward.samples_s is []"),
+    "negative samples": (_timing(samples_s=[-1.0]), "forward.samples_s is [-1.0]"),
+    "median as text": (_timing(median_s="fast"), "forward.median_s is 'fast'"),
+    "memory as text": (_record(memory_peak_bytes="lots"), "memory_peak_bytes is 'lots'"),
+    "sampling as text": (_record(sampling="x"), "sampling is 'x'"),
+    "flags as text": (_record(flags="noisy"), "flags is 'noisy'; expected a list of text"),
+    "threads as a float": (_record(threads=1.5), "threads is 1.5"),
+}
+
+COMMANDS = {
+    "merge": lambda bad, good, out: ["merge", bad, good, "--output-file", str(out / "m.json")],
+    "diff base": lambda bad, good, out: ["diff", bad, good],
+    "diff new": lambda bad, good, out: ["diff", good, bad],
+    "report": lambda bad, good, out: ["report", bad, "--html", str(out / "r.html")],
+    "history add": lambda bad, good, out: ["history", "add", good, bad, "--db", str(out / "h.sqlite")],
+}
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("case", MALFORMED)
+def test_a_malformed_results_file_is_one_line_and_exit_2(tmp_path, capsys, case, command):
+    content, message = MALFORMED[case]
+    bad = tmp_path / "bad.json"
+    if isinstance(content, bytes):
+        bad.write_bytes(content)
+    else:
+        bad.write_text(content)
+    assert main(COMMANDS[command](str(bad), str(GOLDEN), tmp_path)) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {bad}: ") and message in err, err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert not (tmp_path / "h.sqlite").exists() or command != "history add"  # nothing added before
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d.update(rows={}), "summary is no object or rows no list"),
+        (lambda d: d["rows"].append("x"), "not an object"),
+        (lambda d: d["rows"][0].update(op=None), "op is None; expected text"),
+        (lambda d: d["rows"][0].update(ratio="2x"), "ratio is '2x'; expected a number"),
+        (lambda d: d["rows"][0].update(ratio_ci95=[1]), "ratio_ci95 is [1]"),
+        (lambda d: d["rows"][0].update(base=[]), "base is []"),
+        (lambda d: d["summary"].update(threshold="5%"), "threshold is '5%'"),
+    ],
+)
+def test_a_malformed_diff_file_in_report_is_one_line_and_exit_2(tmp_path, capsys, change, message):
+    diff = tmp_path / "diff.json"
+    assert main(["diff", str(GOLDEN), str(GOLDEN), "--output-file", str(diff)]) == 2  # same file: refused
+    capsys.readouterr()
+    second = tmp_path / "second.json"
+    second.write_text(GOLDEN.read_text())
+    assert main(["diff", str(GOLDEN), str(second), "--output-file", str(diff)]) == 0
+    document = json.loads(diff.read_text())
+    change(document)
+    diff.write_text(json.dumps(document))
+    assert main(["report", str(diff), "--html", str(tmp_path / "r.html")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {diff}: ") and message in err and err.count("\n") == 1
+
+
+def _shard(tmp_path, name: str, **environment) -> str:
+    document = copy.deepcopy(BASE)
+    document["environment"].update(environment)
+    path = tmp_path / name
+    path.write_text(json.dumps(document))
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "message"),
+    [
+        ({"shard": "0/4"}, {"shard": "1/4"}, "its shard is '0/4', not K/N with 1 <= K <= N"),
+        ({"shard": "5/4"}, {"shard": "1/4"}, "its shard is '5/4'"),
+        ({"shard": "x"}, {"shard": "1/4"}, "its shard is 'x'"),
+        ({"framework_settings": {"engine": "NaiveEngine"}}, {"framework_settings": {"engine": "Threaded"}},
+         "framework_settings"),
+        ({"mode": "training"}, {"mode": "inference"}, "mode 'training' vs 'inference'"),
+    ],
+)  # fmt: skip
+def test_merge_refuses_parts_that_are_not_one_sweep(tmp_path, capsys, first, second, message):
+    files = [_shard(tmp_path, "a.json", **first), _shard(tmp_path, "b.json", **second)]
+    assert main(["merge", *files, "--output-file", str(tmp_path / "m.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err and err.count("\n") == 1
+    assert not (tmp_path / "m.json").exists()
+
+
+def _ab_file(tmp_path) -> Path:
+    """An A/B file as ``opperf ab`` writes it: two rounds of each side, new 1.5x slower."""
+    records = []
+    for round_index in range(2):
+        for side, factor in (("base", 1.0), ("new", 1.5)):
+            for record in copy.deepcopy(BASE["results"]):
+                if record["forward"]:
+                    record["forward"]["samples_s"] = [s * factor for s in record["forward"]["samples_s"]]
+                records.append({**record, "side": side, "round": round_index, "prepared_in_round": 0})
+    path = tmp_path / "ab.json"
+    path.write_text(json.dumps({**BASE, "kind": "ab", "ab": {"rounds": 2}, "results": records}))
+    return path
+
+
+def test_report_of_an_ab_file_shows_its_verdicts_not_a_sweep(tmp_path):
+    ab, page = _ab_file(tmp_path), tmp_path / "r.html"
+    assert main(["report", str(ab), "--html", str(page)]) == 0
+    html = page.read_text()
+    assert "Diff" in html and str(ab) in html
+    assert "argmax_channel" in html and "1.5" in html
+
+
+@pytest.mark.parametrize("command", ["merge", "history add", "diff side"])
+def test_an_ab_file_where_a_sweep_is_expected_is_refused_with_the_way(tmp_path, capsys, command):
+    ab = str(_ab_file(tmp_path))
+    argv = {
+        "merge": ["merge", ab, str(GOLDEN), "--output-file", str(tmp_path / "m.json")],
+        "history add": ["history", "add", ab, "--db", str(tmp_path / "h.sqlite")],
+        "diff side": ["diff", ab, str(GOLDEN)],
+    }[command]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {ab}: ") and "A/B file" in err and err.count("\n") == 1
+
+
+def test_diff_of_a_file_with_itself_is_refused(tmp_path, capsys):
+    assert main(["diff", str(GOLDEN), str(GOLDEN)]) == 2
+    err = capsys.readouterr().err
+    assert "both sides" in err and err.count("\n") == 1
