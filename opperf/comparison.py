@@ -16,14 +16,14 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from tabulate import tabulate
-
 from opperf.benchmark import RunOptions, benchmark, signature_of
 from opperf.errors import OpperfError, suggest
 from opperf.frameworks import framework_of_namespace, get_backend
+from opperf.report.markdown_table import markdown_table
 from opperf.results import Measurement, TensorSpec
 from opperf.rules import inputs_for
 from opperf.rules.profiles import STANDARD, SizeProfile
+from opperf.utils.words import counted
 
 Name = str | Callable[[Mapping[str, object]], str]
 """A counterpart's function name, or how to choose it from the configuration (conv1d/2d/3d)."""
@@ -405,14 +405,14 @@ def comparison_document(
 
 def render_markdown(rows: Sequence[Row], namespaces: Sequence[str], threads: int | None = None) -> str:
     """The comparison as a Markdown table, then what could not be compared and why."""
-    threads_note = f" Every namespace ran with {threads} intra-op threads." if threads else ""
+    threads_note = f" Every namespace ran with {counted(threads, 'intra-op thread')}." if threads else ""
     lines = [
         f"# {' vs '.join(namespaces)}",
         "",
         "Median forward and backward times; ratios are forward times against the first namespace."
         + threads_note,
         "",
-        tabulate(table_rows(rows, namespaces), headers=table_headers(namespaces), tablefmt="github"),
+        markdown_table(table_rows(rows, namespaces), headers=table_headers(namespaces)),
         "",
     ]
     problems = [
@@ -431,7 +431,7 @@ def render_markdown(rows: Sequence[Row], namespaces: Sequence[str], threads: int
         lines += [
             "## Not compared",
             "",
-            tabulate(problems + failures, headers=headers, tablefmt="github"),
+            markdown_table(problems + failures, headers=headers),
             "",
         ]
     return "\n".join(lines) + "\n"

@@ -62,7 +62,7 @@ def test_sweep_compare_honours_output_format_and_json_file(tmp_path, capsys):
     table, document = tmp_path / "c.md", tmp_path / "c.json"
     argv = ["--compare", "mx.nd,mx.np", "--ops", "exp", "--warmup", "0", "--runs", "1", "--no-backward"]
     assert main([*argv, "--output-file", str(table), "--json-file", str(document)]) == 0
-    assert table.read_text().startswith("# mx.nd vs mx.np") and "1 intra-op threads" in table.read_text()
+    assert table.read_text().startswith("# mx.nd vs mx.np") and "1 intra-op thread." in table.read_text()
     assert json.loads(document.read_text())["comparison"]["namespaces"] == ["mx.nd", "mx.np"]
     assert main([*argv, "--output-format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["comparison"]["rows"]

@@ -32,6 +32,8 @@ def pyplot():
             "axes.grid": True,
             "grid.alpha": 0.3,
             "svg.hashsalt": "opperf",
+            # Labels are operator names from result files: "$" is text, never mathtext to parse.
+            "text.parse_math": False,
         }
     )
     return require("matplotlib.pyplot", "plot", PURPOSE)

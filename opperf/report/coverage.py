@@ -7,10 +7,10 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from tabulate import tabulate
-
+from opperf.report.markdown_table import markdown_table
 from opperf.results import Measurement, Status
 from opperf.stages import EAGER
+from opperf.utils.words import counted
 
 STATUS_KEYS = tuple(s.value for s in Status)
 SEVERITY = {Status.OK: 0, Status.SKIPPED: 1, Status.TIMEOUT: 2, Status.FAILED: 3, Status.CRASHED: 4}
@@ -99,7 +99,7 @@ class Coverage:
     def summary(self) -> str:
         """``N operators: a ok, b skipped, ...``: the one line a sweep ends with."""
         counts = self.counts()
-        return f"{len(self.operators)} operators: " + ", ".join(
+        return f"{counted(len(self.operators), 'operator')}: " + ", ".join(
             f"{counts.get(key, 0)} {'timed out' if key == 'timeout' else key}" for key in STATUS_KEYS
         )
 
@@ -118,7 +118,7 @@ def render_coverage(coverage: Coverage) -> str:
     rows.append(["total", len(coverage.operators), *(total.get(key, 0) for key in STATUS_KEYS)])
     lines = [
         f"{len(coverage.operators)} distinct operators of {coverage.registered} registered names",
-        tabulate(rows, headers=("category", "operators", *STATUS_KEYS), tablefmt="github"),
+        markdown_table(rows, headers=("category", "operators", *STATUS_KEYS)),
     ]
     for status in list(Status)[1:]:
         entries = [s for s in coverage.operators if s.status is status]

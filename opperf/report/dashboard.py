@@ -10,7 +10,9 @@ from ``file://`` or any web host. Charts are SVG written directly: no plotting l
 
 from __future__ import annotations
 
+import hashlib
 import re
+import shutil
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,7 +22,7 @@ from opperf.history.steps import Step, detect_steps
 from opperf.history.store import Series
 from opperf.report.lines import history_chart, sparkline
 from opperf.report.page import ASSETS, Column, asset, cards, data_table, escape, flag_badges, number, page
-from opperf.utils.files import write_atomically
+from opperf.utils.files import UnwritableError, folder_beside, write_atomically
 
 MS = 1e3
 
@@ -55,10 +57,21 @@ class Entry:
         return bool(self.steps) and self.steps[-1].regression
 
 
+PAGE_NAME_CHARS = 100
+"""The longest operator page name kept as it is; file systems allow 255 bytes."""
+
+
 def page_name(series: Series) -> str:
-    """The operator page a series belongs to, a file name safe on any host."""
+    """The operator page a series belongs to, a file name safe on any host: the operator's name where
+    it is safe and short, else its safe part cut short with a digest of the whole (so two names that
+    read alike never share a page)."""
     key = series.key
-    return "ops/" + re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{key.framework}-{key.namespace}-{key.op}") + ".html"
+    text = f"{key.framework}-{key.namespace}-{key.op}"
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
+    if safe != text or len(safe) > PAGE_NAME_CHARS or safe.startswith("."):
+        digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+        safe = f"{safe.lstrip('.')[:PAGE_NAME_CHARS]}-{digest}"
+    return f"ops/{safe}.html"
 
 
 def entries(all_series: Sequence[Series], threshold: float) -> list[Entry]:
@@ -170,14 +183,27 @@ def _regressions(items: Sequence[Entry]) -> str:
 
 
 def publish(all_series: Sequence[Series], runs: int, out: Path, threshold: float) -> list[Path]:
-    """Write the dashboard into ``out``; the paths written."""
+    """Write the dashboard into ``out``; the paths written. The pages are written into a new folder
+    beside ``out`` that then takes its place, so a publish stopped part way (or failing on a full disk)
+    leaves the previous dashboard whole, never an index linking to pages not written."""
     items = sorted(entries(all_series, threshold), key=lambda e: e.series.label)
-    written: list[Path] = []
+    out = out.resolve()
+    staging = folder_beside(out, "new")
+    try:
+        names = _write_pages(items, runs, threshold, staging)
+        _swap_in(staging, out)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return [out / name for name in names]
+
+
+def _write_pages(items: Sequence[Entry], runs: int, threshold: float, folder: Path) -> list[str]:
+    """Every file of the dashboard written into ``folder``; their names."""
+    written: list[str] = []
 
     def write(name: str, text: str) -> None:
-        path = out / name
-        write_atomically(path, text)
-        written.append(path)
+        write_atomically(folder / name, text)
+        written.append(name)
 
     for name in ASSETS:
         write(name, asset(name))
@@ -190,3 +216,21 @@ def publish(all_series: Sequence[Series], runs: int, out: Path, threshold: float
         title = f"opperf: {group[0].series.key.namespace}.{group[0].series.key.op}"
         write(name, page(title, _operator_page(group), inline_assets=False, prefix="../"))
     return written
+
+
+def _swap_in(staging: Path, out: Path) -> None:
+    """Put the finished ``staging`` folder where ``out`` is: the old dashboard moves aside first and is
+    removed only once the new one is in place."""
+    retired = None
+    try:
+        if out.exists():
+            retired = folder_beside(out, "old")
+            out.rename(retired / "dashboard")
+        staging.rename(out)
+    except OSError as error:
+        if retired is not None and not out.exists():
+            (retired / "dashboard").rename(out)
+        raise UnwritableError(out, error.strerror or str(error)) from None
+    finally:
+        if retired is not None:
+            shutil.rmtree(retired, ignore_errors=True)

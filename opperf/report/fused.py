@@ -15,9 +15,8 @@ import json
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
-from tabulate import tabulate
-
 from opperf.fused import CATEGORY, GRAPH_UNCHANGED
+from opperf.report.markdown_table import markdown_table
 from opperf.report.stages import NATIVE_NOTE, TIMER
 
 MS = 1e3
@@ -146,7 +145,7 @@ def render_fused(results: Sequence[Mapping[str, object]]) -> list[str]:
         "a fusion backend that fused nothing is skipped, never timed as fused. Max diff: against the "
         "unfused output (rtol = atol = 1e-4). Variants skipped for other reasons are under Not benchmarked.",
         "",
-        tabulate(rows, headers=HEADERS, tablefmt="github", disable_numparse=True),
+        markdown_table(rows, headers=HEADERS, disable_numparse=True),
         "",
     ]
     if any(r.get("category") == CATEGORY and r.get("profiler") != TIMER for r in results):

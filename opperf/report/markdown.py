@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from tabulate import tabulate
-
 from opperf.report.coverage import STATUS_KEYS
 from opperf.report.fused import render_fused
+from opperf.report.markdown_table import markdown_table
 from opperf.report.scaling import render_scaling
 from opperf.report.sensitivity import render_sensitivity
 from opperf.report.stages import render_tag_speedups
@@ -149,7 +148,7 @@ def render_markdown(document: dict[str, object]) -> str:
     for category in sorted(by_category):
         lines += [f"## {category}", ""]
         rows = [_row(r) for r in by_category[category]]
-        lines += [tabulate(rows, headers=HEADERS, tablefmt="github", disable_numparse=True), ""]
+        lines += [markdown_table(rows, headers=HEADERS, disable_numparse=True), ""]
     per_tag = render_tag_speedups(results)
     if per_tag:
         lines += ["## Stage speedups per tag (long-tail operators)", "", per_tag, ""]
@@ -170,7 +169,7 @@ def render_markdown(document: dict[str, object]) -> str:
             for r in not_ok
         ]
         lines += [
-            tabulate(rows, headers=("Operator", "Category", "Status", "Inputs", "Reason"), tablefmt="github"),
+            markdown_table(rows, headers=("Operator", "Category", "Status", "Inputs", "Reason")),
             "",
         ]
     return "\n".join(lines) + "\n"

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 
-from tabulate import tabulate
-
 from opperf.model_report import ModelReport
+from opperf.report.markdown_table import markdown_table
 
 TOP_CONFIGURATIONS = 10
 
@@ -61,7 +60,7 @@ def render_model_markdown(report: ModelReport) -> str:
         "standalone: each distinct configuration replayed alone (median) times its calls. Their ratio "
         "(standalone / in-model) is a finding (fusion, warm caches, layout, dispatch), not an error.",
         "",
-        tabulate(
+        markdown_table(
             operators,
             headers=[
                 "operator",
@@ -73,15 +72,12 @@ def render_model_markdown(report: ModelReport) -> str:
                 "share",
                 "standalone / in-model",
             ],
-            tablefmt="github",
         ),
         "",
         f"## Top {min(TOP_CONFIGURATIONS, len(report.configurations))} configurations by standalone time "
         "x calls",
         "",
-        tabulate(
-            top, headers=["operator", "inputs", "calls", "median ms", "total ms", "status"], tablefmt="github"
-        ),
+        markdown_table(top, headers=["operator", "inputs", "calls", "median ms", "total ms", "status"]),
         "",
         "## Totals",
         "",

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Generic, TypeVar
 
+from opperf.utils.words import counted
+
 ASSETS = ("opperf.css", "opperf.js")
 """The stylesheet and script, in ``opperf/report/assets``."""
 
@@ -54,7 +56,7 @@ def data_table(
     ]
     if flagged is not None:
         controls.append(f'<label><input type="checkbox" data-flagged-for="{table_id}"> flagged only</label>')
-    controls.append(f'<span class="muted" data-count-for="{table_id}">{len(items)} rows</span>')
+    controls.append(f'<span class="muted" data-count-for="{table_id}">{counted(len(items), "row")}</span>')
     head = "".join(
         f'<th class="num">{escape(c.header)}</th>' if c.numeric else f"<th>{escape(c.header)}</th>"
         for c in columns

@@ -15,8 +15,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from tabulate import tabulate
-
+from opperf.report.markdown_table import markdown_table
 from opperf.utils.load import BUSY_THRESHOLD
 from opperf.verdicts.load import Key, record_key
 
@@ -120,6 +119,6 @@ def render_scaling(document: Mapping[str, object]) -> list[str]:
         f"Speedup and efficiency are against the fewest threads; usable CPUs: "
         f"{document['environment'].get('usable_cpus', '?')}.",
         "",
-        tabulate(rows, headers=[*headers, "Flags"], tablefmt="github", disable_numparse=True),
+        markdown_table(rows, headers=[*headers, "Flags"], disable_numparse=True),
         "",
     ]

@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from tabulate import tabulate
+from opperf.report.markdown_table import markdown_table
 
 HEADERS = ("Operator", "Largest tensor", "Elements", "Layout", "Fwd median (ms)", "ns / element")
 
@@ -96,6 +96,6 @@ def render_sensitivity(document: Mapping[str, object]) -> list[str]:
     return [
         f"## Shape sensitivity ({mode} shapes, checksum {str(environment.get('shapes_checksum'))[:12]})",
         "",
-        tabulate(rows, headers=HEADERS, tablefmt="github", disable_numparse=True),
+        markdown_table(rows, headers=HEADERS, disable_numparse=True),
         "",
     ]

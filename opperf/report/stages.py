@@ -18,9 +18,8 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from tabulate import tabulate
-
 from opperf import longtail
+from opperf.report.markdown_table import markdown_table
 from opperf.stages import EAGER, STAGES
 
 STAGED = tuple(stage for stage in STAGES if stage != EAGER)
@@ -115,4 +114,4 @@ def render_tag_speedups(results: Sequence[Mapping[str, object]]) -> str:
         "Skipped or failed",
         "Operators",
     )
-    return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+    return markdown_table(rows, headers=headers, disable_numparse=True)

@@ -46,6 +46,18 @@ def write_atomically(path: str | Path, text: str) -> None:
         raise
 
 
+def folder_beside(path: Path, label: str) -> Path:
+    """A new, empty folder in ``path``'s folder, named after it and ``label``, with the permissions
+    a new folder gets (``mkdtemp`` makes it private); UnwritableError when it cannot be made."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        folder = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}-{label}-"))
+        folder.chmod(0o777 & ~_umask())
+    except OSError as error:
+        raise UnwritableError(path, error.strerror or str(error)) from None
+    return folder
+
+
 def _umask() -> int:
     current = os.umask(0)
     os.umask(current)

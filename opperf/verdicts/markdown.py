@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from tabulate import tabulate
-
+from opperf.report.markdown_table import markdown_table
+from opperf.utils.words import counted
 from opperf.verdicts.decide import Verdict
 from opperf.verdicts.diff import Diff, Row, Summary
 from opperf.verdicts.document import significant
@@ -81,7 +81,7 @@ def summary_lines(summary: Summary) -> list[str]:
             interval = f" (95% interval {_number(summary.geomean_low)}-{_number(summary.geomean_high)})"
         lines += [
             "",
-            f"Geometric mean ratio new/base over {summary.compared} rows: "
+            f"Geometric mean ratio new/base over {counted(summary.compared, 'row')}: "
             f"{_number(summary.geomean)}{interval}; "
             f"machine factor (median ratio): {_number(summary.machine_factor)}.",
         ]
@@ -106,10 +106,11 @@ def render_markdown(diff: Diff) -> str:
     for verdict, title in SECTIONS:
         rows = [row for row in diff.rows if row.verdict is verdict]
         if rows:
-            table = tabulate(
-                [table_row(r) for r in rows], headers=HEADERS, tablefmt="github", disable_numparse=True
-            )
+            table = markdown_table([table_row(r) for r in rows], headers=HEADERS, disable_numparse=True)
             lines += ["", f"## {title} ({len(rows)})", "", table]
     same = sum(1 for row in diff.rows if row.verdict is Verdict.SAME)
-    lines += ["", f"{same} rows are the same within the threshold (not listed)."]
+    lines += [
+        "",
+        f"{counted(same, 'row')} {'is' if same == 1 else 'are'} the same within the threshold (not listed).",
+    ]
     return "\n".join(lines) + "\n"

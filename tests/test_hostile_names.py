@@ -1,5 +1,6 @@
-"""Names, inputs and reasons from result files reach spreadsheets as text, never as formulas
-(``opperf.report.cells``): CSV and xlsx, of sweeps and of diffs, from real files through the CLI."""
+"""Names, inputs and reasons from result files are data in every rendering: text, never formulas, in
+spreadsheets (``opperf.report.cells``: CSV and xlsx, of sweeps and of diffs); one cell in a Markdown
+table; text, never mathtext, in plots; a page of a safe name in a published dashboard."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import copy
 import csv
 import io
 import json
+import os
+import re
 from pathlib import Path
 
 import pytest
@@ -102,3 +105,81 @@ def test_diff_of_hostile_files_is_inert(tmp_path, extension):
     cells = _cells(output.read_bytes())
     assert not [cell.coordinate for cell in cells if cell.data_type == "f"]
     assert any(cell.value == HOSTILE_NAMES[1] and cell.quotePrefix for cell in cells)
+
+
+def test_markdown_tables_keep_one_row_per_record():
+    from opperf.report.markdown import render_markdown
+
+    document = _hostile_document()
+    document["results"][1]["op"] = "split|me\ninto rows"
+    document["results"][1]["function"] = "mx.nd.split|me\ninto rows"
+    text = render_markdown(document)
+    rows = [line for line in text.splitlines() if line.startswith("| ")]
+    assert any("split\\|me into rows" in row for row in rows)
+    tables = text.split("\n\n")
+    for table in (t for t in tables if t.startswith("|")):
+        widths = {len(re.findall(r"(?<!\\)\|", line)) for line in table.splitlines()}
+        assert len(widths) == 1, table  # every line of a table has as many cells as its header
+
+
+def test_html_report_of_names_with_dollar_signs_renders(tmp_path):
+    pytest.importorskip("matplotlib")
+    document = json.loads(GOLDEN.read_text())
+    for record in document["results"]:
+        record["op"] = "$\\frac{a$" if record["status"] == "ok" else "$x^$"
+        record["function"] = f"mx.nd.{record['op']}"
+    results, page = tmp_path / "r.json", tmp_path / "r.html"
+    results.write_text(json.dumps(document))
+    assert main(["report", str(results), "--html", str(page)]) == 0
+    assert "frac{a$" in page.read_text()
+
+
+def _store(tmp_path, names: list[str]) -> Path:
+    """A history store of one run whose records carry ``names``."""
+    document = json.loads(GOLDEN.read_text())
+    template = next(r for r in document["results"] if r["status"] == "ok")
+    document["results"] = [{**template, "op": name} for name in names]
+    results, store = tmp_path / f"run{len(names)}.json", tmp_path / f"h{len(names)}.sqlite"
+    results.write_text(json.dumps(document))
+    assert main(["history", "add", str(results), "--db", str(store)]) == 0
+    return store
+
+
+def _links_resolve(site: Path) -> list[str]:
+    """Every page's local links that name no file of the site."""
+    broken = []
+    for page in site.rglob("*.html"):
+        for link in re.findall(r'href="([^"#?]+)"', page.read_text()):
+            if "://" not in link and not (page.parent / link).exists():
+                broken.append(f"{page.name} -> {link}")
+    return broken
+
+
+def test_publish_of_hostile_names_writes_pages_within_the_folder(tmp_path):
+    names = ["a" * 300, "../../escape", "x|y\nz", "$\\frac{a$", ".hidden", "a/b", "a_b"]
+    site = tmp_path / "site"
+    assert main(["publish", "--db", str(_store(tmp_path, names)), "--out", str(site)]) == 0
+    pages = sorted(p.relative_to(site).as_posix() for p in (site / "ops").iterdir())
+    assert len(pages) == len(names)  # "a/b" and "a_b" read alike but get pages of their own
+    assert all(len(p) < 150 and not p.startswith("ops/.") for p in pages)
+    assert not _links_resolve(site)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["site", *(p.name for p in tmp_path.glob("*.*"))]
+    )
+
+
+def test_a_publish_that_cannot_finish_leaves_the_previous_dashboard_whole(tmp_path):
+    """A full disk part way: the pages were written into the folder itself, so its index linked to
+    pages never written. Now the previous dashboard stays as it was, and nothing is left beside it."""
+    from test_output_faults import small_disk
+
+    small, large = _store(tmp_path, ["exp", "log"]), _store(tmp_path, [f"op{i}" for i in range(400)])
+    with small_disk(tmp_path, "200k") as disk:
+        site = disk / "site"
+        assert main(["publish", "--db", str(small), "--out", str(site)]) == 0
+        before = {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file()}
+        assert main(["publish", "--db", str(large), "--out", str(site)]) == 2
+        after = {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file()}
+        assert after == before and not _links_resolve(site)
+        assert [p.name for p in disk.iterdir()] == ["site"]
+        assert os.access(site, os.R_OK | os.X_OK)

@@ -1,0 +1,16 @@
+"""Counted nouns for messages and reports: "1 category", "2 categories", never "1 categories"."""
+
+from __future__ import annotations
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """``count`` and ``noun``, in the plural (``plural``, else ``noun`` + s, y -> ies) unless one.
+
+    >>> counted(1, "category"), counted(2, "category"), counted(3, "thread")
+    ('1 category', '2 categories', '3 threads')
+    """
+    if count == 1:
+        return f"{count} {noun}"
+    if plural is None:
+        plural = f"{noun[:-1]}ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else f"{noun}s"
+    return f"{count} {plural}"
