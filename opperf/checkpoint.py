@@ -19,7 +19,7 @@ import os
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TextIO
+from typing import BinaryIO
 
 from opperf.errors import OpperfError
 from opperf.report.document import measurement_from_record, record
@@ -81,7 +81,9 @@ class JournalWriter:
     def __init__(self, path: str, settings: dict[str, object], *, append: bool) -> None:
         if append:
             _cut_torn_line(path)
-        self._file: TextIO = open(path, "a" if append else "w", encoding="utf-8")  # noqa: SIM115
+        # Unbuffered: a line is on its way to the disk when ``_write`` returns, and nothing is left in
+        # a buffer for ``close`` to fail on (a full disk would raise again there).
+        self._file: BinaryIO = open(path, "ab" if append else "wb", buffering=0)  # noqa: SIM115
         try:
             fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -98,12 +100,12 @@ class JournalWriter:
         self._write({"op": op, "records": [record(m) for m in measurements]})
 
     def _write(self, entry: dict[str, object]) -> None:
-        line = json.dumps(entry) + "\n"
+        line = memoryview((json.dumps(entry) + "\n").encode("utf-8"))
         self._synced()
         position = self._file.tell()
         try:
-            self._file.write(line)
-            self._file.flush()
+            while line:  # a raw write may take part of the line
+                line = line[self._file.write(line) :]
             self._syncing = self._syncer.submit(os.fsync, self._file.fileno())
         except OSError as error:
             # A full disk: take the partial line back, so the journal ends on a whole one.

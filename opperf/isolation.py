@@ -1,7 +1,8 @@
 """Running benchmarks in a worker process, so a crash or a hang costs one result, not the sweep.
 
-The worker is a spawned Python process that imports the framework once and measures specs sent to it
-over a pipe, one at a time, until told to stop. A worker that dies (segmentation fault, abort,
+The worker is a spawned Python process (``opperf.utils.child``: nothing of the folder the sweep runs in
+is imported) that imports the framework once and measures specs sent to it over a pipe, one at a
+time, until told to stop. A worker that dies (segmentation fault, abort,
 out-of-memory kill) yields a ``crashed`` record with the signal and the end of its output; one that
 outlives the per-operator time limit (or stalls part way through a reply) is killed and yields
 ``timeout`` records; one that outgrows its memory is stopped before the kernel's OOM killer acts
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from opperf.results import BenchmarkSpec, Measurement, Status
 from opperf.sampling import SamplingPlan
 from opperf.utils.affinity import available_cpus, pin_process
+from opperf.utils.child import opperf_command
 from opperf.utils.memory import peak_rss_bytes
 from opperf.utils.memory_guard import MemoryGuard, OutOfMemory
 
@@ -130,35 +132,6 @@ class BuildDescription:
 
 
 _FRAME = struct.Struct("!Q")
-
-# How a worker starts, in ``python -s -c _BOOTSTRAP PID PACKAGE FRAMEWORK ...``: before Python imports
-# anything, the working directory that ``-c`` put first on the module path is taken off it (and ``-s``
-# leaves the user's site-packages out), so no module of the folder opperf runs in (a ``ctypes.py``, a
-# ``numpy/``) is ever imported; the kernel is asked to kill the worker when the sweep dies, and it exits
-# at once if the sweep died already (argv[1] is the sweep's pid); then the ``opperf`` package is loaded
-# from the folder the sweep's own came from (argv[2], an absolute path: whatever the interpreter, the
-# worker runs the sweep's code) and ``opperf.worker`` runs with the remaining arguments.
-_BOOTSTRAP = (
-    "import sys\n"
-    "if sys.path and sys.path[0] == '':\n"
-    "    del sys.path[0]\n"
-    "import ctypes, importlib.util, os, runpy\n"
-    "try:\n"
-    "    ctypes.CDLL(None).prctl(1, 9)\n"
-    "except (OSError, AttributeError):\n"
-    "    pass\n"
-    "if os.getppid() != int(sys.argv[1]):\n"
-    "    os._exit(1)\n"
-    "package = importlib.util.spec_from_file_location(\n"
-    "    'opperf', os.path.join(sys.argv[2], '__init__.py'), submodule_search_locations=[sys.argv[2]]\n"
-    ")\n"
-    "sys.modules['opperf'] = importlib.util.module_from_spec(package)\n"
-    "package.loader.exec_module(sys.modules['opperf'])\n"
-    "sys.argv = ['opperf.worker', *sys.argv[3:]]\n"
-    "runpy.run_module('opperf.worker', run_name='__main__', alter_sys=True)\n"
-)
-PACKAGE_FOLDER = os.path.dirname(os.path.abspath(__file__))
-"""The folder of this ``opperf`` package: what every worker loads, whatever its working directory."""
 
 
 class _StalledError(Exception):
@@ -440,17 +413,7 @@ class IsolatedRunner:
         threads = [] if self._threads is None else ["--threads", str(self._threads)]
         cpus = ["--cpus", ",".join(map(str, self._cpus))] if self._cpus else []
         process = subprocess.Popen(
-            [
-                self._python,
-                "-s",
-                "-c",
-                _BOOTSTRAP,
-                str(os.getpid()),
-                PACKAGE_FOLDER,
-                self._framework,
-                *threads,
-                *cpus,
-            ],
+            opperf_command("opperf.worker", self._framework, *threads, *cpus, python=self._python),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log,

@@ -18,7 +18,7 @@ from opperf.benchmark import RunOptions
 from opperf.checkpoint import JournalWriter, check_settings, load_journal
 from opperf.configs import Configuration
 from opperf.errors import OpperfError, suggest
-from opperf.frameworks import Backend, get_backend
+from opperf.frameworks import Backend, gemm_rates, get_backend
 from opperf.fused import stage_variants
 from opperf.isolation import STOP_GRACE_S, IsolatedRunner
 from opperf.longtail import check_tags, has_tags
@@ -43,7 +43,7 @@ from opperf.utils.affinity import AUTO, available_cpus, worker_cpus
 from opperf.utils.devices import device_kind
 from opperf.utils.environment import Environment, Machine
 from opperf.utils.memory import ITEMSIZE, available_host_bytes, memory_limit_bytes, peak_rss_bytes
-from opperf.utils.peaks import load_peaks
+from opperf.utils.peaks import MachinePeaks, calibrate_peaks, load_peaks
 
 Progress = Callable[[int, int, OpInfo, Sequence[Measurement]], None]
 """Called with (operators done, operators selected, an operator, its results): with no results as the
@@ -232,12 +232,17 @@ def _refused(op: OpInfo, config: SweepConfig) -> tuple[SweepConfig, list[Measure
     return replace(config, configs={**config.configs, op.name: tuple(kept)}), refused
 
 
-def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepResult:
+def run_sweep(
+    config: SweepConfig, progress: Progress | None = None, done: Callable[[], None] | None = None
+) -> SweepResult:
     """Measure every selected operator on every input configuration; failures are recorded, not raised.
 
     Each operator runs in a worker process (unless ``config.isolate`` is off) within
     ``config.timeout_s``; finished operators go to the journal as they finish; Ctrl-C stops the sweep
-    and returns what finished, marked ``interrupted``.
+    and returns what finished, marked ``interrupted``. ``done`` is called once no operator is left to
+    run (all measured, or the sweep stopped), before the workers close: the caller's signal handling
+    (``utils.signals.Stopping.settle``) then notes a later stop instead of raising it where nothing
+    would catch it, and what was measured is returned.
     """
     backend = get_backend(config.options.framework)
     config = _checked(config, backend)
@@ -253,7 +258,7 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
     thread_plan = _thread_plan(config)
     threads = None if thread_plan else backend.set_threads(options.threads)
     cpus = worker_cpus(config.affinity, threads, available_cpus()) if config.isolate else None
-    peaks = load_peaks(redo=config.recalibrate_peaks) if options.device.startswith("cpu") else None
+    peaks = _machine_peaks(config) if options.device.startswith("cpu") else None
     started = _dt.datetime.now(_dt.timezone.utc)
     wall_start = time.perf_counter()
     measurements: list[Measurement] = []
@@ -286,10 +291,11 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
             if in_flight is not None and config.isolate:
                 print(
                     f"stopping: {in_flight.name} is abandoned; waiting up to {STOP_GRACE_S:g} s for its "
-                    "worker to exit, then the report of what finished is written (another Ctrl-C does "
-                    "not lose it)",
+                    "worker to exit (another Ctrl-C does not lose what finished)",
                     file=sys.stderr,
                 )
+        if done is not None:
+            done()
     wall_seconds = time.perf_counter() - wall_start
     environment = Environment(
         machine=Machine.this_one(),
@@ -323,6 +329,13 @@ def run_sweep(config: SweepConfig, progress: Progress | None = None) -> SweepRes
         selected=len(operators),
         interrupted=interrupted,
         resumed=len(set(finished) & measured),
+    )
+
+
+def _machine_peaks(config: SweepConfig) -> MachinePeaks:
+    """This machine's roofs (cached); the GEMM roof is the best of NumPy's and each framework's own."""
+    return load_peaks(
+        redo=config.recalibrate_peaks, calibrate=lambda: calibrate_peaks(gemm_elsewhere=gemm_rates)
     )
 
 

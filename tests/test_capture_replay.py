@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -104,3 +111,40 @@ def test_model_report_shares_and_totals(tmp_path):
         and "of the profiled passes' end-to-end time" in text
         and "x the in-model total" in text
     )
+
+
+def _workers(pid: int) -> list[int]:
+    """The live benchmark workers ``pid`` started."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+                command = Path(f"/proc/{entry}/cmdline").read_bytes()
+                if int(fields[1]) == pid and fields[0] != "Z" and b"opperf.worker" in command:
+                    found.append(int(entry))
+    return found
+
+
+@pytest.mark.slow
+def test_ctrl_c_while_a_model_replays_writes_no_report_and_says_so(tmp_path):
+    """The report of a replay cut short would leave operators out of every share: none is written,
+    and the exit status is the signal's (130), not 0."""
+    markdown = tmp_path / "m.md"
+    script = Path(__file__).resolve().parent.parent / "opperf.py"
+    argv = ["model", "--framework", "mxnet", "--model", "resnet18_v1", "--input-shape", "1,3,32,32"]
+    process = subprocess.Popen(
+        [sys.executable, str(script), *argv, "--passes", "2", "--output-file", str(markdown)],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while not _workers(process.pid) and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)  # a worker runs only while the model's configurations replay
+    time.sleep(0.5)  # into the replay (the worker's first request measures the harness itself)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130, err
+    assert err.startswith("error: interrupted (SIGINT) ") and err.count("\n") == 1, err
+    assert "after replaying" in err or "before any operator finished" in err
+    assert not markdown.exists()

@@ -110,3 +110,20 @@ def test_rendered_figures_carry_no_float_noise(tmp_path):
             if isinstance(value, float):
                 assert len(f"{value!r}".lstrip("0.").replace(".", "").split("e")[0]) <= 6, value
     assert not re.search(r"\d\.\d{11,}", csv.read_text())
+
+
+def test_a_full_disk_under_the_journal_is_one_error_and_closing_it_raises_nothing(tmp_path):
+    """The line that does not fit is taken back, and closing the journal has no buffered remainder to
+    fail on again (it raised a second OSError, chained under the first)."""
+    from opperf.checkpoint import JournalWriter, load_journal
+    from opperf.results import BenchmarkSpec, Measurement, Status
+
+    with small_disk(tmp_path, "12k") as disk:
+        writer = JournalWriter(str(disk / "j.jsonl"), {"settings": 1}, append=False)
+        record = Measurement(spec=BenchmarkSpec("mx.nd", "exp", ()), status=Status.SKIPPED, reason="x" * 3000)
+        with pytest.raises(OpperfError, match=r"cannot write the journal \(No space left on device\)"):
+            for _ in range(20):
+                writer.add("exp", [record])
+        writer.close()
+        journal = load_journal(str(disk / "j.jsonl"))
+        assert journal is not None and not journal.torn and not journal.damaged and journal.finished

@@ -11,6 +11,7 @@ import pytest
 
 from opperf.utils.peaks import (
     CACHE_FILE_NAME,
+    CACHE_SCHEMA_VERSION,
     Calibration,
     MachinePeaks,
     calibrate_peaks,
@@ -34,7 +35,27 @@ def test_calibration_measures_positive_finite_peaks():
     for rate in (peaks.bandwidth_bytes_per_s, peaks.gemm_flops_per_s):
         assert math.isfinite(rate) and rate > 0
     assert dt.datetime.fromisoformat(peaks.measured_at).tzinfo is not None
-    assert "copyto of 8 MiB" in peaks.method and "matmul 128x128" in peaks.method
+    assert "copyto of 8 MiB" in peaks.method and "matrix product 128x128" in peaks.method
+
+
+def test_the_gemm_roof_is_the_best_of_numpy_and_the_frameworks_own():
+    """An OpenBLAS NumPy is not what a framework's kernels reach: the roof is the best candidate, and
+    every candidate is named with its rate."""
+    elsewhere = {"fast": (1e15, "a very fast library"), "slow": (1.0, "a slow one")}
+    peaks = calibrate_peaks(QUICK, gemm_elsewhere=lambda size, repeats: elsewhere)
+    assert peaks.gemm_flops_per_s == 1e15
+    assert "the best of fast among" in peaks.method and "a slow one: 0.0 GFLOP/s" in peaks.method
+    numpy_only = calibrate_peaks(QUICK, gemm_elsewhere=lambda size, repeats: {"slow": (1.0, "slow")})
+    assert numpy_only.gemm_flops_per_s > 1 and "the best of numpy" in numpy_only.method
+
+
+def test_each_installed_framework_measures_its_own_matrix_product():
+    from opperf.frameworks import gemm_rates
+
+    rates = gemm_rates(64, 2)
+    assert set(rates) == {"mxnet", "torch"}
+    assert all(math.isfinite(rate) and rate > 0 for rate, _ in rates.values())
+    assert rates["mxnet"][1].startswith("mxnet ") and rates["torch"][1].startswith("torch ")
 
 
 def test_rates_are_the_counted_work_over_the_best_time():
@@ -71,7 +92,7 @@ def test_cache_round_trip(tmp_path):
     assert load_peaks(tmp_path, calibrate=calibrate) == first
     assert calibrate.count == 1
     document = json.loads((tmp_path / CACHE_FILE_NAME).read_text())
-    assert document["schema_version"] == 1
+    assert document["schema_version"] == CACHE_SCHEMA_VERSION
     assert MachinePeaks.from_json(document["machines"][machine_identity()]) == first
 
 
@@ -103,7 +124,10 @@ def test_an_unusable_cache_is_measured_again(tmp_path, content):
 
 def test_other_machines_entries_are_kept(tmp_path):
     other = Calibrations()().to_json()
-    document = {"schema_version": 1, "machines": {"elsewhere | Some CPU | 64 cores": other}}
+    document = {
+        "schema_version": CACHE_SCHEMA_VERSION,
+        "machines": {"elsewhere | Some CPU | 64 cores": other},
+    }
     (tmp_path / CACHE_FILE_NAME).write_text(json.dumps(document))
     load_peaks(tmp_path, calibrate=Calibrations())
     machines = json.loads((tmp_path / CACHE_FILE_NAME).read_text())["machines"]

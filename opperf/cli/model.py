@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 
 from opperf.cli.capture import add_model_arguments
@@ -14,7 +15,7 @@ from opperf.cli.common import check_writable, report_format, whole, write_or_pri
 from opperf.configs import by_operator
 from opperf.errors import OpperfError
 from opperf.frameworks import framework_module, get_backend
-from opperf.model_report import build
+from opperf.model_report import ModelReport, build
 from opperf.models import capture_model, load_model, running
 from opperf.options import RunOptions
 from opperf.report.model_markdown import render_model_markdown
@@ -22,6 +23,8 @@ from opperf.report.xlsx import require_openpyxl, write_workbook
 from opperf.report.xlsx_tables import model_tables
 from opperf.sweep import SweepConfig, run_sweep
 from opperf.utils.files import write_atomically
+from opperf.utils.signals import exit_status, stop_on_signals
+from opperf.utils.words import counted
 
 HELP = "profile a model per operator, replay its captured configurations, report each operator's share"
 DEFAULT_PASSES = 10
@@ -92,17 +95,32 @@ def run(arguments: argparse.Namespace) -> int:
         lambda: profiler.profile(loaded.model, loaded.inputs, arguments.passes, captured),
     )
     options = RunOptions(framework=framework, run_backward=False, mode="inference", threads=threads)
-    replay = run_sweep(SweepConfig(options=options, configs=by_operator(configs.configurations)))
-    report = build(configs, in_model, replay.measurements)
+    with stop_on_signals() as stopping:
+        config = SweepConfig(options=options, configs=by_operator(configs.configurations))
+        replay = run_sweep(config, done=stopping.settle)  # a stop from then on is noted
+        if replay.interrupted:
+            number = stopping.received[0] if stopping.received else signal.SIGINT
+            print(
+                f"error: interrupted ({signal.Signals(number).name}) after replaying {replay.measured} of "
+                f"{replay.selected} operators; no report is written (its shares would leave operators "
+                "out): run the command again",
+                file=sys.stderr,
+            )
+            return exit_status(number)
+        _write_report(arguments, output_format, build(configs, in_model, replay.measurements))
+    print(
+        f"{counted(replay.measured, 'operator')}, {counted(len(configs.configurations), 'configuration')} "
+        "replayed in "
+        f"{replay.environment.wall_seconds:.0f} s",
+        file=sys.stderr,
+    )
+    return exit_status(stopping.received[0]) if stopping.received else 0
+
+
+def _write_report(arguments: argparse.Namespace, output_format: str, report: ModelReport) -> None:
     if output_format == "xlsx":
         write_workbook(arguments.output_file, model_tables(report))
     else:
         write_or_print(render_model_markdown(report), arguments.output_file)
     if arguments.json_file:
         write_atomically(arguments.json_file, json.dumps(report.to_json(), indent=1) + "\n")
-    print(
-        f"{len(report.operators)} operators, {len(configs.configurations)} configurations replayed in "
-        f"{replay.environment.wall_seconds:.0f} s",
-        file=sys.stderr,
-    )
-    return 0

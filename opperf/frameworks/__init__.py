@@ -140,3 +140,31 @@ def framework_of_namespace(namespace: str) -> str:
     raise OpperfError(
         f"unknown namespace {namespace!r}; opperf knows MXNet's (mx.nd, mx.np, ...) and torch's"
     )
+
+
+GEMM_TIMEOUT_S = 120.0
+"""How long one framework's matrix product probe may take (importing the framework included)."""
+
+
+def gemm_rates(size: int, repeats: int) -> dict[str, tuple[float, str]]:
+    """Each installed framework's float32 ``size`` x ``size`` matrix product rate (FLOP/s) and how it
+    was measured, by framework, each probed in a child of its own (``frameworks/<name>/peaks.py``) so
+    one framework's threading never touches another's; a framework whose probe fails is left out."""
+    import json
+    import subprocess
+
+    from opperf.utils.child import opperf_command
+
+    rates: dict[str, tuple[float, str]] = {}
+    for framework in FRAMEWORKS:
+        package = importlib.import_module(f"opperf.frameworks.{framework}")
+        if importlib.util.find_spec(package.IMPORTS) is None:
+            continue
+        command = opperf_command(f"opperf.frameworks.{framework}.peaks", str(size), str(repeats))
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=GEMM_TIMEOUT_S, check=True)
+            reading = json.loads(done.stdout.strip().splitlines()[-1])
+            rates[framework] = (float(reading["gemm_flops_per_s"]), str(reading["method"]))
+        except (OSError, subprocess.SubprocessError, ValueError, KeyError, IndexError):
+            continue
+    return rates

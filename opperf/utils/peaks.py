@@ -1,13 +1,14 @@
 """This machine's roofs: peak memory bandwidth and peak GEMM rate, measured once and cached.
 
 Operators' achieved rates (``opperf.work``) mean little in absolute terms; as fractions of
-what this machine can do they compare across operators and machines. Both peaks are measured with
-NumPy alone, so they describe the host, not a framework's build:
+what this machine can do they compare across operators and machines:
 
 - bandwidth: ``numpy.copyto`` between two arrays far larger than the last-level cache, counting the
   bytes read and the bytes written;
-- GEMM rate: a float32 ``numpy.matmul`` of square matrices (2 * n**3 FLOPs), on every thread the
-  BLAS library runs (its thread count is recorded).
+- GEMM rate: the best float32 matrix product of square matrices (2 * n**3 FLOPs) of NumPy's BLAS and
+  of each installed framework's own (``gemm_elsewhere``, which the sweep gives: MXNet's oneDNN and
+  PyTorch's MKL reach rates an OpenBLAS NumPy does not, and a roof below what kernels reach puts
+  operators above it), each on its library's own thread count; every candidate is recorded.
 
 Each is the best of several repeats: interference (other processes, frequency changes) only ever
 slows a run down, so the fastest is the closest to what the hardware can do. Calibration takes 2 to 3
@@ -27,7 +28,7 @@ import os
 import socket
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -39,7 +40,8 @@ from opperf.utils.files import UnwritableError, write_atomically
 Clock = Callable[[], float]
 """Seconds from an arbitrary origin; ``time.perf_counter`` unless a test injects another."""
 
-CACHE_SCHEMA_VERSION = 1
+CACHE_SCHEMA_VERSION = 2
+"""2: the GEMM rate is the best of NumPy's and the frameworks' own (1 measured NumPy's alone)."""
 CACHE_FILE_NAME = "peaks.json"
 FLOAT32_ITEMSIZE = 4
 
@@ -153,19 +155,35 @@ def blas_configuration() -> tuple[str | None, int | None]:
     return None, None
 
 
+GemmElsewhere = Callable[[int, int], Mapping[str, tuple[float, str]]]
+"""(matrix size, repeats) -> other libraries' float32 GEMM rates and how each was measured, by name."""
+
+
 def calibrate_peaks(
-    calibration: Calibration = DEFAULT_CALIBRATION, clock: Clock = time.perf_counter
+    calibration: Calibration = DEFAULT_CALIBRATION,
+    clock: Clock = time.perf_counter,
+    gemm_elsewhere: GemmElsewhere | None = None,
 ) -> MachinePeaks:
-    """Measure this machine's peak bandwidth and GEMM rate now."""
+    """Measure this machine's peak bandwidth and GEMM rate now: the GEMM rate is the best of NumPy's
+    and ``gemm_elsewhere``'s (the frameworks' own, where the caller knows them)."""
     bandwidth = measure_bandwidth(calibration.copy_bytes, calibration.repeats, clock)
-    gemm = measure_gemm(calibration.gemm_size, calibration.repeats, clock)
-    blas, threads = blas_configuration()
     n = calibration.gemm_size
-    method = (
-        f"numpy {np.__version__}: copyto of {calibration.copy_bytes / 2**20:g} MiB float32 "
-        f"(read + write bytes); float32 matmul {n}x{n} (2n^3 FLOPs); best of {calibration.repeats}; "
-        f"BLAS {blas or 'unknown'}, {threads if threads is not None else 'unknown'} threads"
+    blas, threads = blas_configuration()
+    numpy_method = (
+        f"numpy {np.__version__} matmul, BLAS {blas or 'unknown'}, "
+        f"{threads if threads is not None else 'unknown'} threads"
     )
+    rates = {"numpy": (measure_gemm(n, calibration.repeats, clock), numpy_method)}
+    if gemm_elsewhere is not None:
+        rates.update(gemm_elsewhere(n, calibration.repeats))
+    best = max(rates, key=lambda name: rates[name][0])
+    candidates = "; ".join(f"{how}: {rate / 1e9:.1f} GFLOP/s" for rate, how in rates.values())
+    method = (
+        f"copyto of {calibration.copy_bytes / 2**20:g} MiB float32 with numpy {np.__version__} (read + "
+        f"write bytes); float32 matrix product {n}x{n} (2n^3 FLOPs), the best of {best} among: "
+        f"{candidates}; each the best of {calibration.repeats} repeats"
+    )
+    gemm = rates[best][0]
     return MachinePeaks(
         bandwidth_bytes_per_s=bandwidth,
         gemm_flops_per_s=gemm,
