@@ -20,6 +20,7 @@ of BatchNorm into the convolution keeps.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -132,13 +133,17 @@ VARIANTS: tuple[Variant, ...] = (
 
 
 def variants(framework: str, stage: str) -> tuple[Variant, ...]:
-    """The variants of ``framework`` in ``stage``; for a stage it lists none, the stage alone."""
-    found = tuple(v for v in VARIANTS if v.framework == framework and v.stage == stage)
+    """The variants of ``framework`` in ``stage`` that its installed build has (its ``fused.available``);
+    for a stage it lists none, the stage alone."""
+    available = importlib.import_module(f"opperf.frameworks.{framework}.fused").available
+    found = tuple(v for v in VARIANTS if v.framework == framework and v.stage == stage and available(v.name))
     return found or (Variant(framework, stage, "unfused", f"the {stage} stage"),)
 
 
 def variant(framework: str, stage: str, name: str) -> Variant:
-    return next(v for v in variants(framework, stage) if v.name == name)
+    """The variant ``name`` of ``stage`` as the table has it, whether or not this build lists it."""
+    listed = (v for v in VARIANTS if (v.framework, v.stage, v.name) == (framework, stage, name))
+    return next(listed, None) or next(v for v in variants(framework, stage) if v.name == name)
 
 
 def backward_refusal(namespace: str, framework: str, stage: str, name: str) -> str | None:

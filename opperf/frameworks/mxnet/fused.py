@@ -20,6 +20,7 @@ opperf runs backward in (recorded in predict mode it is wrong, without an error)
 
 from __future__ import annotations
 
+import functools
 import json
 import tempfile
 import time
@@ -32,6 +33,26 @@ from opperf.results import BenchmarkSpec, TensorSpec
 from opperf.stages import StageCheck, compare
 
 _BACKENDS = {"mkldnn": "MKLDNN", "onednn": "ONEDNN"}
+_FEATURE_MAJOR = {"mkldnn": ("MKLDNN", 1), "onednn": ("ONEDNN", 2)}
+"""Fusion variant -> the build feature and MXNet major version that have its backend."""
+
+
+@functools.cache
+def available(variant: str) -> bool:
+    """Whether this MXNet build has ``variant``'s fusion backend: ``mkldnn`` in a 1.x build with
+    MKL-DNN, ``onednn`` (its 2.x name) in a 2.x build with oneDNN; any other variant always. A backend
+    name the build lacks leaves the graph as it was, so listing it would only add skipped records."""
+    if variant not in _FEATURE_MAJOR:
+        return True
+    import mxnet as mx
+
+    feature, major = _FEATURE_MAJOR[variant]
+    if int(mx.__version__.split(".")[0]) != major:
+        return False
+    features = mx.runtime.Features()
+    return feature in features and features.is_enabled(feature)
+
+
 _TENSORS = ("data", "residual")
 CONTRIB: dict[tuple[str, ...], str] = {("bn", "relu"): "bn_relu"}
 """Runs of a pattern's layers that one MXNet contrib fused operator computes, and the layer that runs

@@ -94,6 +94,12 @@ class Staged:
     check: StageCheck | None
 
 
+def available(variant: str) -> bool:
+    """Whether this PyTorch build has ``variant``: every variant runs on any build (one that cannot
+    compile or freeze a pattern records why)."""
+    return True
+
+
 def build(spec: BenchmarkSpec) -> Pattern:
     """``spec``'s pattern as an eval-mode module with the seeded parameters (``opperf.fused.parameters``),
     on the run's device in its dtype."""
