@@ -13,9 +13,25 @@ def _stopped_while_starting(signal_number: int, _frame: object) -> None:
     os._exit(128 + signal_number)
 
 
+def _missing(error: ModuleNotFoundError) -> str:
+    """One line for an interpreter without opperf's dependencies: which one, and the two ways in."""
+    venv = os.path.join(os.path.dirname(os.path.abspath(__file__)), ".venv", "bin")
+    return (
+        f"error: {sys.executable} has no module {error.name!r}, which opperf needs: run it in the "
+        f"environment `make venv` builds ({venv}/opperf, or `. {venv}/activate` first), or "
+        "`pip install '.[torch,plot,xlsx]'` into this one\n"
+    )
+
+
 if __name__ == "__main__":
     for stopping in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(stopping, _stopped_while_starting)
-    from opperf.cli import main
+    try:
+        from opperf.cli import main
+    except ModuleNotFoundError as missing:
+        if (missing.name or "").split(".")[0] == "opperf":  # opperf's own: a broken checkout, not a setup
+            raise
+        sys.stderr.write(_missing(missing))
+        sys.exit(2)
 
     sys.exit(main())

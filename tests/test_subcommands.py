@@ -42,7 +42,7 @@ def test_list_names_operators_categories_and_aliases(framework, category, member
     assert code == 0
     row = next(line for line in out.splitlines() if line.split()[:1] == [member])
     assert category in row and (alias is None or alias in row)
-    assert re.search(rf"^\d+ {framework} operators in 1 categories: {category} \d+$", out, re.M)
+    assert re.search(rf"^\d+ {framework} operators in 1 category: {category} \d+$", out, re.M)
 
 
 @pytest.mark.parametrize(

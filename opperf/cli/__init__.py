@@ -9,10 +9,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import signal
 import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
+from typing import NoReturn
 
 from opperf.errors import OpperfError
 from opperf.utils.signals import exit_status, hold_late_signals, stop_like_ctrl_c
@@ -44,8 +46,27 @@ def opperf_version() -> str:
         return "unknown (not installed)"
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error on one line like every other opperf error (argparse prints the
+    whole usage block first), naming where the help is; status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(USAGE_ERROR, f"error: {message}{self._takes(message)} (see `{self.prog} --help`)\n")
+
+    def _takes(self, message: str) -> str:
+        """What the flag a message names takes (``--timeout SECONDS|none``): a value that starts with
+        "-" (``-inf``) reads as a flag, and the message alone says only "expected one argument"."""
+        named = re.match(r"argument ([^:]+): expected", message)
+        flags = set(named.group(1).split("/")) if named else set()
+        action = next((a for a in self._actions if flags & set(a.option_strings)), None)
+        if action is None:
+            return ""
+        metavar = action.metavar or action.dest.upper()
+        return f"; it takes {action.option_strings[0]} {metavar}"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="opperf",
         description="Benchmark every operator of MXNet or PyTorch (forward, backward, peak memory), and "
         "compare the results. Bare flags mean `opperf sweep`.",

@@ -58,18 +58,23 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_arguments(parser)
     parser.add_argument(
-        "--output", required=True, metavar="FILE.jsonl", help="where to write the configs file"
+        "--output-file",
+        "--output",
+        dest="output_file",
+        required=True,
+        metavar="FILE.jsonl",
+        help="where to write the configs file (--output is the same flag)",
     )
 
 
 def run(arguments: argparse.Namespace) -> int:
-    check_writable(arguments.output, "--output", "configs.jsonl")
+    check_writable(arguments.output_file, "--output-file", "configs.jsonl")
     loaded = load_model(arguments.framework, arguments.model, arguments.input_shape)
     captured = capture_model(arguments.framework, loaded, arguments.mode)
-    write_atomically(arguments.output, render(captured))
+    write_atomically(arguments.output_file, render(captured))
     print(
         f"{captured.header.calls} calls, {len(captured.configurations)} distinct configurations of "
-        f"{len({c.op for c in captured.configurations})} operators; written to {arguments.output}",
+        f"{len({c.op for c in captured.configurations})} operators; written to {arguments.output_file}",
         file=sys.stderr,
     )
     return 0

@@ -13,7 +13,7 @@ import argparse
 
 from opperf import fused, longtail
 from opperf.frameworks import FRAMEWORKS, framework_module, get_backend
-from opperf.op_info import OpInfo
+from opperf.op_info import Argument, OpInfo
 from opperf.options import RunOptions
 from opperf.results import BenchmarkSpec, describe_value, freeze_inputs
 from opperf.rules import NoRuleError, inputs_for
@@ -59,7 +59,7 @@ def explain(op: OpInfo, device_kind: str) -> str:
         f"  backward:    {'registered' if op.has_backward else 'none registered'} (a sweep finds out by "
         "running it)",
         "  arguments:",
-        *(f"    {a.name}: {a.type_string}{'' if a.required else ' (optional)'}" for a in op.arguments),
+        *(f"    {a.name}: {_declared(a)}" for a in op.arguments),
         f"  input rule:  {rules.rule_for(op, device_kind)}",
     ]
     counter = counters(op.framework).get(op.name)
@@ -134,3 +134,9 @@ def _text(described: object) -> str:
     if isinstance(described, list):
         return "[" + ", ".join(_text(item) for item in described) + "]"
     return repr(described) if isinstance(described, str) else str(described)
+
+
+def _declared(argument: Argument) -> str:
+    """An argument's registry type, saying once whether it is optional (MXNet's type strings say it)."""
+    text = argument.type_string
+    return text if argument.required or "optional" in text else f"{text} (optional)"

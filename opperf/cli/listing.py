@@ -14,6 +14,7 @@ from opperf import longtail
 from opperf.cli.common import SHOW_TAGS, add_selection, add_tag_selection, selected_tags
 from opperf.frameworks import FRAMEWORKS, get_backend
 from opperf.sweep import select_operators
+from opperf.utils.words import counted
 
 HELP = "list the operators a sweep would run (name, category, entry point, aliases)"
 
@@ -38,7 +39,8 @@ def run(arguments: argparse.Namespace) -> int:
     print(tabulate(rows, headers=("operator", "category", "called as", "aliases"), tablefmt="simple"))
     counts = Counter(op.category for op in operators)
     listed = ", ".join(f"{category} {count}" for category, count in sorted(counts.items()))
-    print(f"\n{len(operators)} {arguments.framework} operators in {len(counts)} categories: {listed}")
+    found = counted(len(operators), f"{arguments.framework} operator")
+    print(f"\n{found} in {counted(len(counts), 'category')}: {listed}")
     return 0
 
 

@@ -1,4 +1,4 @@
-"""``opperf publish --db HISTORY --out DIR``: a static dashboard over the history store (``opperf
+"""``opperf publish --db HISTORY --output-file DIR``: a static dashboard over the history store (``opperf
 history add``): an index of every configuration with its latest median, change against the previous
 run and the best, a sparkline and flags; a page per operator with each configuration's history
 (median, 95% interval band, detected steps); and a regressions page. Plain files: open
@@ -15,6 +15,7 @@ from opperf.cli.common import fraction
 from opperf.errors import OpperfError
 from opperf.history.store import History
 from opperf.report.dashboard import publish
+from opperf.utils.words import counted
 
 HELP = "a static HTML dashboard over the history store: index, a page per operator, regressions"
 
@@ -23,20 +24,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db", required=True, metavar="HISTORY", help="the history database (opperf history)"
     )
-    parser.add_argument("--out", required=True, metavar="DIR", help="the folder to write the pages into")
+    parser.add_argument(
+        "--output-file",
+        "--out",
+        dest="output_file",
+        required=True,
+        metavar="DIR",
+        help="the folder to write the pages into (--out is the same flag)",
+    )
     parser.add_argument("--threshold", type=fraction, default=0.05, help="smallest step worth marking (0.05)")
 
 
 def run(arguments: argparse.Namespace) -> int:
     if not Path(arguments.db).is_file():
         raise OpperfError(f"{arguments.db}: no such history database; create one with `opperf history add`")
-    out = Path(arguments.out)
+    out = Path(arguments.output_file)
     if out.exists() and not out.is_dir():
-        raise OpperfError(f"--out {arguments.out!r} is a file; name a folder for the dashboard")
+        raise OpperfError(
+            f"--output-file {arguments.output_file!r} is a file; name a folder for the dashboard"
+        )
     with History(arguments.db) as history:
         runs, series = history.runs(), history.series()
     if not series:
         raise OpperfError(f"{arguments.db}: no runs with results; add result files with `opperf history add`")
     written = publish(series, runs, out, arguments.threshold)
-    print(f"dashboard: {out / 'index.html'} ({len(written)} files, {runs} runs)", file=sys.stderr)
+    print(
+        f"dashboard: {out / 'index.html'} ({counted(len(written), 'file')}, {counted(runs, 'run')})",
+        file=sys.stderr,
+    )
     return 0

@@ -1,8 +1,9 @@
-"""``opperf report FILE... --html OUT.html``: one self-contained HTML page over results files and diff
-files (``opperf diff --output-format json``): the environment and coverage, plots (time by category,
-roofline, distributions, namespace comparisons, diff waterfalls, and thread, stage and tag sections
-where such records exist) and sortable, filterable tables. It loads nothing from the network, so it
-opens from ``file://``. Plots need the ``opperf[plot]`` extra (matplotlib).
+"""``opperf report FILE... --output-file OUT.html``: one self-contained HTML page over results files,
+diff files (``opperf diff --output-format json``) and A/B files (``opperf ab``, shown as their diff):
+the environment and coverage, plots (time by category, roofline, distributions, namespace
+comparisons, diff waterfalls, and thread, stage and tag sections where such records exist) and
+sortable, filterable tables. It loads nothing from the network, so it opens from ``file://``. Plots
+need the ``opperf[plot]`` extra (matplotlib).
 """
 
 from __future__ import annotations
@@ -22,15 +23,24 @@ HELP = "an offline HTML page with plots and tables over result and diff files (n
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="+", metavar="FILE", help="JSON results files and diff files")
-    parser.add_argument("--html", required=True, metavar="OUT.html", help="where to write the page")
+    parser.add_argument(
+        "--output-file",
+        "--html",
+        dest="output_file",
+        required=True,
+        metavar="OUT.html",
+        help="where to write the page (--html is the same flag)",
+    )
 
 
 def run(arguments: argparse.Namespace) -> int:
-    if not arguments.html.lower().endswith((".html", ".htm")):
-        raise OpperfError(f"--html {arguments.html!r} should name an .html file, e.g. report.html")
-    check_writable(arguments.html, "--html", "report.html")
+    if not arguments.output_file.lower().endswith((".html", ".htm")):
+        raise OpperfError(
+            f"--output-file {arguments.output_file!r} should name an .html file, e.g. report.html"
+        )
+    check_writable(arguments.output_file, "--output-file", "report.html")
     pyplot()  # the extra's error before any file is read
     text = render_html(read_inputs(arguments.files))
-    write_atomically(arguments.html, text)
-    print(f"report: {arguments.html} ({len(text.encode()) / 1e6:.2f} MB)", file=sys.stderr)
+    write_atomically(arguments.output_file, text)
+    print(f"report: {arguments.output_file} ({len(text.encode()) / 1e6:.2f} MB)", file=sys.stderr)
     return 0

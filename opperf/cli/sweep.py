@@ -11,7 +11,7 @@ import signal
 import sys
 from collections.abc import Callable
 
-from opperf import configs
+from opperf import configs, fused
 from opperf.cli import compare
 from opperf.cli.common import (
     JOURNAL_SUFFIX,
@@ -99,8 +99,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--output-format",
         default=None,
         choices=sorted([*RENDERERS, *WORKBOOKS]),
-        help="report format: json (the results document), md, csv, or hud (PyTorch's OSS benchmark "
-        "database records) (default: from --output-file's extension, else json)",
+        help="report format: json (the results document), md, csv, xlsx (a workbook of results and "
+        "coverage; needs opperf[xlsx]), or hud (PyTorch's OSS benchmark database records) (default: from "
+        "--output-file's extension, else json)",
     )
     parser.add_argument(
         "--output-file", default=None, help="report path (default: <framework>_operator_benchmarks.<format>)"
@@ -124,6 +125,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--timeout",
         default=DEFAULT_TIMEOUT_S,
         type=time_limit,
+        metavar="SECONDS|none",
         help="seconds an operator may take, all its input configurations together, before its worker is "
         f"killed and it is recorded as a timeout; none: no limit (default: {DEFAULT_TIMEOUT_S:g})",
     )
@@ -267,6 +269,18 @@ def replay_configurations(arguments: argparse.Namespace) -> tuple[configs.Config
     return configs.sample(chosen, arguments.configs_sample, arguments.seed)
 
 
+def _fusion_stage(arguments: argparse.Namespace) -> None:
+    """Selecting the fused patterns' category runs their fusion backends too, unless --stages says
+    which stages to run."""
+    if fused.CATEGORY in arguments.categories and not was_given(arguments, "stages"):
+        arguments.stages = (*arguments.stages, fused.STAGE)
+        stages = ",".join(arguments.stages)
+        print(
+            f"note: category {fused.CATEGORY} runs its fusion backends too (--stages {stages})",
+            file=sys.stderr,
+        )
+
+
 def _replayed_framework(arguments: argparse.Namespace) -> None:
     """A replay without --framework runs the framework its configs files were captured with."""
     if not arguments.configs or was_given(arguments, "framework"):
@@ -296,6 +310,7 @@ def run(arguments: argparse.Namespace) -> int:
         arguments.namespaces = arguments.compare
         return compare.run(arguments)
     _replayed_framework(arguments)
+    _fusion_stage(arguments)
     apply_framework_flags(arguments, (arguments.framework,))
     if arguments.resume and arguments.fresh:
         raise OpperfError("--resume continues the journal and --fresh discards it; choose one")
@@ -328,11 +343,11 @@ def run(arguments: argparse.Namespace) -> int:
     progress = _ProgressBar() if sys.stderr.isatty() and not arguments.quiet else None
     with stop_on_signals() as stopping:
         try:
-            result = run_sweep(config, progress=progress)
+            # Once no operator is left to run, a stop is noted: the report of what finished is written.
+            result = run_sweep(config, progress=progress, done=stopping.settle)
         finally:
             if progress is not None:
                 progress.close()
-        stopping.settle()  # a stop from here on is noted: the report of what finished is written
         try:
             status = _report(arguments, result, stopping.received, output_file, journal, write_report)
         except OpperfError as error:  # a full disk, a folder gone read-only: the journal has it all
