@@ -80,6 +80,17 @@ def benchmark(
         )
     if not inputs:
         raise OpperfError("inputs is empty; pass at least one input configuration, e.g. [{'data': (32, 32)}]")
+    if isinstance(inputs, dict) or not all(isinstance(c, dict) for c in inputs):
+        raise OpperfError(
+            "inputs must be a list of input configurations (dicts), e.g. [{'data': (32, 32)}]; "
+            f"got {inputs!r}"
+        )
+    if options is not None and not isinstance(options, RunOptions):
+        shown = ", ".join(f"{k}={v!r}" for k, v in options.items()) if isinstance(options, dict) else "..."
+        raise OpperfError(
+            f"options must be a RunOptions, e.g. RunOptions({shown}), not a {type(options).__name__} "
+            "(from opperf import RunOptions)"
+        )
     measurements = []
     for function in functions:
         default = options.framework if options is not None else RunOptions().framework

@@ -117,7 +117,7 @@ def capture_model(
         model=loaded.name,
         input_shape=loaded.input_shape,
         mode=mode,
-        captured_by=capture.CAPTURED_BY,
+        captured_by=capture.captured_by(mode),
         filtered=dict(sorted(captured.filtered.items())),
         calls=len(captured.calls),
     )

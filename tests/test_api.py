@@ -48,7 +48,7 @@ def test_namespaces_stay_apart_in_upstream_shape():
     assert len(results) == 2 and all(list(r) == ["add"] for r in results)
 
 
-def test_usecase5_internal_operator_with_given_arrays():
+def test_usecase5_internal_operator_with_given_arrays(capfd):
     data = nd.array([1, 2])
     out = nd.empty(shape=data.shape, ctx=mx.cpu())
     (result,) = run_performance_test(
@@ -58,6 +58,8 @@ def test_usecase5_internal_operator_with_given_arrays():
     assert record["avg_time_forward__copyto"] > 0
     assert "avg_time_backward__copyto" not in record
     assert (out.asnumpy() == [1, 2]).all()
+    printed = capfd.readouterr()
+    assert "infer_shape error" not in printed.out + printed.err  # MXNet's print when inference fails
 
 
 def test_usecase6_nd_against_np():
@@ -114,3 +116,22 @@ def test_a_cpu_index_beyond_zero_is_refused_before_the_framework_sees_it(framewo
 
     with pytest.raises(OpperfError, match="the CPU is one device"):
         get_backend(framework).normalize_device("cpu(5)")
+
+
+@pytest.mark.parametrize(
+    ("inputs", "options", "message"),
+    [
+        (
+            [{"data": (4, 4)}],
+            {"runs": 2},
+            r"options must be a RunOptions, e.g. RunOptions\(runs=2\), not a dict",
+        ),
+        ({"data": (4, 4)}, None, "inputs must be a list of input configurations"),
+        ([(4, 4)], None, "inputs must be a list of input configurations"),
+    ],
+)
+def test_arguments_of_the_wrong_type_name_the_type_expected(inputs, options, message):
+    from opperf import benchmark
+
+    with pytest.raises(OpperfError, match=message):
+        benchmark(nd.exp, inputs, options)

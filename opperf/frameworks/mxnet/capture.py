@@ -29,10 +29,15 @@ from opperf.frameworks.mxnet.registry import accepted_inputs, load_registry
 from opperf.op_info import ArgKind, OpInfo
 from opperf.results import InputValue, TensorSpec, freeze_inputs
 
-CAPTURED_BY = (
-    "mxnet.ndarray.register._imperative_invoke wrapped during one imperative (non-hybridized) forward "
-    "pass after a warm-up pass; calls without an array input (factories) are filtered"
-)
+
+def captured_by(mode: str) -> str:
+    """How a capture in ``mode`` recorded the calls, for the configs file's header."""
+    return (
+        f"mxnet.ndarray.register._imperative_invoke wrapped during one imperative (non-hybridized) {mode} "
+        "forward pass after a warm-up pass; calls without an array input (factories) are filtered"
+    )
+
+
 FACTORY = "factory"
 # Attributes the front end adds that are not the operator's: where the output goes and its name.
 NOT_ATTRIBUTES = frozenset({"ctx", "out", "name"})

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import functools
+import io
 import math
 import warnings
 from collections.abc import Callable
@@ -36,8 +37,10 @@ def output_bytes(spec: BenchmarkSpec, info: OpInfo) -> int | None:
     shapes: dict[str, tuple[int, ...]] = {}
     types: dict[str, object] = {}
     try:
-        with scope[0], scope[1], warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # partial inference warns; unknown dimensions are handled below
+        # Partial inference warns (unknown dimensions are handled below), and a failed one prints its
+        # arguments to standard output before raising: neither is the user's business.
+        with scope[0], scope[1], warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("ignore")
             args, kwargs = _symbol_arguments(spec, info.var_args_key, shapes, types, numpy_semantics)
             symbol = _symbol_function(info.name)(*args, **kwargs)
             _, out_shapes, _ = symbol.infer_shape(**shapes)

@@ -29,10 +29,15 @@ from opperf.frameworks.torch.registry import fold_name, is_backward_name, load_r
 from opperf.frameworks.torch.schema import PYTHON_SELF_NAME
 from opperf.results import InputValue, TensorSpec, freeze_inputs
 
-CAPTURED_BY = (
-    "torch TorchDispatchMode over one forward pass (mha fast path off; training mode: the backward pass "
-    "unrecorded); views, factories, backward kernels and default-valued arguments are filtered"
-)
+
+def captured_by(mode: str) -> str:
+    """How a capture in ``mode`` recorded the calls, for the configs file's header."""
+    pass_kind = "training mode: the backward pass unrecorded" if mode == "training" else "inference mode"
+    return (
+        f"torch TorchDispatchMode over one forward pass (mha fast path off; {pass_kind}); views, "
+        "factories, backward kernels and default-valued arguments are filtered"
+    )
+
 
 PRIVATE_OPERATORS: Mapping[str, tuple[str, Mapping[str, InputValue]]] = {
     "_native_batch_norm_legit_no_training": ("batch_norm", {"training": False}),
