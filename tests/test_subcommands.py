@@ -73,3 +73,55 @@ def test_explain_states_a_skip_reason(capsys):
 def test_explain_an_unknown_operator_is_a_usage_error(capsys):
     code, _, err = _run("explain", "Convolutoin", capsys=capsys)
     assert code == 2 and err.startswith("error: unknown operator 'Convolutoin'") and "Convolution" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--dtype", "float128"], "argument --dtype: invalid choice: 'float128'"),
+        (["--timeout", "-inf"], "it takes --timeout SECONDS|none"),
+        (["history", "add"], "the following arguments are required: RESULTS"),
+        (["diff", "a.json", "--threshold"], "it takes --threshold"),
+    ],
+)
+def test_usage_errors_are_one_line_like_every_other_error(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.startswith("error: ") and message in err
+    assert err.count("\n") == 1 and "usage:" not in err and "--help`)" in err
+
+
+def test_one_output_flag_everywhere_with_the_old_spellings_as_aliases(capsys):
+    for subcommand, alias in (("report", "--html"), ("capture", "--output"), ("publish", "--out")):
+        with pytest.raises(SystemExit):
+            main([subcommand, "--help"])
+        out = capsys.readouterr().out
+        assert re.search(rf"--output-file \S+, {alias} \S+", out), subcommand
+
+
+def test_selecting_the_fused_category_runs_its_fusion_backends(capsys):
+    from opperf.cli import build_parser
+    from opperf.cli.sweep import _fusion_stage
+
+    arguments = build_parser().parse_args(["sweep", "--categories", "fused"])
+    _fusion_stage(arguments)
+    assert arguments.stages == ("eager", "fused")
+    assert "category fused runs its fusion backends too (--stages eager,fused)" in capsys.readouterr().err
+    chosen = build_parser().parse_args(["sweep", "--categories", "fused", "--stages", "eager"])
+    _fusion_stage(chosen)
+    assert chosen.stages == ("eager",)
+
+
+def test_an_interpreter_without_opperfs_dependencies_says_so_in_one_line():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent.parent / "opperf.py"
+    done = subprocess.run(  # -S: no site-packages, as in a Python that never had opperf installed
+        [sys.executable, "-S", str(script), "--version"], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"error: {sys.executable} has no module ")
+    assert ".venv/bin/opperf" in done.stderr and "activate" in done.stderr
