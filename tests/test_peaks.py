@@ -35,7 +35,7 @@ def test_calibration_measures_positive_finite_peaks():
     for rate in (peaks.bandwidth_bytes_per_s, peaks.gemm_flops_per_s):
         assert math.isfinite(rate) and rate > 0
     assert dt.datetime.fromisoformat(peaks.measured_at).tzinfo is not None
-    assert "copyto of 8 MiB" in peaks.method and "matrix product 128x128" in peaks.method
+    assert "copyto of 8 MiB" in peaks.method and "matrix products 128x128" in peaks.method
 
 
 def test_the_gemm_roof_is_the_best_of_numpy_and_the_frameworks_own():
@@ -56,6 +56,7 @@ def test_each_installed_framework_measures_its_own_matrix_product():
     assert set(rates) == {"mxnet", "torch"}
     assert all(math.isfinite(rate) and rate > 0 for rate, _ in rates.values())
     assert rates["mxnet"][1].startswith("mxnet ") and rates["torch"][1].startswith("torch ")
+    assert "Convolution" in rates["mxnet"][1] and "conv3d" in rates["torch"][1]  # the candidates named
 
 
 def test_rates_are_the_counted_work_over_the_best_time():

@@ -148,12 +148,19 @@ GEMM_TIMEOUT_S = 120.0
 
 def gemm_rates(size: int, repeats: int) -> dict[str, tuple[float, str]]:
     """Each installed framework's float32 ``size`` x ``size`` matrix product rate (FLOP/s) and how it
-    was measured, by framework, each probed in a child of its own (``frameworks/<name>/peaks.py``) so
-    one framework's threading never touches another's; a framework whose probe fails is left out."""
+    was measured, by framework, each probed in a child of its own (``frameworks/<name>/peaks.py``) on
+    every CPU this process may use (the roof is the machine's, whatever thread count a sweep asks
+    for), so one framework's threading never touches another's; a framework whose probe fails is left
+    out."""
     import json
+    import os
     import subprocess
 
+    from opperf.utils.affinity import available_cpus
     from opperf.utils.child import opperf_command
+
+    cpus = str(len(available_cpus()))
+    environment = {**os.environ, "OMP_NUM_THREADS": cpus, "MKL_NUM_THREADS": cpus}
 
     rates: dict[str, tuple[float, str]] = {}
     for framework in FRAMEWORKS:
@@ -162,7 +169,9 @@ def gemm_rates(size: int, repeats: int) -> dict[str, tuple[float, str]]:
             continue
         command = opperf_command(f"opperf.frameworks.{framework}.peaks", str(size), str(repeats))
         try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=GEMM_TIMEOUT_S, check=True)
+            done = subprocess.run(
+                command, env=environment, capture_output=True, text=True, timeout=GEMM_TIMEOUT_S, check=True
+            )
             reading = json.loads(done.stdout.strip().splitlines()[-1])
             rates[framework] = (float(reading["gemm_flops_per_s"]), str(reading["method"]))
         except (OSError, subprocess.SubprocessError, ValueError, KeyError, IndexError):

@@ -5,10 +5,11 @@ what this machine can do they compare across operators and machines:
 
 - bandwidth: ``numpy.copyto`` between two arrays far larger than the last-level cache, counting the
   bytes read and the bytes written;
-- GEMM rate: the best float32 matrix product of square matrices (2 * n**3 FLOPs) of NumPy's BLAS and
-  of each installed framework's own (``gemm_elsewhere``, which the sweep gives: MXNet's oneDNN and
-  PyTorch's MKL reach rates an OpenBLAS NumPy does not, and a roof below what kernels reach puts
-  operators above it), each on its library's own thread count; every candidate is recorded.
+- compute rate (``gemm_flops_per_s``): the best float32 rate of NumPy's matrix product of square
+  matrices (2 * n**3 FLOPs) and of each installed framework's own matrix product and convolutions
+  (``gemm_elsewhere``, which the sweep gives: oneDNN's AVX-512 convolutions reach twice what an
+  OpenBLAS NumPy multiplies at, and a roof below what kernels reach puts operators above it), each on
+  every CPU this process may use; every candidate is recorded.
 
 Each is the best of several repeats: interference (other processes, frequency changes) only ever
 slows a run down, so the fastest is the closest to what the hardware can do. Calibration takes 2 to 3
@@ -53,12 +54,15 @@ class Calibration:
     The copy (256 MiB a side) is eight times the largest last-level cache of the machines opperf runs
     on (32 MiB per AMD EPYC core complex), so it streams from memory; 1024 x 1024 float32 matrices
     are large enough to keep a BLAS at its peak on a few cores and small enough to multiply in tens of
-    milliseconds, so ten repeats of each cost little next to the copy's first touch.
+    milliseconds. A product is repeated 30 times (about half a second on two cores): on a busy machine
+    the best of 10 read 65.8 and 127.7 GFLOP/s where a quiet one reads 249.6, and a roof measured low
+    is cached for good; the copy's 10 repeats cost little next to its first touch.
     """
 
     copy_bytes: int = 256 * 2**20
     gemm_size: int = 1024
     repeats: int = 10
+    gemm_repeats: int = 30
 
 
 DEFAULT_CALIBRATION = Calibration()
@@ -155,6 +159,31 @@ def blas_configuration() -> tuple[str | None, int | None]:
     return None, None
 
 
+PROBE_CONVOLUTIONS: tuple[tuple[tuple[int, ...], int, tuple[int, ...]], ...] = (
+    ((32, 64, 32, 32), 64, (3, 3)),
+    ((32, 16, 8, 8, 8), 32, (3, 3, 3)),
+)
+"""(data shape, filters, kernel) of the convolutions a framework's probe times beside its matrix product
+(padded to keep their spatial size): on an AVX-512 machine OpenBLAS's Haswell kernels multiply at 241
+GFLOP/s on two cores, MXNet's ``dot`` at 239, and its oneDNN convolutions at 415-525."""
+
+
+def convolution_flops(shape: tuple[int, ...], filters: int, kernel: tuple[int, ...]) -> int:
+    """FLOPs of a convolution that keeps its input's spatial size: a multiply and an add per weight per
+    output element."""
+    return 2 * shape[0] * filters * shape[1] * math.prod(kernel) * math.prod(shape[2:])
+
+
+def best_rate(kernels: Mapping[str, tuple[Callable[[], object], int]], repeats: int) -> tuple[str, float]:
+    """The kernel with the highest FLOP/s among ``kernels`` (name -> call and its FLOPs), and that rate;
+    each call timed as ``best_time`` does."""
+    rates = {
+        name: flops / best_time(call, repeats, time.perf_counter) for name, (call, flops) in kernels.items()
+    }
+    best = max(rates, key=rates.__getitem__)
+    return best, rates[best]
+
+
 GemmElsewhere = Callable[[int, int], Mapping[str, tuple[float, str]]]
 """(matrix size, repeats) -> other libraries' float32 GEMM rates and how each was measured, by name."""
 
@@ -173,15 +202,16 @@ def calibrate_peaks(
         f"numpy {np.__version__} matmul, BLAS {blas or 'unknown'}, "
         f"{threads if threads is not None else 'unknown'} threads"
     )
-    rates = {"numpy": (measure_gemm(n, calibration.repeats, clock), numpy_method)}
+    rates = {"numpy": (measure_gemm(n, calibration.gemm_repeats, clock), numpy_method)}
     if gemm_elsewhere is not None:
-        rates.update(gemm_elsewhere(n, calibration.repeats))
+        rates.update(gemm_elsewhere(n, calibration.gemm_repeats))
     best = max(rates, key=lambda name: rates[name][0])
     candidates = "; ".join(f"{how}: {rate / 1e9:.1f} GFLOP/s" for rate, how in rates.values())
     method = (
         f"copyto of {calibration.copy_bytes / 2**20:g} MiB float32 with numpy {np.__version__} (read + "
-        f"write bytes); float32 matrix product {n}x{n} (2n^3 FLOPs), the best of {best} among: "
-        f"{candidates}; each the best of {calibration.repeats} repeats"
+        f"write bytes); float32 compute: matrix products {n}x{n} (2n^3 FLOPs) and convolutions, the best of "
+        f"{best} among: "
+        f"{candidates}; the best of {calibration.repeats} copies and {calibration.gemm_repeats} calls each"
     )
     gemm = rates[best][0]
     return MachinePeaks(
