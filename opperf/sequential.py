@@ -40,12 +40,9 @@ from opperf.errors import OpperfError
 from opperf.report.document import record
 from opperf.results import BenchmarkSpec, Measurement
 from opperf.verdicts.decide import Verdict
-from opperf.verdicts.diff import Row, below_resolution, diff
+from opperf.verdicts.diff import DEFAULT_ALPHA, DEFAULT_THRESHOLD, Row, below_resolution, diff
 from opperf.verdicts.load import Key, Run, RunRecord, run_record
 
-DEFAULT_THRESHOLD = 0.05
-"""The threshold a row is ``same`` within when the job decides (``opperf diff``'s default)."""
-DEFAULT_ALPHA = 0.05
 STOP_SHARE = 0.1
 """A changed row stops early only when its q-value is within this share of the FDR level."""
 

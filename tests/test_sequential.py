@@ -16,7 +16,7 @@ from opperf.report.json_report import render_json
 from opperf.results import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs
 from opperf.sequential import RoundBook, Schedule, decided
 from opperf.sweep import SweepConfig
-from opperf.verdicts.diff import diff
+from opperf.verdicts.diff import diff, diff_ab
 from opperf.verdicts.load import canonical_inputs, read_ab
 
 
@@ -142,7 +142,7 @@ def test_a_real_job_gives_another_round_exactly_to_what_its_file_leaves_undecide
         early = {**document, "results": [r for r in document["results"] if r["round"] < look]}
         early_path = tmp_path / f"look{look}.json"
         early_path.write_text(json.dumps(early))
-        rows = diff(*read_ab(str(early_path)), 0.05, 0.05, paired=True).rows
+        rows = diff_ab(read_ab(str(early_path)), 0.05, 0.05).rows
         open_now = {(row.key.op, row.key.inputs) for row in rows if not decided(row, result.schedule)}
         for name, rounds in got.items():
             if rounds >= look:  # it was still running at this look

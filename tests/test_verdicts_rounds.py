@@ -104,52 +104,56 @@ def test_z_score_of_a_normal_moderated_statistic_is_the_statistic():
     assert z_score(Contrast.paired([0.1]), 0.0, prior) is None  # one round: no replicates
 
 
+def _three_runs_a_side(estimate: float, variance: float) -> Contrast:
+    """A row of three separate sweeps a side: standardisable, with se sqrt(variance) / sqrt(3)."""
+    return Contrast(estimate=estimate, variance=variance, df=4, unscaled=1 / math.sqrt(3), fewest_runs=3)
+
+
 def test_the_standardised_null_scales_each_rows_own_standard_error():
     # By hand: own se 0.02/sqrt(3), statistic 8.66; a standardised null of scale 2 makes the
     # null test a normal with se 2 x 0.02/sqrt(3): p = erfc(8.66 / 2 / sqrt(2)).
     prior = Prior(s2=0.0004, df=math.inf, source="test")
     model = NoiseModel(centre=0.0, null=None, prior=prior, rows=40, standardised=Prior(4.0, math.inf, "z"))
-    row = row_test(Contrast.paired([0.1, 0.1, 0.1]), model)
+    row = row_test(_three_runs_a_side(0.1, 0.0004), model)
     se = 0.02 / math.sqrt(3)
     assert row.se == pytest.approx(2 * se)
     assert row.p == pytest.approx(math.erfc(0.1 / (2 * se) / math.sqrt(2)))
     # A scale below 1 never loosens the test: the moderated t, the larger p, decides.
     calm = row_test(
-        Contrast.paired([0.1, 0.1, 0.1]), NoiseModel(0.0, None, prior, 40, Prior(0.25, math.inf, "z"))
+        _three_runs_a_side(0.1, 0.0004), NoiseModel(0.0, None, prior, 40, Prior(0.25, math.inf, "z"))
     )
     assert calm.p == pytest.approx(math.erfc(0.1 / se / math.sqrt(2)))
 
 
 def test_rows_of_different_noise_give_a_standardised_null_near_one():
-    """Rows 10x apart in their own noise, each row's rounds spread as its own noise says: the raw
-    null's scale sits between the two kinds, while the scores' null is about 1."""
+    """Rows of three sweeps a side 10x apart in their own noise, each row's estimate as far from
+    zero as its own noise says: the scores' null is about 1. Paired rounds fit none: their rows are
+    tested on their own rounds alone."""
     contrasts = []
     for index in range(60):
-        sd = 0.01 if index % 2 else 0.1
-        offsets = (-1.2, -0.4, 0.4, 1.2)
-        shift = sd * ((index % 7) - 3) / 6
-        contrasts.append(Contrast.paired([shift + sd * o for o in offsets]))
-    model = noise_model(contrasts, paired=True)
+        variance = 1e-4 if index % 2 else 1e-2
+        shift = math.sqrt(variance / 3) * ((index % 7) - 3) / 2
+        contrasts.append(_three_runs_a_side(shift, variance))
+    model = noise_model(contrasts)
     assert model.standardised is not None
     assert 0.5 < math.sqrt(model.standardised.s2) < 1.5
-    # Separate sweeps: scores only for rows of three runs a side or more.
     pairs = [Contrast.two_sample([0.01 * i, 0.0], [0.01 * i, 0.02]) for i in range(30)]
-    assert noise_model(pairs).standardised is None
-    triples = [Contrast.two_sample([0.0, 0.01, 0.02], [0.001 * i, 0.01, 0.03]) for i in range(30)]
-    assert all(c.standardisable for c in triples) and noise_model(triples).standardised is not None
+    assert noise_model(pairs).standardised is None  # two runs a side: not standardisable
+    rounds = [Contrast.paired([0.01 * i, 0.0, 0.02]) for i in range(30)]
+    assert noise_model(rounds, paired=True).standardised is None
 
 
-def test_paired_rows_with_replicates_are_not_held_to_the_raw_null():
-    """The raw log ratios' null (here a 50% scale, as rows of very different noise would give) is
-    not the null of a paired row with replicates: the standardised null (scale 1) and the
-    moderated t decide, so p is the t's. A paired row without replicates keeps the raw null."""
+def test_a_paired_row_is_tested_on_its_own_rounds_alone():
+    """The raw log ratios' null (a 50% scale, as a job whose rows mostly changed gives) and a
+    standardised null are not a paired row's: its own moderated t decides, p and interval. A paired
+    row of one round has no replicate, and is not tested (a job stopped after its first round)."""
     prior = Prior(s2=0.0004, df=math.inf, source="test")
-    model = NoiseModel(0.0, Prior(0.25, math.inf, "raw"), prior, 40, Prior(1.0, math.inf, "z"))
+    model = NoiseModel(0.0, Prior(0.25, math.inf, "raw"), prior, 40, Prior(4.0, math.inf, "z"))
     se = 0.02 / math.sqrt(3)
     row = row_test(Contrast.paired([0.1, 0.1, 0.1]), model)
     assert row.p == pytest.approx(math.erfc(0.1 / se / math.sqrt(2)))
-    single = row_test(Contrast.paired([0.1]), model)
-    assert single.p == pytest.approx(math.erfc(0.1 / 0.5 / math.sqrt(2)))
+    assert row.high - row.low == pytest.approx(2 * 1.959964 * se, rel=1e-4)
+    assert row_test(Contrast.paired([0.1]), model) is None
 
 
 def test_trimmed_statistics_by_hand():
@@ -211,3 +215,116 @@ def test_a_trended_prior_follows_the_rows_level():
     assert Prior(1.0, 4.0, "knots", ((0.0, 1.0), (2.0, 3.0))).scale_at(0.5) == pytest.approx(1.5)
     assert Prior(1.0, 4.0, "flat").scale_at(7.0) == 1.0
     assert (x0, x1) == (0.0, 1.0) and y0 == pytest.approx(y1)  # one running mean over the end rows
+
+
+SPREAD = (1.0, 1.013, 1.027, 1.004, 1.019)
+"""A round's passes around its fastest: a continuous timer's readings."""
+
+
+def _ab_file(tmp_path, rows: dict[int, list[tuple[float, float]]]):
+    """An A/B file of ``exp`` rows (by size): each round's (base, new) fastest pass in seconds."""
+    import json
+
+    records = []
+    for size, rounds in rows.items():
+        for index, pair in enumerate(rounds):
+            for side, seconds in zip(("base", "new"), pair, strict=True):
+                records.append(
+                    {
+                        "framework": "mxnet", "namespace": "mx.nd", "op": "exp", "category": "unary",
+                        "inputs": {"data": {"shape": [size]}}, "status": "ok", "reason": None,
+                        "forward": {"samples_s": [seconds * f for f in SPREAD]}, "backward": None,
+                        "memory_peak_bytes": None, "side": side, "round": index, "prepared_in_round": index,
+                    }
+                )  # fmt: skip
+    path = tmp_path / "ab.json"
+    path.write_text(json.dumps({"schema_version": 1, "kind": "ab", "environment": {}, "results": records}))
+    return str(path)
+
+
+def _verdicts(path: str) -> dict[int, object]:
+    import json
+
+    from opperf.verdicts.diff import diff_ab
+    from opperf.verdicts.load import read_ab
+
+    result = diff_ab(read_ab(path), threshold=0.05, alpha=0.05)
+    return {json.loads(row.key.inputs)["data"]["shape"][0]: row for row in result.rows}
+
+
+def _unchanged(rounds: int, seed: int, sd: float = 0.01) -> list[tuple[float, float]]:
+    import random
+
+    draw = random.Random(seed)
+    return [(1e-3, 1e-3 * math.exp(draw.gauss(0.0, sd))) for _ in range(rounds)]
+
+
+def test_a_change_seen_in_every_round_is_called_after_two_rounds(tmp_path):
+    """Two rounds of a 300x slowdown, and two that agree on the direction but not the size (100x
+    and 900x): both ``slower``, their intervals far from 1 (one such row read 304x ``inconclusive``,
+    interval 0.0001-8e8)."""
+    rows = {size: _unchanged(10, size) for size in range(1, 31)}
+    rows[1000] = [(1e-3, 0.28), (1e-3, 0.33)]
+    rows[2000] = [(1e-3, 0.1), (1e-3, 0.9)]
+    verdicts = _verdicts(_ab_file(tmp_path, rows))
+    for size in (1000, 2000):
+        row = verdicts[size]
+        assert row.verdict.value == "slower", (size, row.ratio_low, row.ratio_high, row.reason)
+        assert row.ratio_low > 10
+    assert verdicts[1000].ratio_low > 100 and verdicts[1000].ratio_high < 1000
+
+
+def test_a_job_whose_rows_mostly_changed_still_finds_the_unchanged_ones_same(tmp_path):
+    """Thirty rows 2-30x slower or faster (oneDNN off, say) and ten unchanged: a null fitted to all
+    rows' ratios would take the changes for noise and leave the unchanged rows ``inconclusive`` with
+    intervals of +-10% and more; tested on their own rounds, they are ``same``."""
+    rows = {}
+    for size in range(1, 31):
+        factor = (2 + size) ** (1 if size % 3 else -1)
+        rows[size] = [(1e-3, 1e-3 * factor * 1.01), (1e-3, 1e-3 * factor * 0.99)]
+    for size in range(100, 110):
+        rows[size] = _unchanged(6, size)
+    verdicts = _verdicts(_ab_file(tmp_path, rows))
+    changed = [verdicts[size].verdict.value for size in range(1, 31)]
+    assert changed.count("slower") == 20 and changed.count("faster") == 10
+    assert [verdicts[size].verdict.value for size in range(100, 110)] == ["same"] * 10
+    assert all(verdicts[size].ratio_high - verdicts[size].ratio_low < 0.05 for size in range(100, 110))
+
+
+def test_an_aa_set_calls_nothing_and_is_mostly_same(tmp_path):
+    """Two hundred unchanged rows, rounds scattered by 3% (3 to 10 rounds each): none is called,
+    and most are ``same``."""
+    rows = {size: _unchanged(3 + size % 8, size, sd=0.03) for size in range(1, 201)}
+    counts = statistics_counter(row.verdict.value for row in _verdicts(_ab_file(tmp_path, rows)).values())
+    assert counts.get("slower", 0) + counts.get("faster", 0) == 0
+    assert counts["same"] >= 140, counts
+
+
+def statistics_counter(values):
+    from collections import Counter
+
+    return Counter(values)
+
+
+def test_a_stopped_job_says_so_and_judges_no_row_short_of_its_minimum_rounds(tmp_path, capsys):
+    """An A/A job stopped by SIGTERM after round 0 of some rows: they are not judged (four were
+    called slower so, and the gate exited 1), and the diff names the stop."""
+    import json
+
+    from opperf.cli import main
+
+    rows = {size: _unchanged(2, size) for size in range(1, 31)}
+    rows.update({size: [(1e-3, 1.3e-3)] for size in range(100, 104)})  # round 0 only, 1.3x off
+    path = _ab_file(tmp_path, rows)
+    from pathlib import Path
+
+    document = json.loads(Path(path).read_text())
+    document["ab"] = {"interrupted": True, "schedule": {"min_rounds": 2}}
+    Path(path).write_text(json.dumps(document))
+    assert main(["diff", path]) == 0
+    out = capsys.readouterr().out
+    assert "The A/B job was stopped after 2 rounds: a row with fewer than its 2 rounds is inconclusive" in out
+    verdicts = _verdicts(path)
+    for size in range(100, 104):
+        assert verdicts[size].verdict.value == "inconclusive"
+        assert verdicts[size].reason == "1 round of the job's 2"

@@ -16,7 +16,7 @@ from opperf.report.xlsx import require_openpyxl, write_workbook
 from opperf.report.xlsx_tables import diff_tables
 from opperf.utils.files import write_atomically
 from opperf.verdicts.decide import FailOn
-from opperf.verdicts.diff import DEFAULT_ALPHA, DEFAULT_THRESHOLD, Diff, diff
+from opperf.verdicts.diff import DEFAULT_ALPHA, DEFAULT_THRESHOLD, Diff, diff, diff_ab
 from opperf.verdicts.document import diff_document, render_json
 from opperf.verdicts.load import read_ab, read_side
 from opperf.verdicts.markdown import render_markdown
@@ -97,14 +97,12 @@ def run(arguments: argparse.Namespace) -> int:
             raise OpperfError(f"--output-format {chosen} is a file format; add --output-file DIFF.{chosen}")
         require_openpyxl()
     if arguments.new is None:
-        base, new = read_ab(arguments.base)
+        result = diff_ab(read_ab(arguments.base), threshold=arguments.threshold, alpha=arguments.alpha)
     else:
         base_files, new_files = split_files(arguments.base, "BASE"), split_files(arguments.new, "NEW")
         _check_distinct(base_files, new_files)
         base, new = read_side(base_files), read_side(new_files)
-    result = diff(
-        base, new, threshold=arguments.threshold, alpha=arguments.alpha, paired=arguments.new is None
-    )
+        result = diff(base, new, threshold=arguments.threshold, alpha=arguments.alpha)
     if chosen in WORKBOOKS:
         write_workbook(arguments.output_file, WORKBOOKS[chosen](result))
     else:

@@ -68,10 +68,9 @@ def read_inputs(paths: list[str]) -> ReportInputs:
 
 def _ab_view(path: str) -> DiffFile:
     """An A/B file shown as the diff of its sides, at the diff's default threshold and FDR level."""
-    from opperf.verdicts.diff import DEFAULT_ALPHA, DEFAULT_THRESHOLD, diff
+    from opperf.verdicts.diff import DEFAULT_ALPHA, DEFAULT_THRESHOLD, diff_ab
     from opperf.verdicts.document import diff_document
     from opperf.verdicts.load import read_ab
 
-    base, new = read_ab(path)
-    verdicts = diff(base, new, threshold=DEFAULT_THRESHOLD, alpha=DEFAULT_ALPHA, paired=True)
+    verdicts = diff_ab(read_ab(path), threshold=DEFAULT_THRESHOLD, alpha=DEFAULT_ALPHA)
     return diff_file(diff_document(verdicts), path)

@@ -6,8 +6,9 @@ A timing row is ``slower`` or ``faster`` only when all three hold:
     pair's own noise, the larger of what the measurement can resolve (the two sides' relative
     median-interval half-widths, combined in quadrature; for paired rounds of an A/B job one tick of
     a quantising timer, ``diff.measured_noise``) and one standard error of the log ratio between
-    runs (moderated and inflated, see ``inference``). (a) is about size; (b) and (c) about
-    evidence;
+    runs (moderated and inflated, see ``inference``); where every round of an A/B job decided
+    (``RowTest.every_round``), the smallest round's change exceeds the threshold and the resolution.
+    (a) is about size; (b) and (c) about evidence;
 (b) **it is significant with the run as the unit of replication**, in the direction of the raw
     ratio (the centred statistic has the same sign);
 (c) **it survives Benjamini-Hochberg** at the FDR level ``alpha`` across the rows tested.
@@ -82,8 +83,11 @@ def resolution(base_precision: float, new_precision: float) -> float:
 
 def noise(test: RowTest | None, measured: float) -> float:
     """The pair's own noise in log units: the larger of the measurement's resolution and one
-    standard error of the log ratio between runs (which only a test provides)."""
-    return max(measured, test.se if test is not None else 0.0)
+    standard error of the log ratio between runs (which only a test provides); where every round
+    decided (``RowTest.every_round``), their spread is the change's, not noise: the resolution."""
+    if test is None or test.every_round is not None:
+        return measured
+    return max(measured, test.se)
 
 
 def timing_verdict(
@@ -93,7 +97,8 @@ def timing_verdict(
     if test is None or q is None:
         return Verdict.INCONCLUSIVE, "no estimate of the run-to-run noise: repeat the runs"
     band = math.log1p(threshold)
-    large = abs(estimate) > max(band, row_noise)
+    change = abs(estimate) if test.every_round is None else test.every_round  # every round's, then
+    large = change > max(band, row_noise)
     agrees = estimate * test.statistic > 0
     if large and agrees and q <= alpha:
         return (Verdict.SLOWER if estimate > 0 else Verdict.FASTER), None

@@ -13,13 +13,14 @@ import math
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from opperf.errors import OpperfError
+from opperf.utils.words import counted
 from opperf.verdicts.decide import Verdict, noise, resolution, status_verdict, timing_verdict
 from opperf.verdicts.distributions import t_ppf
 from opperf.verdicts.inference import REPLICATED_RUNS, Contrast, NoiseModel, assess, bh_qvalues
-from opperf.verdicts.load import PHASES, Key, Run, RunRecord, worst_status
+from opperf.verdicts.load import PHASES, AbJob, Key, Run, RunRecord, worst_status
 
 
 @dataclass(frozen=True)
@@ -39,10 +40,16 @@ class Side:
     imprecise_runs: int = 0
     run_paired: tuple[float, ...] = ()
     tick: float | None = None
+    run_precisions: tuple[float, ...] = ()
 
     @property
     def runs(self) -> int:
         return len(self.run_medians)
+
+    def compared(self, paired: bool) -> float:
+        """The figure a row's ratio compares, in seconds: for paired rounds of an A/B job the median
+        of the rounds' paired figures (their fastest passes), else the median of the runs' medians."""
+        return statistics.median(self.run_paired) if paired and self.run_paired else self.median
 
     @property
     def relative_tick(self) -> float | None:
@@ -71,6 +78,8 @@ class Row:
     q: float | None = None
     indicative: bool = False
     reason: str | None = None
+    paired: bool = False
+    """Whether the ratio compares paired rounds of an A/B job (``Side.compared``)."""
 
 
 @dataclass(frozen=True)
@@ -90,13 +99,18 @@ class Summary:
     model: NoiseModel | None
     threshold: float
     alpha: float
+    paired: bool = False
+    notes: tuple[str, ...] = ()
 
     @property
     def machine_shift(self) -> bool:
-        """Whether the whole new side ran faster or slower than the base beyond the threshold."""
-        return self.machine_factor is not None and abs(math.log(self.machine_factor)) > math.log1p(
-            self.threshold
-        )
+        """Whether the whole new side of separate sweeps ran faster or slower than the base beyond the
+        threshold. Never for paired rounds: their sides took turns on the machine, round by round,
+        so no stretch of it fell on one side only (a median ratio beyond the threshold there is
+        the operators' change)."""
+        if self.paired or self.machine_factor is None:
+            return False
+        return abs(math.log(self.machine_factor)) > math.log1p(self.threshold)
 
 
 @dataclass(frozen=True)
@@ -136,6 +150,7 @@ def side(records: Sequence[RunRecord], phase: str) -> Side | None:
         imprecise_runs=sum(r.imprecise for r, _ in measured),
         run_paired=tuple(m.paired_figure for _, m in measured),
         tick=min((m.tick for _, m in measured if m.tick is not None), default=None),
+        run_precisions=tuple(m.relative_precision for _, m in measured),
     )
 
 
@@ -238,7 +253,13 @@ DEFAULT_ALPHA = 0.05
 
 
 def diff(
-    base_runs: Sequence[Run], new_runs: Sequence[Run], threshold: float, alpha: float, paired: bool = False
+    base_runs: Sequence[Run],
+    new_runs: Sequence[Run],
+    threshold: float,
+    alpha: float,
+    paired: bool = False,
+    min_rounds: int = 0,
+    notes: Sequence[str] = (),
 ) -> Diff:
     """Every row of two sides (each a tuple of runs of one sweep) with its verdict, and a summary.
 
@@ -271,7 +292,7 @@ def diff(
             else:
                 rows += _one_sided(key, records, True, indicative)
             continue
-        paired_rows, paired_compared = _paired(key, records, new[key], indicative, paired)
+        paired_rows, paired_compared = _paired(key, records, new[key], indicative, paired, min_rounds)
         rows += paired_rows
         compared += paired_compared
     for key, records in new.items():
@@ -280,12 +301,33 @@ def diff(
     timed, model = _timing_rows(compared, threshold, alpha)
     rows += timed
     return Diff(
-        summary=_summary(rows, base_runs, new_runs, model, threshold, alpha), rows=tuple(_ordered(rows))
+        summary=replace(
+            _summary(rows, base_runs, new_runs, model, threshold, alpha, paired), notes=tuple(notes)
+        ),
+        rows=tuple(_ordered(rows)),
     )
 
 
+def diff_ab(job: AbJob, threshold: float, alpha: float) -> Diff:
+    """The rows of an A/B job's rounds (``diff`` with ``paired``). A job stopped part way says so, and
+    a row it left with fewer rounds than every configuration was to get is not judged."""
+    note = ()
+    if job.interrupted:
+        note = (
+            f"The A/B job was stopped after {counted(len(job.base), 'round')}: a row with fewer than its "
+            f"{counted(job.min_rounds, 'round')} is inconclusive; run the job again for verdicts on all.",
+        )
+    minimum = job.min_rounds if job.interrupted else 0
+    return diff(job.base, job.new, threshold, alpha, paired=True, min_rounds=minimum, notes=note)
+
+
 def _paired(
-    key: Key, base: Sequence[RunRecord], new: Sequence[RunRecord], indicative: bool, rounds: bool
+    key: Key,
+    base: Sequence[RunRecord],
+    new: Sequence[RunRecord],
+    indicative: bool,
+    rounds: bool,
+    min_rounds: int = 0,
 ) -> tuple[list[Row], list[Compared]]:
     """The rows of a key both sides ran: a status verdict, or per phase new, gone or compared
     (rows with neither side ok carry nothing to compare and give no row)."""
@@ -315,12 +357,13 @@ def _paired(
         if b is not None and n is not None:
             if rounds and b.runs == n.runs:
                 ratios = [math.log(y / x) for x, y in zip(b.run_paired, n.run_paired, strict=True)]
-                contrast = Contrast.paired(ratios, math.log(b.median))
+                contrast = Contrast.paired(ratios, math.log(b.median), round_noise(b, n))
             else:
                 contrast = Contrast.two_sample(
                     [math.log(m) for m in b.run_medians], [math.log(m) for m in n.run_medians]
                 )
-            compared.append(Compared(key, phase, b, n, contrast, doubt(b, n, rounds)))
+            short = f"{counted(b.runs, 'round')} of the job's {min_rounds}" if b.runs < min_rounds else None
+            compared.append(Compared(key, phase, b, n, contrast, short or doubt(b, n, rounds)))
         elif b is not None or n is not None:
             rows.append(
                 Row(
@@ -335,6 +378,22 @@ def _paired(
                 )
             )
     return rows, compared
+
+
+def round_noise(base: Side, new: Side) -> list[float]:
+    """Each round's own variance of its log ratio, from the two sides' median intervals in it (a
+    relative half-width is about 1.96 standard errors; an interval of no width, a single pass,
+    counts as the other side's)."""
+    z = t_ppf(0.975, math.inf)
+    return [
+        (min(b, MAX_PRECISION) / z) ** 2 + (min(n, MAX_PRECISION) / z) ** 2
+        for b, n in zip(base.run_precisions, new.run_precisions, strict=True)
+    ]
+
+
+MAX_PRECISION = 1.0
+"""A round's relative median interval half-width counts as at most this (the interval of a round of
+two passes can be as wide as the passes are far apart)."""
 
 
 def _status_reason(base: Sequence[RunRecord], new: Sequence[RunRecord]) -> str | None:
@@ -420,6 +479,7 @@ def _timing_rows(
                 q=q,
                 indicative=min(c.base.runs, c.new.runs) == 1,
                 reason=reason,
+                paired=c.contrast.from_rounds,
             )
         )
     return rows, model
@@ -448,6 +508,7 @@ def _summary(
     model: NoiseModel | None,
     threshold: float,
     alpha: float,
+    paired: bool,
 ) -> Summary:
     counts = Counter(r.verdict for r in rows)
     logs = [math.log(r.ratio) for r in rows if r.ratio is not None]
@@ -471,6 +532,7 @@ def _summary(
         model=model,
         threshold=threshold,
         alpha=alpha,
+        paired=paired,
     )
 
 

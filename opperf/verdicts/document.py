@@ -21,13 +21,16 @@ def significant(value: float | None, digits: int = 4) -> float | None:
     return float(f"{value:.{digits}g}")
 
 
-def side_block(status: str | None, figures: Side | None) -> dict[str, object] | None:
+def side_block(status: str | None, figures: Side | None, paired: bool = False) -> dict[str, object] | None:
+    """A side of a row: its status, and where it was measured its figures; ``compared_s`` is the
+    figure the row's ratio compares (``Side.compared``)."""
     if status is None:
         return None
     block: dict[str, object] = {"status": status}
     if figures is not None:
         block.update(
             runs=figures.runs,
+            compared_s=significant(figures.compared(paired)),
             median_s=significant(figures.median),
             median_ci95_s=[significant(figures.low), significant(figures.high)],
             run_medians_s=[significant(m) for m in figures.run_medians],
@@ -49,8 +52,8 @@ def row_dict(row: Row) -> dict[str, object]:
         "phase": row.phase,
         "verdict": row.verdict.value,
         "indicative": row.indicative,
-        "base": side_block(row.base_status, row.base),
-        "new": side_block(row.new_status, row.new),
+        "base": side_block(row.base_status, row.base, row.paired),
+        "new": side_block(row.new_status, row.new, row.paired),
         "ratio": significant(row.ratio),
         "ratio_ci95": [significant(row.ratio_low), significant(row.ratio_high)]
         if row.ratio_low is not None
@@ -74,6 +77,7 @@ def summary_dict(summary: Summary) -> dict[str, object]:
         "geomean_ci95": [significant(summary.geomean_low), significant(summary.geomean_high)],
         "machine_factor": significant(summary.machine_factor),
         "machine_shift": summary.machine_shift,
+        "notes": list(summary.notes),
         "threshold": summary.threshold,
         "alpha": summary.alpha,
         "noise_model": None

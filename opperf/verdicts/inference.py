@@ -30,18 +30,30 @@ test, Berger 1982, so the pair keeps the level of each):
   which the empirical null cannot see.
 
 Paired rounds of an A/B job (each round in fresh workers on both sides, ``opperf.ab``) are different:
-the machine's stretches cancel within a round's pair and the workers' state is drawn anew each round,
-so a row's rounds are independent replicates, and rows differ in their own noise by design (a 20 ms
-configuration gets a pass or two a round, a 20 us one hundreds). One null scale of the raw log
-ratios would be too wide for the precise rows (it kept all but 20 of 58 rows with a 10% slowdown
-uncalled) and too narrow for the noisy ones. Their empirical null is fitted instead to the rows'
-standardised statistics (``z_score``): it scales each row's own standard error by how far the
-moderated t understates the rows' noise (measured here: 0.84-0.97, a calibrated t), and joins the
-moderated t in the intersection-union test. A paired row's contrast is Yuen's trimmed one
-(``trimmed``): on a loaded machine one round in six is often 30-60% off while the others agree within
-5%, and a mean and variance of all six let that round hide a 10% change (measured here: 6 of the 17
-rows a 10% slowdown was missed in). Its variance prior follows the rows' level (their log time,
-``fit_variance_prior``).
+the machine's stretches cancel within a round's pair (the sides take turns, configuration by
+configuration) and the workers' state is drawn anew each round, so a row's rounds are independent
+replicates, rows differ in their own noise by design (a 20 ms configuration gets a pass or two a
+round, a 20 us one hundreds), and no centre is taken out (a change every operator shares is the
+builds' change, not the machine's). A paired row is tested on its own rounds alone, two ways, and
+the level is split between them (``CONSISTENCY_SHARE``, a weighted Bonferroni combination):
+
+- **The rounds' mean** against their moderated spread: Yuen's trimmed contrast (``trimmed``; on a
+  loaded machine one round in six is often 30-60% off while the others agree within 5%, and a mean
+  and variance of all six let that round hide a 10% change), its variance shrunk towards a prior
+  that follows the rows' level (their log time, ``fit_variance_prior``). No null fitted to the
+  rows' ratios joins it: in a job of the operators a change touched, most rows changed, such a null
+  takes the changes for noise, and it held every unchanged row of a oneDNN on/off job
+  ``inconclusive`` at +-10% after ten rounds whose ratios agreed within 1%.
+- **Every round alone** against an unchanged row's round (``consistency``): an intersection-union
+  test, which rejects only when each round does, so its level holds however the rounds depend on
+  each other. A round's null is fitted to the rounds' residuals around their rows' estimates, which
+  no change moves (``fit_round_null``), in units of the round's expected noise (the prior's scale at
+  its level plus the round's own variance from its passes). It decides where a change's size varies
+  from round to round: two rounds 100x and 900x slower have a spread that puts their mean's
+  interval around 1 (a Convolution read 304x ``inconclusive``, interval 0.0001-8e8, so), yet no
+  unchanged row's round comes near either; the interval is then the hull of the rounds' own.
+
+A paired row of one round has no replicate and is not tested (a job stopped after its first round).
 
 Rows of separate sweeps with ``REPLICATED_RUNS`` runs a side or more are tested the same way
 (``Contrast.standardisable``). Their raw log ratios follow a null of about one degree of freedom
@@ -71,7 +83,7 @@ import itertools
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from opperf.utils.stats import quantile
 from opperf.verdicts.distributions import digamma, normal_ppf, t_ppf, t_sf, trigamma, trigamma_inverse
@@ -113,6 +125,8 @@ class Contrast:
     from_rounds: bool = False
     level: float | None = None
     fewest_runs: int = 0
+    rounds: tuple[float, ...] = ()
+    round_noise: tuple[float, ...] = ()
 
     @property
     def standardisable(self) -> bool:
@@ -152,11 +166,15 @@ class Contrast:
         )
 
     @classmethod
-    def paired(cls, log_ratios: Sequence[float], level: float | None = None) -> Contrast:
+    def paired(
+        cls, log_ratios: Sequence[float], level: float | None = None, round_noise: Sequence[float] = ()
+    ) -> Contrast:
         """Paired rounds of an interleaved A/B job, each a log ratio new over base: Yuen's trimmed
         one-sample contrast (``trimmed``), so one outlying round neither moves the estimate nor
         hides a change in a variance it alone inflates. ``level``: the row's log time, which its
-        variance prior follows (``fit_variance_prior``)."""
+        variance prior follows (``fit_variance_prior``). ``round_noise``: each round's own variance
+        of its log ratio (from its passes), which the rounds' consistency test adds to the
+        machine's (``consistency``); none: 0."""
         if not log_ratios:
             raise ValueError("a paired contrast needs at least one round")
         estimate, variance, df = trimmed(log_ratios)
@@ -167,6 +185,8 @@ class Contrast:
             unscaled=math.sqrt(1 / len(log_ratios)),
             from_rounds=True,
             level=level,
+            rounds=tuple(log_ratios),
+            round_noise=tuple(round_noise) or (0.0,) * len(log_ratios),
         )
 
 
@@ -249,6 +269,10 @@ class NoiseModel:
     prior: Prior | None
     rows: int
     standardised: Prior | None = None
+    rounds: Prior | None = None
+    """Paired rows: the null of a single round's log ratio in units of its expected noise (the prior's
+    scale at the row's level plus the round's own variance), fitted to the rounds' residuals around
+    their rows' estimates, which no change moves (``fit_round_null``)."""
 
 
 @dataclass(frozen=True)
@@ -265,6 +289,9 @@ class RowTest:
     low: float
     high: float
     equivalence: float
+    every_round: float | None = None
+    """Where the rounds' consistency decided (``consistency``): the smallest change any round saw,
+    in log units; None where the rounds' mean did."""
 
 
 def robust_centre_scale(values: Sequence[float]) -> tuple[float, float]:
@@ -381,21 +408,46 @@ def noise_model(contrasts: Sequence[Contrast], paired: bool = False) -> NoiseMod
     of the standardisable rows' scores (``standardised``; ``Contrast.standardisable``); ``paired``:
     the contrasts are paired rounds of an interleaved A/B job, whose raw null is a normal."""
     rows = len(contrasts)
-    centre = statistics.median(c.estimate for c in contrasts) if rows >= MIN_ROWS else 0.0
+    centre = statistics.median(c.estimate for c in contrasts) if rows >= MIN_ROWS and not paired else 0.0
     levels = [c.level for c in contrasts]
     prior = fit_variance_prior(
         [c.variance or 0.0 for c in contrasts],
         [c.df for c in contrasts],
         levels if all(level is not None for level in levels) else None,
     )
-    scores = [z_score(c, centre, prior) for c in contrasts if c.standardisable]
+    scores = [z_score(c, centre, prior) for c in contrasts if c.standardisable and not c.from_rounds]
     return NoiseModel(
         centre=centre,
         null=fit_ratio_null([c.estimate - centre for c in contrasts], normal=paired),
         prior=prior,
         rows=rows,
         standardised=fit_ratio_null([z for z in scores if z is not None], normal=True),
+        rounds=fit_round_null(contrasts, prior) if paired else None,
     )
+
+
+def fit_round_null(contrasts: Sequence[Contrast], prior: Prior | None) -> Prior | None:
+    """The null of one round's log ratio in units of its expected noise (``round_scale``): a scaled
+    t fitted, as ``fit_ratio_null`` fits one, to every round's residual around its row's estimate,
+    in those units (times sqrt(m / (m - 1)) for a row of m rounds, what taking its mean out leaves).
+    A change moves all of a row's rounds alike, so their residuals are noise whatever changed, and
+    the fit holds when most rows did change (a job of the operators a change touched). None without
+    a prior or with fewer than ``MIN_ROWS`` residuals."""
+    if prior is None:
+        return None
+    residuals = [
+        (y - c.estimate) / round_scale(prior, c, noise) * math.sqrt(len(c.rounds) / (len(c.rounds) - 1))
+        for c in contrasts
+        if len(c.rounds) >= 2
+        for y, noise in zip(c.rounds, c.round_noise, strict=True)
+    ]
+    return fit_ratio_null(residuals)
+
+
+def round_scale(prior: Prior, contrast: Contrast, noise: float) -> float:
+    """A round's expected noise in log units: the machine's round-to-round variance at the row's
+    level (the prior's scale) plus the round's own (``noise``, from its passes)."""
+    return math.sqrt(prior.scale_at(contrast.level) + noise)
 
 
 def z_score(contrast: Contrast, centre: float, prior: Prior | None) -> float | None:
@@ -432,21 +484,28 @@ def moderated(contrast: Contrast, prior: Prior | None) -> tuple[float, float] | 
 
 
 def test(contrast: Contrast, model: NoiseModel) -> RowTest | None:
-    """The row's test against its own moderated variance and an empirical null, each where
-    available, combined as an intersection-union test; None when neither is available. The null
-    of a standardisable row (paired rounds, or three sweeps a side and more) is the standardised one
-    (its own standard error times the scores' null scale), else the null of the raw log ratios."""
-    candidates = []
+    """The row's test; None when it cannot be tested. A paired row: its own rounds (``_paired_test``).
+    A row of separate sweeps: its own moderated variance and an empirical null, each where
+    available, combined as an intersection-union test; the null of a row of three sweeps a side and
+    more is the standardised one (its own standard error times the scores' null scale), else the
+    null of the raw log ratios."""
     own = moderated(contrast, model.prior)
+    if contrast.from_rounds:  # paired rounds: the row's own rounds are its evidence, or there is none
+        return _paired_test(contrast, own, model) if own is not None else None
+    candidates = []
     if own is not None:
         candidates.append(own)
     if own is not None and contrast.standardisable and model.standardised is not None:
         candidates.append((own[0] * math.sqrt(model.standardised.s2), math.inf))
     elif model.null is not None:
         candidates.append((math.sqrt(model.null.s2), model.null.df))
-    if not candidates:
-        return None
-    centred = contrast.estimate - model.centre
+    return _row_test(contrast, model.centre, candidates) if candidates else None
+
+
+def _row_test(contrast: Contrast, centre: float, candidates: Sequence[tuple[float, float]]) -> RowTest:
+    """The intersection-union test of ``contrast`` against each candidate (standard error, degrees of
+    freedom): the largest p decides, and the interval is the hull of the candidates' intervals."""
+    centred = contrast.estimate - centre
     p, deciding_se = max((2 * t_sf(abs(centred) / se, df), se) for se, df in candidates)
     half = _half_width(candidates, CONFIDENCE)
     return RowTest(
@@ -457,6 +516,54 @@ def test(contrast: Contrast, model: NoiseModel) -> RowTest | None:
         high=contrast.estimate + half,
         equivalence=_half_width(candidates, EQUIVALENCE_CONFIDENCE),
     )
+
+
+CONSISTENCY_SHARE = 0.1
+"""The share of the level a paired row's test spends on its rounds' consistency (``consistency``),
+the rest on its rounds' mean: a weighted Bonferroni combination, p = min(p_mean / 0.9,
+p_consistency / 0.1), keeps the level whatever the two tests' dependence."""
+
+
+def consistency(contrast: Contrast, model: NoiseModel) -> tuple[float, float, float, float] | None:
+    """Whether every round of a paired row saw the same change, each against an unchanged row's
+    round: the p of an intersection-union test (Berger 1982: it rejects when every round alone
+    rejects, so its level holds however the rounds depend on each other), the smallest change any
+    round saw, and the hull of the rounds' own 95% intervals (log units). A round's null is the
+    rounds' null (``fit_round_null``) in units of its expected noise (``round_scale``).
+
+    This is what the rounds' mean and spread cannot say when a change's size varies from round to
+    round: two rounds 100x and 900x slower have a spread that puts their mean's interval around 1,
+    yet no unchanged row's round comes near either. None with fewer than two rounds, rounds that
+    disagree in direction, or no rounds' null."""
+    null, prior = model.rounds, model.prior
+    if null is None or prior is None or len(contrast.rounds) < 2:
+        return None
+    if len({math.copysign(1.0, y) for y in contrast.rounds}) > 1 or 0.0 in contrast.rounds:
+        return None
+    scales = [round_scale(prior, contrast, noise) * math.sqrt(null.s2) for noise in contrast.round_noise]
+    pairs = list(zip(contrast.rounds, scales, strict=True))
+    p = 2 * max(t_sf(abs(y) / scale, null.df) for y, scale in pairs)
+    quantile = t_ppf(0.5 + CONFIDENCE / 2, null.df)
+    low = min(y - quantile * scale for y, scale in pairs)
+    high = max(y + quantile * scale for y, scale in pairs)
+    return min(1.0, p), min(abs(y) for y in contrast.rounds), low, high
+
+
+def _paired_test(contrast: Contrast, own: tuple[float, float], model: NoiseModel) -> RowTest:
+    """A paired row's test: its rounds' mean against their moderated spread, or every round against
+    an unchanged row's noise (``consistency``), whichever decides (``CONSISTENCY_SHARE``). Where
+    the rounds decide, the interval is the hull of the rounds' own intervals: the change's size
+    varies by more than its mean's interval would say."""
+    mean = _row_test(contrast, 0.0, [own])
+    mean = replace(mean, p=min(1.0, mean.p / (1 - CONSISTENCY_SHARE)))
+    rounds = consistency(contrast, model)
+    if rounds is None or rounds[0] / CONSISTENCY_SHARE >= mean.p:
+        return mean
+    p, smallest, low, high = rounds
+    return replace(
+        mean, p=min(1.0, p / CONSISTENCY_SHARE), low=low, high=high, every_round=smallest,
+        statistic=math.copysign(smallest, contrast.rounds[0]) / own[0],
+    )  # fmt: skip
 
 
 def _half_width(candidates: Sequence[tuple[float, float]], level: float) -> float:

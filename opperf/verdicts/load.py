@@ -211,9 +211,20 @@ def read_run(path: str) -> Run:
     return _run(path, path, _results(path, document))
 
 
-def read_ab(path: str) -> tuple[tuple[Run, ...], tuple[Run, ...]]:
-    """An A/B file (``opperf ab``) as each side's runs, one per round, in round order: round r of
-    base pairs with round r of new."""
+@dataclass(frozen=True)
+class AbJob:
+    """An A/B file's rounds: each side's runs, one per round, round r of base paired with round r of
+    new; the rounds every configuration was to get (``min_rounds``), and whether the job stopped
+    before it finished (``interrupted``: a row may then have fewer)."""
+
+    base: tuple[Run, ...]
+    new: tuple[Run, ...]
+    min_rounds: int
+    interrupted: bool
+
+
+def read_ab(path: str) -> AbJob:
+    """An A/B file (``opperf ab``) as its sides' rounds; OpperfError naming the file otherwise."""
     document = _document(path)
     if not is_ab(document):
         raise OpperfError(f"{path}: not an A/B file (opperf ab); pass BASE and NEW result files instead")
@@ -221,7 +232,7 @@ def read_ab(path: str) -> tuple[tuple[Run, ...], tuple[Run, ...]]:
     rounds = sorted({r.get("round") for r in results if isinstance(r, dict)}, key=lambda r: (r is None, r))
     if not rounds or None in rounds or any(r.get("side") not in SIDES for r in results):
         raise OpperfError(f"{path}: every record of an A/B file needs a side (base or new) and a round")
-    return tuple(
+    base, new = (
         tuple(
             _run(
                 f"{path} [{side} round {index}]",
@@ -231,6 +242,15 @@ def read_ab(path: str) -> tuple[tuple[Run, ...], tuple[Run, ...]]:
             for index in rounds
         )
         for side in SIDES
+    )
+    job = document.get("ab") if isinstance(document.get("ab"), dict) else {}
+    schedule = job.get("schedule") if isinstance(job.get("schedule"), dict) else {}
+    minimum = schedule.get("min_rounds")
+    return AbJob(
+        base=base,
+        new=new,
+        min_rounds=minimum if isinstance(minimum, int) and not isinstance(minimum, bool) else 0,
+        interrupted=job.get("interrupted") is True,
     )
 
 

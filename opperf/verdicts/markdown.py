@@ -42,10 +42,11 @@ def _number(value: float | None, digits: int = 4) -> str:
 
 
 def _ms(row: Row, name: str) -> str:
+    """A side's figure the row's ratio compares, in ms (its status where it has none)."""
     figures = getattr(row, name)
     if figures is None:
         return getattr(row, f"{name}_status") or ""
-    return _number(figures.median * 1e3)
+    return _number(figures.compared(row.paired) * 1e3)
 
 
 def table_row(row: Row) -> list[str]:
@@ -67,11 +68,22 @@ def table_row(row: Row) -> list[str]:
     ]
 
 
+def _sources(summary: Summary) -> list[str]:
+    """What was compared, each file named once: an A/B file's rounds, or each side's files."""
+    if summary.paired:
+        files = ", ".join(dict.fromkeys(path.split(" [")[0] for path in summary.base_files))
+        rounds = counted(len(summary.base_files), "round")
+        return [f"A/B job {files}: up to {rounds} of base and new, interleaved."]
+    return [
+        f"Base: {counted(len(summary.base_files), 'run')} ({', '.join(summary.base_files)}); "
+        f"new: {counted(len(summary.new_files), 'run')} ({', '.join(summary.new_files)})."
+    ]
+
+
 def summary_lines(summary: Summary) -> list[str]:
     counts = ", ".join(f"{count} {verdict.value}" for verdict, count in summary.counts if count)
     lines = [
-        f"Base: {len(summary.base_files)} run(s) ({', '.join(summary.base_files)}); "
-        f"new: {len(summary.new_files)} run(s) ({', '.join(summary.new_files)}).",
+        *_sources(summary),
         "",
         f"Rows: {counts or 'none'}. Threshold {summary.threshold:g}, FDR level {summary.alpha:g}.",
     ]
@@ -79,18 +91,22 @@ def summary_lines(summary: Summary) -> list[str]:
         interval = ""
         if summary.geomean_low is not None:
             interval = f" (95% interval {_number(summary.geomean_low)}-{_number(summary.geomean_high)})"
+        factor = (
+            "" if summary.paired else f"; machine factor (median ratio): {_number(summary.machine_factor)}"
+        )
         lines += [
             "",
             f"Geometric mean ratio new/base over {counted(summary.compared, 'row')}: "
-            f"{_number(summary.geomean)}{interval}; "
-            f"machine factor (median ratio): {_number(summary.machine_factor)}.",
+            f"{_number(summary.geomean)}{interval}{factor}.",
         ]
+    for note in summary.notes:
+        lines += ["", note]
     if summary.machine_shift:
         lines += [
             "",
             "The machine factor is beyond the threshold: one side probably ran in a slower stretch of "
             "the machine, or on another machine (or every operator changed alike). Rows of separate "
-            "sweeps are inconclusive then; rows of an interleaved A/B job are judged relative to it.",
+            "sweeps are inconclusive then: measure both sides interleaved with opperf ab.",
         ]
     if summary.indicative:
         lines += [
