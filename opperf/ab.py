@@ -30,10 +30,11 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import math
+import re
 import statistics
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from opperf.errors import OpperfError
@@ -47,6 +48,7 @@ from opperf.sequential import RoundBook, Schedule, rounds_run
 from opperf.sweep import SweepConfig, plan_operator, select_operators
 from opperf.utils.affinity import available_cpus, worker_cpus
 from opperf.utils.environment import Machine
+from opperf.utils.words import counted
 
 SIDES = ("base", "new")
 DEFAULT_ROUNDS = 10
@@ -124,7 +126,7 @@ class AbResult:
 
     config: SweepConfig
     builds: Mapping[str, Build]
-    descriptions: Mapping[str, BuildDescription | None]
+    descriptions: Mapping[str, BuildDescription]
     rounds: int
     pairs: tuple[Pair, ...]
     skipped: tuple[Measurement, ...]
@@ -197,10 +199,14 @@ def run_ab(
     builds: Mapping[str, Build],
     rounds: int = DEFAULT_ROUNDS,
     min_rounds: int = DEFAULT_MIN_ROUNDS,
+    progress: Callable[[Pair], None] | None = None,
+    done: Callable[[], None] | None = None,
 ) -> AbResult:
     """Measure every selected configuration on both sides, interleaved in ``min_rounds`` rounds
     and up to ``rounds`` for those still undecided (``opperf.sequential``; ``min_rounds`` at least
-    ``rounds``: exactly ``rounds`` rounds for every configuration)."""
+    ``rounds``: exactly ``rounds`` rounds for every configuration). ``progress`` is called with
+    each pair as it is measured; ``done`` once no round is left (all run, or the job stopped), before
+    the workers close, as ``run_sweep``'s is."""
     if rounds < 1 or min_rounds < 1:
         raise OpperfError(f"rounds must be at least 1, got {min(rounds, min_rounds)}")
     share = min(rounds, ROUND_SHARE)
@@ -234,7 +240,9 @@ def run_ab(
             )
             for side in SIDES
         }
-        descriptions = {side: runners[side].describe() for side in SIDES}
+        descriptions = {
+            side: _described(runners[side], side, builds[side], options.framework) for side in SIDES
+        }
         try:
             planned: list[BenchmarkSpec] = []
             for op in operators:
@@ -243,8 +251,12 @@ def run_ab(
                 planned += specs
             for pair in interleaved(planned, runners, schedule, share):
                 pairs.append(pair)
+                if progress is not None:
+                    progress(pair)
         except KeyboardInterrupt:
             interrupted = True
+        if done is not None:
+            done()
     return AbResult(
         config=config,
         builds=builds,
@@ -313,22 +325,34 @@ def interleaved(
         active = book.undecided(schedule, active) if schedule.looks_after(round_index) else []
 
 
-def mismatches(descriptions: Mapping[str, BuildDescription | None]) -> list[str]:
+def _described(runner: IsolatedRunner, side: str, build: Build, framework: str) -> BuildDescription:
+    """The build ``side``'s workers run; OpperfError before any round when they cannot start (an
+    interpreter that is no Python, or lacks numpy or the framework), which a job would otherwise
+    have run to the end, every row of that side failing."""
+    try:
+        return runner.describe()
+    except OSError as error:
+        raised = re.findall(r"\b\w+(?:Error|Exception): [^:]*?(?= File |$)", str(error))
+        why = raised[-1].strip() if raised else "it printed no error"
+        raise OpperfError(
+            f"the {side} side's workers do not start in {build.python} ({why}); pass a Python with "
+            f"numpy and {framework} installed as --{side}-python"
+        ) from None
+
+
+def mismatches(descriptions: Mapping[str, BuildDescription]) -> list[str]:
     """What differs between the two sides' builds, in words (a different framework version is
     often the point of the job; operators one side lacks fail there, and are named here)."""
-    base, new = descriptions.get("base"), descriptions.get("new")
-    if base is None or new is None:
-        silent = [side for side in SIDES if descriptions.get(side) is None]
-        return [f"the {side} workers did not describe their build" for side in silent]
+    base, new = descriptions["base"], descriptions["new"]
     found = []
     if base.framework_version != new.framework_version:
         found.append(f"framework version: base {base.framework_version}, new {new.framework_version}")
     only_base = sorted(set(base.registered) - set(new.registered))
     only_new = sorted(set(new.registered) - set(base.registered))
     if only_base:
-        found.append(f"{len(only_base)} operators only in base: {', '.join(only_base[:20])}")
+        found.append(f"{counted(len(only_base), 'operator')} only in base: {', '.join(only_base[:20])}")
     if only_new:
-        found.append(f"{len(only_new)} operators only in new: {', '.join(only_new[:20])}")
+        found.append(f"{counted(len(only_new), 'operator')} only in new: {', '.join(only_new[:20])}")
     return found
 
 

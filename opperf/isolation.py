@@ -255,6 +255,7 @@ class IsolatedRunner:
         CPUs the workers are not pinned to, so a fresh worker (``retire_worker``, or after a crash)
         is ready when it is needed instead of starting then (about 2 s for MXNet)."""
         self._framework = framework
+        self._failure: str | None = None  # why the last probe got no answer
         self._python = python
         self._environment = dict(environment or {})
         self._threads = threads
@@ -327,19 +328,24 @@ class IsolatedRunner:
         """The harness's cost per call as the worker measures it; None if the worker could not."""
         return self._ask(OverheadProbe(profiler, device))
 
-    def describe(self) -> BuildDescription | None:
-        """The framework build the worker runs (its version and operators); None if it could not say."""
-        return self._ask(DescribeProbe())
+    def describe(self) -> BuildDescription:
+        """The framework build the worker runs (its version and operators); OSError naming why when
+        no worker can say (the interpreter is no Python, or lacks numpy or the framework)."""
+        answer = self._ask(DescribeProbe())
+        if not isinstance(answer, BuildDescription):
+            raise OSError(self._failure or "the benchmark worker did not describe its build")
+        return answer
 
     def _ask(self, probe: object) -> object | None:
+        self._failure = None
         try:
             self._ensure_worker()
             send_frame(self._process.stdin, probe)
             answer = self._receive(self._timeout_s)
             self._note_peak_rss()
             return answer
-        except (_StalledError, _OutOfMemoryError, EOFError, OSError, pickle.UnpicklingError):
-            pass
+        except (_StalledError, _OutOfMemoryError, EOFError, OSError, pickle.UnpicklingError) as error:
+            self._failure = str(error) or type(error).__name__
         self._kill()
         return None
 

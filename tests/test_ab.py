@@ -114,11 +114,10 @@ def test_differing_builds_are_reported():
     new = BuildDescription("/b/python", "1.9.1", ("add", "exp", "new_op"))
     assert mismatches({"base": base, "new": new}) == [
         "framework version: base 1.8.0, new 1.9.1",
-        "1 operators only in base: old_op",
-        "1 operators only in new: new_op",
+        "1 operator only in base: old_op",
+        "1 operator only in new: new_op",
     ]
     assert mismatches({"base": base, "new": base}) == []
-    assert mismatches({"base": base, "new": None}) == ["the new workers did not describe their build"]
 
 
 def _key(index: int) -> Key:
@@ -216,3 +215,57 @@ def test_a_configuration_that_did_not_measure_gets_no_further_round():
         assert side.status is Status.SKIPPED and "out of memory (not run)" in side.reason
     assert pairs[1].base.status is Status.FAILED and pairs[1].new.status is Status.FAILED
     assert pairs[3].base.status is Status.OK and pairs[3].prepared_in == {"base": 1, "new": 1}
+
+
+@pytest.mark.parametrize("interpreter", ["/bin/true", "python-without-numpy"])
+def test_a_side_whose_workers_cannot_start_is_refused_before_the_first_round(tmp_path, capsys, interpreter):
+    """``--new-python /bin/true`` ran to the end and exited 0, every row of the new side failing."""
+    if interpreter == "python-without-numpy":
+        interpreter = str(tmp_path / "python")  # an interpreter that starts without site-packages
+        (tmp_path / "python").write_text(f'#!/bin/sh\nexec {sys.executable} -S "$@"\n')
+        (tmp_path / "python").chmod(0o755)
+    output = tmp_path / "ab.json"
+    argv = ["ab", "--ops", "exp", *QUICK, "--new-python", interpreter, "--output-file", str(output)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert (
+        err.startswith(f"error: the new side's workers do not start in {interpreter} (")
+        and err.count("\n") == 1
+    )
+    assert "--new-python" in err and not output.exists()
+    if "python" in interpreter:
+        assert "ModuleNotFoundError: No module named" in err
+
+
+def test_two_jobs_naming_one_output_file_are_refused(tmp_path, capsys):
+    from opperf.utils.files import claimed
+
+    output = tmp_path / "ab.json"
+    with claimed(str(output)):
+        assert main(["ab", "--ops", "exp", *QUICK, "--output-file", str(output)]) == 2
+    assert "another job is writing" in capsys.readouterr().err and not output.exists()
+    assert not (tmp_path / "ab.json.lock").exists()
+
+
+@pytest.mark.slow
+def test_sigterm_stops_a_job_with_143_keeping_what_finished(tmp_path):
+    import signal
+    import subprocess
+    import time
+    from pathlib import Path
+
+    output = tmp_path / "ab.json"
+    script = Path(__file__).resolve().parent.parent / "opperf.py"
+    process = subprocess.Popen(
+        [sys.executable, str(script), "ab", "--categories", "unary", "--threads", "1", "--rounds", "3",
+         "--min-rounds", "3", "--output-file", str(output)],
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    time.sleep(8)  # into the rounds: three of 60-odd unary operators take longer
+    assert process.poll() is None
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 143, err
+    document = json.loads(output.read_text())
+    assert document["ab"]["interrupted"] is True and document["results"]
+    assert "interrupted: " in err

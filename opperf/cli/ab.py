@@ -1,8 +1,9 @@
 """``opperf ab``: two builds or settings measured in one job, interleaved, for ``opperf diff AB.json``.
 
 ``--base-python``/``--new-python`` run each side's workers in that interpreter (another build of the
-framework; opperf must be importable there), ``--base-env``/``--new-env`` add to each side's
-environment (``MXNET_MKLDNN_ENABLED=0``). The sweep's selection and run flags choose what runs.
+framework: it runs this opperf's code, and needs the framework and numpy installed),
+``--base-env``/``--new-env`` add to each side's environment (``MXNET_MKLDNN_ENABLED=0``). The sweep's
+selection and run flags choose what runs.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import sys
 
 from opperf.ab import (
@@ -18,19 +20,21 @@ from opperf.ab import (
     ROUND_SHARE,
     SIDES,
     Build,
+    Pair,
     ab_document,
     ab_environment,
     mismatches,
     run_ab,
 )
-from opperf.cli.common import add_affinity, add_selection, check_writable, seconds, whole
+from opperf.cli.common import add_affinity, add_quiet, add_selection, check_writable, seconds, whole
 from opperf.errors import OpperfError
 from opperf.frameworks import get_backend
 from opperf.options import RunOptions
 from opperf.report.json_report import render_json
 from opperf.rules.profiles import STANDARD
 from opperf.sweep import DEFAULT_TIMEOUT_S, SweepConfig
-from opperf.utils.files import write_atomically
+from opperf.utils.files import claimed, write_atomically
+from opperf.utils.signals import exit_status, stop_on_signals
 
 HELP = "measure two builds or settings interleaved in one job (then: opperf diff AB.json)"
 
@@ -91,6 +95,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=seconds,
         help=f"seconds one measurement may take (default: {DEFAULT_TIMEOUT_S:g})",
     )
+    add_quiet(parser)
     add_selection(parser)
     RunOptions.add_arguments(parser)
 
@@ -110,11 +115,23 @@ def run(arguments: argparse.Namespace) -> int:
         timeout_s=arguments.timeout,
         affinity=arguments.affinity,
     )
-    result = run_ab(config, builds, arguments.rounds, min_rounds=arguments.min_rounds)
-    if not result.pairs:
-        raise OpperfError("the selection measured nothing on both sides; choose operators with --ops")
-    document = ab_document(result, ab_environment(result))
-    write_atomically(arguments.output_file, render_json(document))
+    progress = _RoundsProgress() if sys.stderr.isatty() and not arguments.quiet else None
+    with claimed(arguments.output_file), stop_on_signals() as stopping:
+        try:
+            result = run_ab(
+                config,
+                builds,
+                arguments.rounds,
+                arguments.min_rounds,
+                progress=progress,
+                done=stopping.settle,
+            )
+        finally:
+            if progress is not None:
+                progress.close()
+        if not result.pairs:
+            raise OpperfError("the selection measured nothing on both sides; choose operators with --ops")
+        write_atomically(arguments.output_file, render_json(ab_document(result, ab_environment(result))))
     for line in mismatches(result.descriptions):
         print(f"note: the builds differ: {line}", file=sys.stderr)
     status = "interrupted: " if result.interrupted else ""
@@ -124,4 +141,22 @@ def run(arguments: argparse.Namespace) -> int:
         f"{result.wall_seconds:.0f} s; compare with: opperf diff {arguments.output_file}",
         file=sys.stderr,
     )
-    return 130 if result.interrupted else 0
+    if stopping.received:  # stopped during the rounds (the file says interrupted), or after them
+        return exit_status(stopping.received[0])
+    return exit_status(signal.SIGINT) if result.interrupted else 0
+
+
+class _RoundsProgress:
+    """A progress line on a terminal: pairs measured, the round, the configuration last measured."""
+
+    def __init__(self) -> None:
+        from tqdm import tqdm
+
+        self._bar = tqdm(desc="ab", unit=" pairs", file=sys.stderr, leave=False, dynamic_ncols=True)
+
+    def __call__(self, pair: Pair) -> None:
+        self._bar.set_postfix_str(f"round {pair.round}: {pair.base.spec.label}", refresh=False)
+        self._bar.update(1)
+
+    def close(self) -> None:
+        self._bar.close()

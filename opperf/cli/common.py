@@ -92,6 +92,13 @@ def _affinity(text: str) -> str:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+def add_quiet(parser: argparse.ArgumentParser) -> None:
+    """``--quiet``, as every subcommand that shows progress on a terminal takes it."""
+    parser.add_argument(
+        "--quiet", action="store_true", help="no progress line (there is none off a terminal)"
+    )
+
+
 def add_affinity(parser: argparse.ArgumentParser, whose: str = "each worker", more: str = "") -> None:
     """``--affinity``, as a sweep and an A/B job take it: the CPUs for ``whose``."""
     parser.add_argument(

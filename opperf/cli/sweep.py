@@ -16,6 +16,7 @@ from opperf.cli import compare
 from opperf.cli.common import (
     JOURNAL_SUFFIX,
     add_affinity,
+    add_quiet,
     add_selection,
     add_tag_selection,
     check_writable,
@@ -175,7 +176,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DB",
         help="also add the results to this history database (see `opperf history`)",
     )
-    parser.add_argument("--quiet", action="store_true", help="no progress bar (there is none off a terminal)")
+    add_quiet(parser)
     parser.add_argument(
         "--configs",
         default=(),

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from opperf.errors import OpperfError
@@ -44,6 +47,32 @@ def write_atomically(path: str | Path, text: str) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+@contextlib.contextmanager
+def claimed(path: str) -> Iterator[None]:
+    """Hold ``path`` for this process while inside: an exclusive lock on ``PATH.lock``, removed on
+    the way out. A second job naming the same output is refused (OpperfError) instead of both
+    reporting success and one's results vanishing; a lock left by a killed job is released with it."""
+    lock_path = f"{path}.lock"
+    try:
+        handle = open(lock_path, "a")  # noqa: SIM115 (held until the end of the context)
+    except OSError as error:
+        raise UnwritableError(lock_path, error.strerror or str(error)) from None
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        raise OpperfError(
+            f"another job is writing {path} (it holds {lock_path}); wait for it to finish, or choose "
+            "another --output-file"
+        ) from None
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(lock_path)
+        handle.close()
 
 
 def folder_beside(path: Path, label: str) -> Path:
