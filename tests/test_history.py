@@ -96,7 +96,121 @@ def test_a_file_that_is_no_database_is_refused(tmp_path, capsys):
     assert main(["history", "detect", "--db", str(bad)]) == 2
     assert "not an opperf history database" in capsys.readouterr().err
     sqlite3.connect(tmp_path / "fresh.sqlite").close()
-    assert main(["history", "detect", "--db", str(tmp_path / "fresh.sqlite")]) == 0
+    assert main(["history", "detect", "--db", str(tmp_path / "fresh.sqlite")]) == 2
+    assert "an empty file, not an opperf history database" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("action", [["detect"], ["show", "--op", "exp"], ["runs"], ["remove", "1"]])
+def test_a_misspelt_db_is_refused_and_not_created(tmp_path, capsys, action):
+    """``history detect --fail-on regression`` on a misspelt --db made an empty store and passed the
+    gate having looked at nothing."""
+    typo = tmp_path / "histroy.sqlite"
+    assert main(["history", *action, "--db", str(typo)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {typo}: no such history database; create one with `opperf history add")
+    assert not typo.exists()
+
+
+def test_another_tools_database_is_refused_and_left_as_it_was(tmp_path, capsys):
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as connection:
+        connection.execute("CREATE TABLE accounts (name TEXT)")
+    before = other.read_bytes()
+    run = _runs(tmp_path, [1.0])[0]
+    for argv in (["history", "add", str(run)], ["history", "detect"], ["publish", "--output-file", "site"]):
+        assert main([*argv, "--db", str(other)]) == 2
+        assert "not an opperf history database (its tables: accounts)" in capsys.readouterr().err
+    assert other.read_bytes() == before
+
+
+def test_a_store_of_a_newer_opperf_is_refused(tmp_path, capsys):
+    db = str(tmp_path / "history.sqlite")
+    assert main(["history", "add", str(_runs(tmp_path, [1.0])[0]), "--db", db]) == 0
+    assert f"created the history database {db}" in capsys.readouterr().err
+    with sqlite3.connect(db) as connection:
+        connection.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    assert main(["history", "detect", "--db", db]) == 2
+    assert "schema version 99, newer than this opperf reads" in capsys.readouterr().err
+
+
+def test_a_read_only_store_is_one_line(tmp_path, capsys):
+    import os
+
+    db = tmp_path / "history.sqlite"
+    first, second = _runs(tmp_path, [1.0, 1.2])
+    assert main(["history", "add", str(first), "--db", str(db)]) == 0
+    capsys.readouterr()
+    db.chmod(0o444)
+    if os.access(db, os.W_OK):
+        pytest.skip("root writes to a read-only file: the check needs an ordinary user")
+    assert main(["history", "add", str(second), "--db", str(db)]) == 2
+    assert "it is read-only" in capsys.readouterr().err
+
+
+def test_runs_are_listed_and_one_can_be_removed(tmp_path, capsys):
+    db = str(tmp_path / "history.sqlite")
+    runs = _runs(tmp_path, [1.0, 1.0, 1.0])
+    assert main(["history", "add", *map(str, runs), "--db", db]) == 0
+    assert main(["history", "runs", "--db", db]) == 0
+    listing = capsys.readouterr().out
+    assert all(str(path) in listing for path in runs)
+    assert main(["history", "remove", str(runs[1]), "--db", db]) == 0
+    assert "removed run 2" in capsys.readouterr().err
+    assert main(["history", "remove", "1", "--db", db]) == 0
+    with History(db) as history:
+        assert [run.source for run in history.stored_runs()] == [str(runs[2])]
+    assert main(["history", "remove", "7", "--db", db]) == 2
+    assert "holds no run with the id or file '7'" in capsys.readouterr().err
+
+
+def test_show_takes_inputs_as_reports_print_them(tmp_path, capsys):
+    db = str(tmp_path / "history.sqlite")
+    runs = _runs(tmp_path, [1.0, 1.0])
+    assert main(["history", "add", *map(str, runs), "--db", db]) == 0
+    assert main(["history", "show", "--db", db, "--op", "exp", "--inputs", "10000x100"]) == 0
+    assert "exp(data=10000x100)" in capsys.readouterr().out
+    assert main(["history", "show", "--db", db, "--op", "exp", "--inputs", "1024x1024"]) == 2
+    assert "no history of 'exp'" in capsys.readouterr().err
+
+
+def test_two_writers_both_land(tmp_path):
+    """The second of two sweeps adding at once died with "database is locked" after 5 s; writers
+    now wait for each other."""
+    import subprocess
+    import sys
+
+    db = str(tmp_path / "history.sqlite")
+    runs = _runs(tmp_path, [1.0 + i / 100 for i in range(8)])
+    assert main(["history", "add", str(runs[0]), "--db", db]) == 0
+    script = Path(__file__).resolve().parent.parent / "opperf.py"
+    writers = [
+        subprocess.Popen([sys.executable, str(script), "history", "add", *map(str, half), "--db", db])
+        for half in (runs[1:4], runs[4:])
+    ]
+    assert [writer.wait(timeout=120) for writer in writers] == [0, 0]
+    with History(db) as history:
+        assert history.runs() == 8
+
+
+def test_a_store_of_the_previous_version_is_read_and_upgraded_on_add(tmp_path):
+    from opperf.history.store import SCHEMA
+
+    db = tmp_path / "old.sqlite"
+    with sqlite3.connect(db) as connection:  # version 1: no meta, no ticks
+        legacy = SCHEMA.split("CREATE TABLE IF NOT EXISTS runs")[1].replace("    tick_s REAL,\n", "")
+        connection.executescript("CREATE TABLE IF NOT EXISTS runs" + legacy)
+    first, second = _runs(tmp_path, [1.0, 1.0])
+    with sqlite3.connect(db) as connection:
+        assert {r[0] for r in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")} == {
+            "runs", "rows"
+        }  # fmt: skip
+    assert main(["history", "detect", "--db", str(db)]) == 0
+    assert main(["history", "add", str(first), str(second), "--db", str(db)]) == 0
+    with History(str(db)) as history:
+        assert history.runs() == 2
+    with sqlite3.connect(db) as connection:
+        assert "tick_s" in {row[1] for row in connection.execute("PRAGMA table_info(rows)")}
+        assert dict(connection.execute("SELECT key, value FROM meta"))["format"] == "opperf-history"
 
 
 @pytest.mark.slow
@@ -106,3 +220,49 @@ def test_a_sweep_adds_itself(tmp_path):
     assert main([*arguments, "--output-file", str(tmp_path / "a.json")]) == 0
     with History(str(db)) as history:
         assert history.runs() == 1 and history.series("exp")
+
+
+def _series_of(
+    levels_per_series: list[list[float]], spread: float, seed: int
+) -> list[list[tuple[int, float]]]:
+    """Series of (run, median) points: run r of every series is the same run."""
+    rng = random.Random(seed)
+    return [[(run, level * (1 + rng.uniform(-spread, spread))) for run, level in enumerate(levels)]
+            for levels in levels_per_series]  # fmt: skip
+
+
+def test_a_run_on_a_slow_stretch_of_the_machine_is_no_step():
+    """Every configuration 15% slower in runs 3 to 5 (the machine, not the operators): no step once
+    each run's machine factor is taken out; without it, every series had two."""
+    from opperf.history.steps import detect_steps, judge
+
+    levels = [
+        [1e-3 * (1 + i / 10) * (1.15 if run in (3, 4, 5) else 1.0) for run in range(9)] for i in range(24)
+    ]
+    series = _series_of(levels, 0.01, 3)
+    assert all(detect_steps([m for _, m in points], 0.05) for points in series)  # each alone: steps
+    assert judge(series, [None] * 24, 0.05, 0.05) == [[] for _ in series]
+
+
+def test_one_tick_of_the_timer_is_no_step():
+    """9 us against 8 us on MXNet's 1 us profiler is one tick: no step (one was reported so); two
+    ticks above the resolution floor on a longer series is one."""
+    from opperf.history.steps import judge
+
+    flat = [[(run, 1e-3) for run in range(6)] for _ in range(20)]
+    tick_row = [(run, 9e-6 if run < 3 else 8e-6) for run in range(6)]
+    assert judge([*flat, tick_row], [None] * 20 + [1e-6], 0.05, 0.05)[-1] == []
+    found = judge([*flat, tick_row], [None] * 21, 0.05, 0.05)[-1]  # no tick known: an 11% step
+    assert [step.index for step in found] == [3]
+
+
+def test_an_injected_step_is_found_in_every_series_it_touched_and_nowhere_else():
+    """A 1.3x step into 5 of 30 configurations from run 4 of 8, runs scattered by 3%: found in all
+    5, with the false discovery rate held over all series."""
+    from opperf.history.steps import judge
+
+    levels = [[1e-3 * (1.3 if i < 5 and run >= 3 else 1.0) for run in range(8)] for i in range(30)]
+    judged = judge(_series_of(levels, 0.03, 7), [None] * 30, 0.05, 0.05)
+    assert [[(s.index, round(s.ratio, 1)) for s in steps] for steps in judged[:5]] == [[(3, 1.3)]] * 5
+    assert all(steps == [] for steps in judged[5:])
+    assert all(0 <= steps[0].q <= 0.05 for steps in judged[:5])

@@ -1,9 +1,13 @@
-"""``opperf history add|show|detect``: result files over time in an embedded SQLite store (the files
-stay the source of truth; adding them again rebuilds it), and steps in each configuration's level.
+"""``opperf history add|show|detect|runs|remove``: result files over time in an embedded SQLite store
+(the files stay the source of truth; adding them again rebuilds it), and steps in each
+configuration's level.
 
-``detect`` reports every step larger than ``max(--threshold, the series' own noise)`` that held for at
-least two runs; with ``--fail-on regression`` it exits 1 when a configuration's current level is a
-step up (a regression not yet undone).
+``detect`` reports every step larger than ``max(--threshold, the series' own noise, 1.5 ticks of a
+quantising timer)`` that held for at least two runs, once each run's machine factor is taken out,
+and that holds at the FDR level ``--alpha`` over every step of every series; with ``--fail-on
+regression`` it exits 1 when a configuration's current level is a step up (a regression not yet
+undone). Only ``add`` creates a store; ``show``, ``detect`` and ``publish`` refuse a ``--db`` that
+is none.
 """
 
 from __future__ import annotations
@@ -15,42 +19,65 @@ from tabulate import tabulate
 
 from opperf.cli.common import fraction
 from opperf.errors import OpperfError
-from opperf.history.steps import detect_steps
+from opperf.history.steps import DEFAULT_ALPHA, Step, steps_of
 from opperf.history.store import History, Series
 from opperf.report.document import read_document
 from opperf.utils.words import counted
 
 ADD_FIX = "add the JSON results files of sweeps (`opperf --output-format json` or `--json-file`)"
-HELP = "keep result files' figures over time (SQLite) and detect steps: add, show, detect"
+HELP = "keep result files' figures over time (SQLite) and detect steps: add, show, detect, runs, remove"
 DEFAULT_DB = "opperf-history.sqlite"
 MS = 1e3
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    add = actions.add_parser("add", help="add JSON result files to the store")
+    add = actions.add_parser("add", help="add JSON result files to the store (created if absent)")
     add.add_argument("files", nargs="+", metavar="RESULTS", help="JSON results files")
     show = actions.add_parser("show", help="one operator's figures over the runs, with steps marked")
     show.add_argument("--op", required=True, help="the operator's registry name, e.g. Convolution")
-    show.add_argument("--inputs", default=None, help="only configurations whose inputs contain this text")
+    show.add_argument(
+        "--inputs", default=None, help="only configurations whose inputs contain this text, e.g. 32x16"
+    )
     detect = actions.add_parser("detect", help="steps in every configuration's history")
     detect.add_argument("--op", default=None, help="only this operator")
     detect.add_argument("--fail-on", choices=("regression", "never"), default="never", help="exit 1 when a "
                         "configuration's current level is a step up (default: never)")  # fmt: skip
-    for action in (add, show, detect):
+    runs = actions.add_parser("runs", help="the runs in the store, with the ids remove takes")
+    remove = actions.add_parser("remove", help="take a run out of the store")
+    remove.add_argument("run", metavar="RUN", help="the run's id (history runs lists them) or its file")
+    for action in (add, show, detect, runs, remove):
         action.add_argument("--db", default=DEFAULT_DB, help=f"the history database (default: {DEFAULT_DB})")
     for action in (show, detect):
         action.add_argument(
             "--threshold", type=fraction, default=0.05, help="smallest step worth reporting (0.05)"
+        )
+        action.add_argument(
+            "--alpha",
+            type=fraction,
+            default=DEFAULT_ALPHA,
+            help=f"false discovery rate level over every step of every series ({DEFAULT_ALPHA})",
         )
 
 
 def run(arguments: argparse.Namespace) -> int:
     if arguments.action == "add":  # every file read before the store is opened, or one is added
         documents = [(path, read_document(path, ADD_FIX)) for path in arguments.files]
-        with History(arguments.db) as history:
+        with History(arguments.db, create=True) as history:
+            if history.created:
+                print(f"created the history database {arguments.db}", file=sys.stderr)
             return _add(history, documents)
     with History(arguments.db) as history:
+        if arguments.action == "runs":
+            return _runs(history)
+        if arguments.action == "remove":
+            removed = history.remove(arguments.run)
+            print(
+                f"removed run {removed.id} ({removed.source}, {counted(removed.rows, 'row')}); "
+                f"{counted(history.runs(), 'run')} left",
+                file=sys.stderr,
+            )
+            return 0
         if arguments.action == "show":
             return _show(history, arguments)
         return _detect(history, arguments)
@@ -67,23 +94,46 @@ def _add(history: History, documents: list[tuple[str, dict[str, object]]]) -> in
     return 0
 
 
+def _runs(history: History) -> int:
+    rows = [[run.id, run.started[:19], run.rows, run.source] for run in history.stored_runs()]
+    print(tabulate(rows, headers=("run", "started", "rows", "file")))
+    return 0
+
+
+def _judged(history: History, arguments: argparse.Namespace) -> list[tuple[Series, list[Step]]]:
+    """Every series of the store with its steps, judged over all of them; those ``--op`` (and
+    ``--inputs``) choose."""
+    every = history.series()
+    steps = steps_of(every, arguments.threshold, arguments.alpha)
+    inputs = getattr(arguments, "inputs", None)
+    chosen = {id(s) for s in history_filter(every, arguments.op, inputs)}
+    return [(s, found) for s, found in zip(every, steps, strict=True) if id(s) in chosen]
+
+
+def history_filter(series: list[Series], op: str | None, inputs: str | None) -> list[Series]:
+    """The series of operator ``op`` whose inputs, as reports print them or as JSON, contain ``inputs``."""
+    return [
+        s
+        for s in series
+        if (op is None or s.key.op == op) and (inputs is None or inputs in s.label or inputs in s.key.inputs)
+    ]
+
+
 def _show(history: History, arguments: argparse.Namespace) -> int:
-    found = history.series(arguments.op, arguments.inputs)
+    found = _judged(history, arguments)
     if not found:
         raise OpperfError(
             f"no history of {arguments.op!r} in {arguments.db}; add result files with `history add`"
         )
-    for series in found:
-        steps = {
-            step.index: step for step in detect_steps([p.median for p in series.points], arguments.threshold)
-        }
+    for series, steps in found:
+        at = {step.index: step for step in steps}
         rows = [
             [
                 point.started[:19],
                 f"{point.median * MS:.4g}",
                 f"{point.low * MS:.4g}-{point.high * MS:.4g}",
                 ",".join(point.flags),
-                f"step x{steps[index].ratio:.3g}" if index in steps else "",
+                f"step x{at[index].ratio:.3g}" if index in at else "",
                 point.source,
             ]
             for index, point in enumerate(series.points)
@@ -96,30 +146,31 @@ def _show(history: History, arguments: argparse.Namespace) -> int:
 
 def _detect(history: History, arguments: argparse.Namespace) -> int:
     reported, current_regressions = [], 0
-    for series in history.series(arguments.op):
-        steps = detect_steps([p.median for p in series.points], arguments.threshold)
+    judged = _judged(history, arguments)
+    for series, steps in judged:
         for step in steps:
             current = step is steps[-1]
             current_regressions += step.regression and current
             reported.append(_step_row(series, step, current))
     if reported:
-        headers = ("configuration", "step", "ratio", "noise", "at run", "current level")
+        headers = ("configuration", "step", "ratio", "noise", "q", "at run", "current level")
         print(tabulate(reported, headers=headers))
     print(
-        f"{len(reported)} steps in {len(history.series(arguments.op))} series; "
-        f"{current_regressions} configurations are at a regressed level",
+        f"{counted(len(reported), 'step')} in {counted(len(judged), 'series', 'series')}; "
+        f"{counted(current_regressions, 'configuration')} at a regressed level",
         file=sys.stderr,
     )
     return 1 if arguments.fail_on == "regression" and current_regressions else 0
 
 
-def _step_row(series: Series, step, current: bool) -> list[str]:
+def _step_row(series: Series, step: Step, current: bool) -> list[str]:
     point = series.points[step.index]
     return [
         series.label,
         "slower" if step.regression else "faster",
         f"x{step.ratio:.3g}",
         f"±{step.noise:.1%}",
+        f"{step.q:.3g}",
         f"{point.started[:19]} ({point.source})",
         "yes" if current else "no",
     ]

@@ -36,8 +36,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(arguments: argparse.Namespace) -> int:
-    if not Path(arguments.db).is_file():
-        raise OpperfError(f"{arguments.db}: no such history database; create one with `opperf history add`")
     out = Path(arguments.output_file)
     if out.exists() and not out.is_dir():
         raise OpperfError(

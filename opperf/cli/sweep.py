@@ -377,7 +377,7 @@ def _report(
     if arguments.json_file:
         write_atomically(arguments.json_file, render_json(document))
     if arguments.history and not result.interrupted:
-        with History(arguments.history) as history:
+        with History(arguments.history, create=True) as history:
             history.add(document, arguments.json_file or output_file)
     if arguments.coverage:
         print(render_coverage(coverage))

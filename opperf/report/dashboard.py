@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from opperf.history.steps import Step, detect_steps
+from opperf.history.steps import Step, steps_of
 from opperf.history.store import Series
 from opperf.report.lines import history_chart, sparkline
 from opperf.report.page import ASSETS, Column, asset, cards, data_table, escape, flag_badges, number, page
@@ -75,10 +75,9 @@ def page_name(series: Series) -> str:
 
 
 def entries(all_series: Sequence[Series], threshold: float) -> list[Entry]:
-    return [
-        Entry(s, tuple(detect_steps([p.median for p in s.points], threshold)), page_name(s))
-        for s in all_series
-    ]
+    """Each series with its steps (judged over all of them, ``history.steps.steps_of``) and page."""
+    steps = steps_of(all_series, threshold)
+    return [Entry(s, tuple(found), page_name(s)) for s, found in zip(all_series, steps, strict=True)]
 
 
 def _change(value: float | None) -> str:
