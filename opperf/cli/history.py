@@ -21,7 +21,7 @@ from opperf.cli.common import fraction
 from opperf.errors import OpperfError
 from opperf.history.steps import DEFAULT_ALPHA, Step, steps_of
 from opperf.history.store import History, Series
-from opperf.report.document import read_document
+from opperf.report.document import is_ab, read_document
 from opperf.utils.words import counted
 
 ADD_FIX = "add the JSON results files of sweeps (`opperf --output-format json` or `--json-file`)"
@@ -63,6 +63,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(arguments: argparse.Namespace) -> int:
     if arguments.action == "add":  # every file read before the store is opened, or one is added
         documents = [(path, read_document(path, ADD_FIX)) for path in arguments.files]
+        for path, document in documents:
+            if is_ab(document):
+                raise OpperfError(f"{path}: an A/B file holds two builds; {ADD_FIX}")
         with History(arguments.db, create=True) as history:
             if history.created:
                 print(f"created the history database {arguments.db}", file=sys.stderr)
