@@ -184,3 +184,35 @@ def test_diff_of_a_file_with_itself_is_refused(tmp_path, capsys):
     assert main(["diff", str(GOLDEN), str(GOLDEN)]) == 2
     err = capsys.readouterr().err
     assert "both sides" in err and err.count("\n") == 1
+
+
+def test_sweeps_of_two_machines_are_refused_unless_allowed_and_builds_are_named(tmp_path, capsys):
+    """A diff of files from two machines compares the machines as much as the builds: refused,
+    saying what differs, unless --allow-different-machines; another framework build is the usual
+    point of a diff, and is named."""
+    base, new = tmp_path / "base.json", tmp_path / "new.json"
+    document = json.loads(GOLDEN.read_text())
+    base.write_text(json.dumps(document))
+    document["environment"]["cpu_model"] = "Another CPU"
+    new.write_text(json.dumps(document))
+    assert main(["diff", str(base), str(new)]) == 2
+    err = capsys.readouterr().err
+    assert f'cpu_model "AMD EPYC" ({base}) vs "Another CPU" ({new})' in err or "cpu_model" in err
+    assert "--allow-different-machines" in err and err.count("\n") == 1
+    assert main(["diff", str(base), str(new), "--allow-different-machines"]) == 0
+    assert "Measured on different machines: cpu_model" in capsys.readouterr().out
+    document = json.loads(GOLDEN.read_text())
+    document["environment"]["framework_build"] = "mxnet 1.9.1 (a debug build)"
+    new.write_text(json.dumps(document))
+    assert main(["diff", str(base), str(new)]) == 0
+    assert "Framework builds differ: framework_build" in capsys.readouterr().out
+
+
+def test_every_sweep_records_its_fingerprint(tmp_path):
+    output = tmp_path / "r.json"
+    assert (
+        main(["--ops", "exp", "--runs", "2", "--warmup", "0", "--quiet", "--output-file", str(output)]) == 0
+    )
+    found = json.loads(output.read_text())["environment"]["fingerprint"]
+    assert set(found) == {"cpu_model", "cpu_count", "gpus", "framework", "framework_build"}
+    assert found["framework_build"].startswith("mxnet 1.9.1 (") and found["cpu_count"] >= 1

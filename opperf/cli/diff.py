@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Sequence
 
 from opperf.cli.common import check_writable, fraction, report_format, write_or_print
 from opperf.errors import OpperfError
 from opperf.report.xlsx import require_openpyxl, write_workbook
 from opperf.report.xlsx_tables import diff_tables
+from opperf.utils.environment import BUILD_FIELDS, MACHINE_FIELDS
 from opperf.utils.files import write_atomically
 from opperf.verdicts.decide import FailOn
 from opperf.verdicts.diff import DEFAULT_ALPHA, DEFAULT_THRESHOLD, Diff, diff, diff_ab
 from opperf.verdicts.document import diff_document, render_json
-from opperf.verdicts.load import read_ab, read_side
+from opperf.verdicts.load import Run, differences, read_ab, read_side
 from opperf.verdicts.markdown import render_markdown
 from opperf.verdicts.table import render_csv
 
@@ -60,6 +62,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="md, json, csv or xlsx (default: from --output-file, else md)",
     )
     parser.add_argument("--output-file", help="where to write the report (default: standard output)")
+    parser.add_argument(
+        "--allow-different-machines",
+        action="store_true",
+        help="diff result files measured on different machines (CPU, GPU or driver differ), noting it",
+    )
     parser.add_argument("--json-file", help="also write the JSON document here")
 
 
@@ -68,6 +75,21 @@ def split_files(text: str, side: str) -> list[str]:
     if not all(paths):
         raise OpperfError(f"{side} {text!r} has an empty file name; pass FILE or FILE1,FILE2,...")
     return paths
+
+
+def _machines(base: Sequence[Run], new: Sequence[Run], allowed: bool) -> list[str]:
+    """The notes a diff of separate sweeps carries about where they ran: a different framework build
+    is often the point, and is named; a different machine (CPU, GPU, driver) measures different
+    hardware, and is refused unless ``allowed``."""
+    machines = differences([*base, *new], MACHINE_FIELDS)
+    if machines and not allowed:
+        raise OpperfError(
+            f"the files were measured on different machines ({'; '.join(machines)}); their figures "
+            "compare the machines as much as the builds: pass --allow-different-machines to diff them anyway"
+        )
+    notes = [f"Measured on different machines: {'; '.join(machines)}."] if machines else []
+    builds = differences([*base, *new], BUILD_FIELDS)
+    return [*notes, *([f"Framework builds differ: {'; '.join(builds)}."] if builds else [])]
 
 
 def _check_distinct(base: list[str], new: list[str]) -> None:
@@ -102,7 +124,8 @@ def run(arguments: argparse.Namespace) -> int:
         base_files, new_files = split_files(arguments.base, "BASE"), split_files(arguments.new, "NEW")
         _check_distinct(base_files, new_files)
         base, new = read_side(base_files), read_side(new_files)
-        result = diff(base, new, threshold=arguments.threshold, alpha=arguments.alpha)
+        notes = _machines(base, new, arguments.allow_different_machines)
+        result = diff(base, new, threshold=arguments.threshold, alpha=arguments.alpha, notes=notes)
     if chosen in WORKBOOKS:
         write_workbook(arguments.output_file, WORKBOOKS[chosen](result))
     else:

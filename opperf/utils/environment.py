@@ -30,12 +30,13 @@ def cpu_model() -> str:
 
 
 def gpu_names() -> list[str]:
-    """The machine's NVIDIA GPU names, from nvidia-smi where it is installed."""
+    """The machine's NVIDIA GPUs, each its name and driver (``NVIDIA H100 80GB HBM3, driver
+    570.86.15``), from nvidia-smi where it is installed."""
     if shutil.which("nvidia-smi") is None:
         return []
     try:
         listing = subprocess.run(
-            ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+            ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
             capture_output=True,
             text=True,
             timeout=10,
@@ -43,7 +44,8 @@ def gpu_names() -> list[str]:
         ).stdout
     except (OSError, subprocess.SubprocessError):
         return []
-    return [line.strip() for line in listing.splitlines() if line.strip()]
+    gpus = [line.strip().rsplit(",", 1) for line in listing.splitlines() if line.strip()]
+    return [f"{name.strip()}, driver {driver.strip()}" if driver else name for name, *driver in gpus]
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,14 @@ class Environment:
 
     def to_json(self) -> dict[str, object]:
         return {
+            "fingerprint": fingerprint(
+                {
+                    "cpu_model": self.machine.cpu_model,
+                    "cpu_count": self.machine.cpu_count,
+                    "gpus": list(self.machine.gpus),
+                    **self.framework,
+                }
+            ),  # fmt: skip
             "python": self.machine.python,
             "platform": self.machine.platform,
             "cpu_model": self.machine.cpu_model,
@@ -122,3 +132,19 @@ class Environment:
             "thread_workers": dict(self.thread_workers) if self.thread_workers else None,
             "machine_peaks": self.machine_peaks.to_json() if self.machine_peaks else None,
         }
+
+
+MACHINE_FIELDS = ("cpu_model", "cpu_count", "gpus")
+"""What a machine is known by: results of two machines measure different hardware."""
+BUILD_FIELDS = ("framework", "framework_build")
+"""What a framework build is known by (its version where an older file names no build)."""
+
+
+def fingerprint(environment: Mapping[str, object]) -> dict[str, object]:
+    """A results file's machine and framework build, from its environment: CPU model and count, GPUs
+    with their drivers, the framework and its build (version and build features; the version alone
+    in files written before builds were recorded)."""
+    found = {name: environment.get(name) for name in MACHINE_FIELDS}
+    found["framework"] = environment.get("framework")
+    found["framework_build"] = environment.get("framework_build") or environment.get("framework_version")
+    return found

@@ -12,10 +12,11 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 from opperf.errors import OpperfError
 from opperf.report.document import is_ab, read_document
+from opperf.utils.environment import fingerprint
 from opperf.utils.load import BUSY_THRESHOLD
 from opperf.utils.stats import summarize
 
@@ -106,10 +107,12 @@ class RunRecord:
 
 @dataclass(frozen=True)
 class Run:
-    """One result file: where it came from and its records by key."""
+    """One result file: where it came from, its records by key, and its machine and framework build
+    (``utils.environment.fingerprint``)."""
 
     path: str
     records: Mapping[Key, RunRecord]
+    fingerprint: Mapping[str, object] = field(default_factory=dict)
 
 
 def canonical_inputs(inputs: object) -> str:
@@ -208,7 +211,7 @@ def read_run(path: str) -> Run:
         raise OpperfError(
             f"{path}: an A/B file (opperf ab) holds both sides; diff it alone: opperf diff {path}"
         )
-    return _run(path, path, _results(path, document))
+    return _run(path, path, _results(path, document), fingerprint(document["environment"]))
 
 
 @dataclass(frozen=True)
@@ -268,7 +271,7 @@ def _results(path: str, document: dict[str, object] | None = None) -> list:
     return results
 
 
-def _run(name: str, path: str, results: Sequence[object]) -> Run:
+def _run(name: str, path: str, results: Sequence[object], found: Mapping[str, object] | None = None) -> Run:
     records: dict[Key, RunRecord] = {}
     for index, record in enumerate(results):
         parsed = run_record(record, f"{path}: results[{index}]")
@@ -278,7 +281,19 @@ def _run(name: str, path: str, results: Sequence[object]) -> Run:
                 "a result file holds one record per configuration, so merge shards with `opperf merge`"
             )
         records[parsed.key] = parsed
-    return Run(path=name, records=records)
+    return Run(path=name, records=records, fingerprint=dict(found or {}))
+
+
+def differences(runs: Sequence[Run], fields: Sequence[str]) -> list[str]:
+    """How the runs' fingerprints differ in ``fields``, each as ``field 'a' (file) vs 'b' (file)``."""
+    found = []
+    for name in fields:
+        values = {}
+        for run in runs:
+            values.setdefault(json.dumps(run.fingerprint.get(name), sort_keys=True), run.path)
+        if len(values) > 1:
+            found.append(f"{name} " + " vs ".join(f"{value} ({path})" for value, path in values.items()))
+    return found
 
 
 def read_side(paths: Sequence[str]) -> tuple[Run, ...]:

@@ -117,12 +117,14 @@ class MXNetBackend(BackendBase):
         import mxnet as mx
 
         features = mx.runtime.Features()
+        enabled = sorted(name for name in features if features.is_enabled(name))
         return {
             "framework": "mxnet",
             "framework_version": mx.__version__,
+            "framework_build": f"mxnet {mx.__version__} ({', '.join(enabled)})",
             "framework_settings": {"engine": os.environ.get("MXNET_ENGINE_TYPE", "ThreadedEnginePerDevice")},
             "mxnet_version": mx.__version__,
-            "runtime_features": sorted(name for name in features if features.is_enabled(name)),
+            "runtime_features": enabled,
             "engine": os.environ.get("MXNET_ENGINE_TYPE", "ThreadedEnginePerDevice"),
             "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
             "cpu_affinity": list(available_cpus()),

@@ -76,6 +76,10 @@ class TorchBackend(BackendBase):
         return {
             "framework": "torch",
             "framework_version": torch.__version__,
+            "framework_build": (
+                f"torch {torch.__version__} (git {torch.version.git_version[:12]}, "
+                f"CUDA {torch.version.cuda}, mkldnn {torch.backends.mkldnn.is_available()})"
+            ),
             "framework_settings": {"interop_threads": torch.get_num_interop_threads()},
             "torch_version": torch.__version__,
             "torch_git_version": torch.version.git_version,
