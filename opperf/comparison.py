@@ -16,14 +16,17 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from opperf.ab import round_options
 from opperf.benchmark import RunOptions, benchmark, signature_of
 from opperf.errors import OpperfError, suggest
 from opperf.frameworks import framework_of_namespace, get_backend
 from opperf.report.markdown_table import markdown_table
-from opperf.results import Measurement, TensorSpec
+from opperf.results import Measurement, Status, TensorSpec
 from opperf.rules import inputs_for
 from opperf.rules.profiles import STANDARD, SizeProfile
 from opperf.utils.words import counted
+from opperf.verdicts.diff import DEFAULT_ALPHA, DEFAULT_THRESHOLD
+from opperf.verdicts.namespaces import Versus, no_work_note, versus
 
 Name = str | Callable[[Mapping[str, object]], str]
 """A counterpart's function name, or how to choose it from the configuration (conv1d/2d/3d)."""
@@ -225,14 +228,22 @@ def comparison_options(options: RunOptions) -> RunOptions:
     return replace(options, threads=COMPARE_THREADS if options.threads is None else options.threads)
 
 
+COMPARE_ROUNDS = 5
+"""Rounds a comparison measures each configuration in (``--rounds``): the namespaces take turns in
+each, so every other namespace is a paired A/B job's new side against the first
+(``verdicts.namespaces``), and each round gets a share of the budget (``ab.round_options``)."""
+
+
 @dataclass(frozen=True)
 class Row:
-    """One input configuration of one operator, measured in each namespace (None where it failed to map)."""
+    """One input configuration of one operator, measured in each namespace (None where it failed to
+    map): ``rounds`` holds each round's measurement, ``measurements`` their samples together."""
 
     operator: str
     configuration: Mapping[str, object]
     measurements: Mapping[str, Measurement | None]
     problems: Mapping[str, str]
+    rounds: Mapping[str, tuple[Measurement, ...]] = field(default_factory=dict)
 
 
 def compare(
@@ -240,12 +251,17 @@ def compare(
     configurations: Sequence[Mapping[str, object]],
     namespaces: Sequence[str] = ("mx.nd", "mx.np", "torch"),
     options: RunOptions | None = None,
+    rounds: int = COMPARE_ROUNDS,
 ) -> list[Row]:
-    """Benchmark ``name`` (as called in the first namespace) with each configuration in every namespace.
+    """Benchmark ``name`` (as called in the first namespace) with each configuration in every
+    namespace, in ``rounds`` rounds in which the namespaces take turns (the first goes first in even
+    rounds, last in odd ones: what runs first in a round meets the machine in another state).
 
     A namespace with no counterpart, or whose counterpart cannot take a configuration, gets no
     measurement for it and the problem is recorded; an unknown operator in the first namespace raises.
     """
+    if rounds < 1:
+        raise OpperfError(f"a comparison takes at least one round, got {rounds}")
     options = comparison_options(options or RunOptions())
     check_namespaces(namespaces)
     first = namespaces[0]
@@ -255,19 +271,44 @@ def compare(
         known = source_backend.namespace_names(first)
         raise OpperfError(f"no operator {name!r} in {first}{suggest(name, known)}")
     source_tensors = tensor_order(source_function, framework_of_namespace(first))
+    share = round_options(options, rounds) if rounds > 1 else options
     rows = []
     for configuration in configurations:
-        measurements: dict[str, Measurement | None] = {}
-        problems: dict[str, str] = {}
+        calls, problems = {}, {}
         for namespace in namespaces:
             try:
-                function, inputs = _call_in(name, namespace, configuration, source_tensors)
-                run_options = replace(options, framework=framework_of_namespace(namespace))
-                (measurements[namespace],) = benchmark(function, [inputs], run_options)
+                calls[namespace] = _call_in(name, namespace, configuration, source_tensors)
             except OpperfError as error:
-                measurements[namespace], problems[namespace] = None, str(error)
-        rows.append(Row(name, dict(configuration), measurements, problems))
+                problems[namespace] = str(error)
+        measured: dict[str, list[Measurement]] = {namespace: [] for namespace in calls}
+        for index in range(rounds):
+            for namespace in calls if index % 2 == 0 else reversed(list(calls)):
+                if namespace in problems:
+                    continue
+                function, inputs = calls[namespace]
+                run_options = replace(share, framework=framework_of_namespace(namespace))
+                try:
+                    measured[namespace] += benchmark(function, [inputs], run_options)
+                except OpperfError as error:
+                    problems[namespace] = str(error)
+        measured = {ns: found for ns, found in measured.items() if ns not in problems}
+        measurements = {ns: _together(measured.get(ns)) for ns in namespaces}
+        rows.append(
+            Row(name, dict(configuration), measurements, problems, {k: tuple(v) for k, v in measured.items()})
+        )
     return rows
+
+
+def _together(rounds: Sequence[Measurement] | None) -> Measurement | None:
+    """A namespace's rounds as one measurement: every round's samples together (the first round
+    that did not measure, where one did not)."""
+    if not rounds:
+        return None
+    failed = next((m for m in rounds if m.status is not Status.OK), None)
+    if failed is not None:
+        return failed
+    backward = tuple(s for m in rounds for s in m.backward or ()) or None
+    return replace(rounds[0], forward=tuple(s for m in rounds for s in m.forward or ()), backward=backward)
 
 
 def _call_in(
@@ -290,17 +331,33 @@ def forward_ratio(row: Row, namespace: str, first: str) -> float | None:
     return forward / base if forward and base else None
 
 
+def verdicts(rows: Sequence[Row], namespaces: Sequence[str]) -> dict[tuple[int, str, str], Versus]:
+    """Every other namespace against the first, per row and phase (``verdicts.namespaces``), at
+    ``opperf diff``'s default threshold and FDR level."""
+    return versus([row.rounds for row in rows], namespaces, DEFAULT_THRESHOLD, DEFAULT_ALPHA)
+
+
+def _versus_cell(found: Versus | None) -> str:
+    if found is None:
+        return "—"
+    interval = f" ({found.low:.2f}-{found.high:.2f})" if found.low is not None else ""
+    return f"{found.ratio:.2f}{interval} {found.verdict.value}"
+
+
 def table_rows(rows: Sequence[Row], namespaces: Sequence[str]) -> list[list[str]]:
-    """Per row: operator, inputs, then each namespace's forward and backward medians (ms) with the
-    forward ratio against the first namespace."""
+    """Per row: operator, inputs, then each namespace's forward and backward medians (ms), and for
+    each namespace after the first its ratios against the first, with their intervals and verdicts."""
+    found = verdicts(rows, namespaces)
     rendered = []
-    for row in rows:
+    for index, row in enumerate(rows):
         cells = [row.operator, _inputs(row.configuration)]
         for namespace in namespaces:
             measurement = row.measurements.get(namespace)
-            forward, backward = _median(measurement, "forward"), _median(measurement, "backward")
-            ratio = forward_ratio(row, namespace, namespaces[0])
-            cells += [_ms(forward), _ms(backward), f"{ratio:.2f}" if ratio is not None else "—"]
+            cells += [_ms(_median(measurement, "forward")), _ms(_median(measurement, "backward"))]
+            if namespace != namespaces[0]:
+                cells += [
+                    _versus_cell(found.get((index, namespace, phase))) for phase in ("forward", "backward")
+                ]
         rendered.append(cells)
     return rendered
 
@@ -308,8 +365,28 @@ def table_rows(rows: Sequence[Row], namespaces: Sequence[str]) -> list[list[str]
 def table_headers(namespaces: Sequence[str]) -> list[str]:
     headers = ["operator", "inputs"]
     for namespace in namespaces:
-        headers += [f"{namespace} fwd ms", f"{namespace} bwd ms", f"{namespace} fwd ratio"]
+        headers += [f"{namespace} fwd ms", f"{namespace} bwd ms"]
+        if namespace != namespaces[0]:
+            headers += [f"fwd vs {namespaces[0]}", f"bwd vs {namespaces[0]}"]
     return headers
+
+
+def notes(rows: Sequence[Row], namespaces: Sequence[str]) -> list[list[str]]:
+    """What a reader of the table should know of a row: why a verdict is inconclusive (with the doubt
+    flags its rounds carried), and a phase one namespace likely does no work in."""
+    found = verdicts(rows, namespaces)
+    listed = []
+    for index, row in enumerate(rows):
+        for phase in ("forward", "backward"):
+            medians = {ns: m for ns in namespaces if (m := _median(row.measurements.get(ns), phase))}
+            said = [no_work_note(medians, phase)] if len(medians) > 1 else []
+            for namespace in namespaces[1:]:
+                verdict = found.get((index, namespace, phase))
+                if verdict is not None and verdict.reason:
+                    flags = f" (flags: {', '.join(verdict.flags)})" if verdict.flags else ""
+                    said.append(f"{namespace} inconclusive: {verdict.reason}{flags}")
+            listed += [[row.operator, _inputs(row.configuration), phase, note] for note in said if note]
+    return listed
 
 
 def _median(measurement: Measurement | None, phase: str) -> float | None:
@@ -368,7 +445,8 @@ def comparison_document(
 
     records: list[dict[str, object]] = []
     paired = []
-    for row in rows:
+    found = verdicts(rows, namespaces)
+    for index, row in enumerate(rows):
         indices: dict[str, int | None] = {}
         for namespace in namespaces:
             measurement = row.measurements.get(namespace)
@@ -381,7 +459,15 @@ def comparison_document(
                 "operator": row.operator,
                 "inputs": _inputs(row.configuration),
                 "records": indices,
+                "rounds": {ns: len(found) for ns, found in row.rounds.items()},
                 "forward_ratio": {ns: round(r, 4) if r is not None else None for ns, r in ratios.items()},
+                "versus": {
+                    ns: {
+                        phase: _versus_dict(found.get((index, ns, phase)))
+                        for phase in ("forward", "backward")
+                    }
+                    for ns in namespaces[1:]
+                },
                 "problems": dict(row.problems),
             }
         )
@@ -403,14 +489,27 @@ def comparison_document(
     }
 
 
+def _versus_dict(found: Versus | None) -> dict[str, object] | None:
+    if found is None:
+        return None
+    return {
+        "ratio": round(found.ratio, 4),
+        "ratio_ci95": [round(found.low, 4), round(found.high, 4)] if found.low is not None else None,
+        "verdict": found.verdict.value,
+        "reason": found.reason,
+        "flags": list(found.flags),
+    }
+
+
 def render_markdown(rows: Sequence[Row], namespaces: Sequence[str], threads: int | None = None) -> str:
     """The comparison as a Markdown table, then what could not be compared and why."""
     threads_note = f" Every namespace ran with {counted(threads, 'intra-op thread')}." if threads else ""
     lines = [
         f"# {' vs '.join(namespaces)}",
         "",
-        "Median forward and backward times; ratios are forward times against the first namespace."
-        + threads_note,
+        f"Median forward and backward times over each configuration's rounds, the namespaces taking turns; "
+        f"each namespace against {namespaces[0]}: the ratio of the rounds' fastest passes, its 95% interval "
+        "and verdict, as opperf diff decides (slower: that namespace is slower)." + threads_note,
         "",
         markdown_table(table_rows(rows, namespaces), headers=table_headers(namespaces)),
         "",
@@ -426,6 +525,9 @@ def render_markdown(rows: Sequence[Row], namespaces: Sequence[str], threads: int
         for namespace, m in row.measurements.items()
         if m is not None and m.forward is None
     ]
+    listed = notes(rows, namespaces)
+    if listed:
+        lines += ["## Notes", "", markdown_table(listed, headers=("operator", "inputs", "phase", "note")), ""]
     if problems or failures:
         headers = ("operator", "inputs", "namespace", "why not compared")
         lines += [

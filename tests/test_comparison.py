@@ -67,5 +67,43 @@ def test_cli_comparison_table(tmp_path):
     status = main([*flags, "--output-file", str(output)])
     text = output.read_text()
     assert status == 0
-    assert "mx.nd fwd ms" in text and "torch fwd ratio" in text
-    assert text.count("| exp ") == 3  # one row per standard shape
+    assert "mx.nd fwd ms" in text and "fwd vs mx.nd" in text and "bwd vs mx.nd" in text
+    assert len([line for line in text.splitlines() if line.startswith("| exp ")]) == 3  # a row per shape
+
+
+def _rounds(seconds: list[float]) -> tuple:
+    from opperf.results import BenchmarkSpec, Measurement, Status
+
+    spec = BenchmarkSpec("mx.nd", "exp", ())
+    return tuple(Measurement(spec=spec, status=Status.OK, forward=(t, t * 1.01, t * 1.02)) for t in seconds)
+
+
+def test_each_namespace_gets_a_ratio_interval_and_verdict_against_the_first():
+    """Five rounds each: twice the time in every round is slower; within 1% round by round, same; a
+    namespace measured in one round only gets no interval (no estimate of the rounds' noise)."""
+    from opperf.verdicts.namespaces import versus
+
+    base = [1e-3 * f for f in (1.0, 1.01, 0.99, 1.0, 1.02)]
+    configurations = [
+        {"mx.nd": _rounds(base), "mx.np": _rounds([2 * t for t in base]),
+         "torch": _rounds([t * 1.003 for t in base])},
+        {"mx.nd": _rounds(base[:1]), "mx.np": _rounds(base[:1]), "torch": _rounds(base[:1])},
+    ]  # fmt: skip
+    found = versus(configurations, ["mx.nd", "mx.np", "torch"], 0.05, 0.05)
+    slower, same = found[0, "mx.np", "forward"], found[0, "torch", "forward"]
+    assert slower.verdict.value == "slower" and slower.ratio == pytest.approx(2.0) and slower.low > 1.9
+    assert same.verdict.value == "same" and same.low > 0.95 and same.high < 1.05
+    single = found[1, "mx.np", "forward"]
+    assert single.verdict.value == "inconclusive" and single.low is None
+    assert (0, "mx.np", "backward") not in found  # neither side measured it
+
+
+def test_a_phase_one_namespace_does_no_work_in_is_noted():
+    from opperf.verdicts.namespaces import no_work_note
+
+    note = no_work_note({"mx.nd": 0.94e-3, "torch": 5e-6}, "backward")
+    assert note.startswith(
+        "torch's backward takes 0.005 ms against mx.nd's 0.94 ms: it likely computes nothing"
+    )
+    assert no_work_note({"mx.nd": 0.94e-3, "torch": 0.5e-3}, "backward") is None
+    assert no_work_note({"mx.nd": 9e-6, "torch": 5e-6}, "forward") is None

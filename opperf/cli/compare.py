@@ -1,14 +1,16 @@
 """``opperf compare NAMESPACES``: each operator in each namespace (``mx.nd``, ``mx.np``, ``torch``) on
-the same input configurations, as one Markdown table with forward ratios against the first, or as a
-JSON document (every record, and the rows that pair them)."""
+the same input configurations, in rounds in which the namespaces take turns; each other namespace's
+ratio against the first with its 95% interval and verdict, as one Markdown table, or as a JSON
+document (every record, and the rows that pair them)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from opperf.cli.common import check_writable, names, report_format, write_or_print
+from opperf.cli.common import check_writable, names, report_format, whole, write_or_print
 from opperf.comparison import (
+    COMPARE_ROUNDS,
     DEFAULT_OPERATORS,
     check_devices,
     check_namespaces,
@@ -49,6 +51,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--output-file's extension, else md)",
     )
     parser.add_argument("--json-file", default=None, help="also write the JSON document here")
+    parser.add_argument(
+        "--rounds",
+        type=whole(1, "rounds"),
+        default=COMPARE_ROUNDS,
+        help="rounds each configuration is measured in, the namespaces taking turns; each other namespace "
+        f"gets a ratio with its interval and a verdict against the first (default: {COMPARE_ROUNDS})",
+    )
     RunOptions.add_arguments(parser)
 
 
@@ -62,10 +71,11 @@ def run(arguments: argparse.Namespace) -> int:
     options = comparison_options(RunOptions.from_arguments(arguments, device=arguments.device or "cpu"))
     check_namespaces(namespaces)
     check_devices(namespaces, options)
+    rounds = getattr(arguments, "rounds", COMPARE_ROUNDS)  # sweep --compare takes the default
     rows = [
         row
         for name in arguments.ops or DEFAULT_OPERATORS
-        for row in compare(name, configurations(name, namespaces[0]), namespaces, options)
+        for row in compare(name, configurations(name, namespaces[0]), namespaces, options, rounds)
     ]
     document = comparison_document(rows, namespaces, options, sys.argv)
     rendered = (

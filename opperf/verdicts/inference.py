@@ -472,13 +472,19 @@ def moderated(contrast: Contrast, prior: Prior | None) -> tuple[float, float] | 
     (a prior alone says nothing the empirical null does not) or a zero variance and no prior."""
     if contrast.variance is None or contrast.df == 0:
         return None
+    observed = contrast.variance
     if prior is None:
-        variance, df = contrast.variance, float(contrast.df)
+        # No prior to moderate by (a comparison of a few rows): rounds that agree exactly (a quantising
+        # timer) have no spread to weigh, and what each round measured within itself stands in. (As a
+        # floor under every row it cost 8 of 56 found 10% changes: a round's median interval from a
+        # few passes is wider than the rounds' agreement.)
+        observed = observed or (statistics.fmean(contrast.round_noise) if contrast.round_noise else 0.0)
+        variance, df = observed, float(contrast.df)
     elif math.isinf(prior.df):
         variance, df = prior.scale_at(contrast.level), math.inf
     else:
         df = prior.df + contrast.df
-        variance = (prior.df * prior.scale_at(contrast.level) + contrast.df * contrast.variance) / df
+        variance = (prior.df * prior.scale_at(contrast.level) + contrast.df * observed) / df
     se = math.sqrt(variance) * contrast.unscaled
     return (se, df) if se > 0 else None
 
