@@ -29,7 +29,7 @@ FIRST_ARGUMENTS = {
 
 @pytest.mark.parametrize("namespaces", [("torch", "mx.nd"), ("mx.nd", "torch"), ("mx.np", "torch", "mx.nd")])
 def test_every_namespace_runs_on_one_thread_count_whatever_the_order(namespaces):
-    (row,) = compare("add", [FIRST_ARGUMENTS[namespaces[0]]], namespaces, QUICK)
+    (row,) = compare("add", [FIRST_ARGUMENTS[namespaces[0]]], namespaces, QUICK, rounds=2)
     threads = {ns: m.spec.options.threads for ns, m in row.measurements.items()}
     assert threads == dict.fromkeys(namespaces, COMPARE_THREADS), row.problems
     assert torch.get_num_threads() == COMPARE_THREADS
@@ -37,14 +37,25 @@ def test_every_namespace_runs_on_one_thread_count_whatever_the_order(namespaces)
 
 def test_threads_asked_for_are_used_by_every_namespace():
     (row,) = compare(
-        "add", [ADD], ("mx.nd", "torch"), RunOptions(warmup=0, runs=1, threads=2, run_backward=False)
+        "add", [ADD], ("mx.nd", "torch"), RunOptions(warmup=0, runs=1, threads=2, run_backward=False), 2
     )
     assert {m.spec.options.threads for m in row.measurements.values()} == {2}
 
 
 def test_compare_writes_json_pairing_its_records(tmp_path, capsys):
     output = tmp_path / "c.json"
-    argv = ["compare", "mx.nd,torch", "--ops", "exp,FullyConnected", "--warmup", "0", "--runs", "1"]
+    argv = [
+        "compare",
+        "mx.nd,torch",
+        "--ops",
+        "exp,FullyConnected",
+        "--warmup",
+        "0",
+        "--runs",
+        "1",
+        "--rounds",
+        "2",
+    ]
     assert main([*argv, "--no-backward", "--output-file", str(output)]) == 0
     document = json.loads(output.read_text())
     assert document["schema_version"] == 1 and document["environment"]["threads"] == COMPARE_THREADS
@@ -139,7 +150,7 @@ def test_fully_connected_with_4d_data_is_measured_in_torch():
         "num_hidden": 8,
         "flatten": True,
     }
-    (row,) = compare("FullyConnected", [configuration], ("mx.nd", "torch"), QUICK)
+    (row,) = compare("FullyConnected", [configuration], ("mx.nd", "torch"), QUICK, rounds=2)
     assert row.measurements["torch"].status.value == "ok", row.measurements["torch"].reason
     assert dict(row.measurements["torch"].spec.inputs)["input"].shape == (4, 48)
 
