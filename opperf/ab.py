@@ -12,13 +12,13 @@ configurations and would otherwise be the same in every round: ``interleaved``);
 worker starts beside the one measuring, on the other CPUs, so a round does not wait the 2 s a
 worker takes to start (``IsolatedRunner(standby=True)``). Every configuration gets ``min_rounds``
 rounds, then another round while the diff of its rounds so far leaves it undecided, up to
-``rounds`` (``opperf.sequential``). Each side's worker prepares a configuration (inputs, passes,
-the backward probe) in each round, checks that its tensors fit in round 0 only (a configuration
-that did not measure on a side, skipped, failed or crashed, gets no further round; peak memory is a
-sweep's figure, not probed here),
-and measures it with ``1/ROUND_SHARE`` of the sweep's time budget, a precision target
-sqrt(ROUND_SHARE) times looser (``round_options``), its share of the minimum sample count and,
-after round 0, a re-warm of one pass (``round_plan``). Each record says which round's preparation
+``rounds``, within a budget for the whole job (``opperf.sequential``). Each side's worker prepares
+a configuration (inputs, passes, the backward probe) in each round, checks that its tensors fit in
+round 0 only (a configuration that did not measure on a side, skipped, failed or crashed, gets no
+further round; peak memory is a sweep's figure, not probed here), and measures it with
+``1/ROUND_SHARE`` of the sweep's time budget, a precision target sqrt(ROUND_SHARE) times looser
+(``round_options``), its share of the minimum sample count and, after round 0, a re-warm of one
+pass (``round_plan``). Each record says which round's preparation
 it used (``prepared_in_round``).
 
 The pairs of a round are the unit of replication: ``opperf diff AB.json`` tests the per-round log
@@ -75,19 +75,6 @@ ROUND_MIN_RUNS = 2
 its fastest pass, and in a full-registry A/A job the rounds' log ratios of 1-5 ms rows scattered by a
 median 10.5% read from each round's first pass, 5.7% from its fastest of two, and of 5-21 ms rows
 8.4% and 5.1%; configurations of 5 ms and more took one or two passes a round and ran 5-6 rounds."""
-CONFIGURATION_BUDGETS = 4
-"""The most sampling a configuration's rounds may spend, both sides together, in sweep budgets
-(``--budget``: 1 s at the default 0.25 s); then it gets no further round, however undecided. A
-sweep spends about a budget on most configurations and up to ten passes on slow ones, so this keeps
-every configuration near the 2.5x a job may cost: replayed on three recorded full-registry A/A jobs
-(their rounds cut where each limit would have stopped them), 4 budgets instead of 20 saved 10-18%
-of their sampling (432 -> 376, 349 -> 286 and 383 -> 347 s) for 1-2% of ``same`` rows (1827 ->
-1785, 1870 -> 1852, 1812 -> 1781; none called either way), where stopping rows that could no longer
-become ``same`` saved 9% for 6% (1827 -> 1720) and a limit of three sweeps' own spending on each
-configuration 10% for 4%; on two jobs with 10% injected the same 54 of 57 and 51 of 55 rows were
-found. Configurations of 100 ms a pass (three or four passes a round and side: 0.6-0.8 s a round)
-stop after ``min_rounds``, as does a long-tail ``nms_loop`` (half a second a pass), which took 30 s
-in ten rounds where a sweep spends 3.6 s."""
 MAX_ROUND_TARGET = 0.2
 """The loosest precision target a round is given, however many rounds there are."""
 REWARM_PASSES = 1
@@ -212,9 +199,7 @@ def run_ab(
     share = min(rounds, ROUND_SHARE)
     backend = get_backend(config.options.framework)
     options = config.options.validated(backend)
-    schedule = Schedule(
-        min(min_rounds, rounds), rounds, max_sampling_s=CONFIGURATION_BUDGETS * options.budget_s
-    )
+    schedule = Schedule(min(min_rounds, rounds), rounds)
     config = replace(config, options=round_options(options, share))
     operators = select_operators(backend, config.ops, config.categories)
     options.require_one_thread_count("an A/B job")

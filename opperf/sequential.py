@@ -8,8 +8,9 @@ five rounds of six agreeing on 1.10 and one far off). A fixed number of rounds s
 the first and too little on the second; so every configuration gets ``min_rounds`` rounds, then
 after each round the job asks ``opperf.verdicts.diff`` (the same code, on the rounds so far, that
 ``opperf diff AB.json`` runs on the file) what it would say, and only configurations it leaves
-undecided get another round, up to ``max_rounds`` and while its rounds have spent less sampling
-than the schedule allows a configuration (``max_sampling_s``).
+undecided get another round, up to ``max_rounds``, within the job's budget for rounds after the
+minimum (``extra_share`` of what the minimum rounds spent): the rounds go to the undecided rows a
+round of which costs least, after any whose every round so far changed beyond ``DECISIVE_FACTOR``.
 
 Decided, so stopped: every row of the configuration is ``same`` (its ratio's interval lies inside
 the threshold band), or called ``slower``/``faster`` at ``STOP_SHARE`` of the FDR level (a tenth),
@@ -20,7 +21,7 @@ same count of ticks, and more of them add little). The false-call rate stays tha
 - A row stopped as ``same`` has |log ratio| below the band, and the final test calls a row only
   beyond it: its rounds are final and can never be called. A row's false call therefore needs it
   never to have looked ``same``, and then its final test is on all ``max_rounds`` rounds (fewer
-  where its sampling reached the limit, which follows its time, not its ratio), as in a fixed
+  where the job's budget ran out, which follows its rounds' cost, not its ratio), as in a fixed
   design: stopping for ``same`` can only remove false calls.
 - A row stopped as changed was called at the stricter level; over the looks, at most
   ``max_rounds - min_rounds`` of them, that adds at most a few tenths of the FDR level to its error
@@ -33,6 +34,7 @@ takes as given).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -45,20 +47,30 @@ from opperf.verdicts.load import Key, Run, RunRecord, run_record
 
 STOP_SHARE = 0.1
 """A changed row stops early only when its q-value is within this share of the FDR level."""
+EXTRA_SHARE = 0.5
+"""The sampling all rounds after ``min_rounds`` may spend together, as a share of what the
+``min_rounds`` rounds spent: a job costs at most 1.5 times its minimum rounds. Recorded full-registry
+A/A jobs spent 0.50 of it after the minimum (87 of 174 s) with a cap of four sweep budgets on each
+configuration instead, which stopped 20 slow configurations (100 ms a pass) after two rounds however
+undecided, while cheap ones left most of theirs unspent; a budget for the job gives that unspent
+share to whichever undecided row is cheapest to decide."""
+DECISIVE_FACTOR = 2.0
+"""An undecided row whose every round so far changed beyond this factor, in one direction, gets its
+next round before any other: a job should not end with such a change left ``inconclusive``."""
 
 
 @dataclass(frozen=True)
 class Schedule:
     """How many rounds configurations get: ``min_rounds`` each, up to ``max_rounds`` for those the
-    diff of the rounds so far leaves undecided (within ``threshold`` at FDR level ``alpha``) and
-    whose rounds have spent less than ``max_sampling_s`` seconds of sampling, both sides together
-    (None: no limit)."""
+    diff of the rounds so far leaves undecided (within ``threshold`` at FDR level ``alpha``), while
+    the rounds after the minimum have spent less than ``extra_share`` of the sampling the minimum
+    rounds spent, both sides together (None: no limit)."""
 
     min_rounds: int
     max_rounds: int
     threshold: float = DEFAULT_THRESHOLD
     alpha: float = DEFAULT_ALPHA
-    max_sampling_s: float | None = None
+    extra_share: float | None = EXTRA_SHARE
 
     @property
     def adaptive(self) -> bool:
@@ -75,52 +87,84 @@ class Schedule:
             "threshold": self.threshold,
             "alpha": self.alpha,
             "stop_alpha": self.alpha * STOP_SHARE,
-            "max_sampling_s": self.max_sampling_s,
+            "extra_share": self.extra_share,
             "rule": "after min_rounds, a configuration gets another round until every row is same, "
             "slower or faster at q <= stop_alpha, has a status verdict or is inconclusive with one "
-            "tick of the timer above the threshold of its time, or max_rounds are done, or its "
-            "rounds have spent max_sampling_s of sampling (both sides)",
+            "tick of the timer above the threshold of its time, or max_rounds are done; the rounds "
+            "after min_rounds spend at most extra_share of the sampling the first min_rounds spent "
+            "(both sides), going first to rows whose every round changed beyond "
+            f"{DECISIVE_FACTOR:g}x one way, then to the configurations whose last round cost least",
         }
 
 
 class RoundBook:
     """The rounds measured so far, as the runs ``opperf diff`` reads from an A/B file (round r of
-    each side is run r), each measurement converted once."""
+    each side is run r), each measurement converted once, and what each round spent sampling."""
 
     def __init__(self) -> None:
         self._records: dict[tuple[str, int], dict[Key, RunRecord]] = {}
         self._specs: dict[Key, BenchmarkSpec] = {}
-        self._spent: dict[BenchmarkSpec, float] = {}
+        self._round_spent: dict[int, float] = {}
+        self._latest: dict[BenchmarkSpec, tuple[int, float]] = {}
 
     def add(self, round_index: int, side: str, measurement: Measurement) -> None:
         converted = run_record(record(measurement), f"{side} round {round_index}")
         self._records.setdefault((side, round_index), {})[converted.key] = converted
         self._specs[converted.key] = measurement.spec
-        spent = self._spent.get(measurement.spec, 0.0) + (measurement.sampling_s or 0.0)
-        self._spent[measurement.spec] = spent
+        spent = measurement.sampling_s or 0.0
+        self._round_spent[round_index] = self._round_spent.get(round_index, 0.0) + spent
+        latest, so_far = self._latest.get(measurement.spec, (round_index, 0.0))
+        self._latest[measurement.spec] = (round_index, spent + (so_far if latest == round_index else 0.0))
 
     def runs(self, side: str) -> tuple[Run, ...]:
         indices = sorted(index for s, index in self._records if s == side)
         return tuple(Run(f"{side} round {index}", self._records[side, index]) for index in indices)
 
+    def round_cost(self, spec: BenchmarkSpec) -> float:
+        """The sampling a configuration's latest round spent, both sides: what its next will."""
+        return self._latest.get(spec, (0, 0.0))[1]
+
+    def budget_left(self, schedule: Schedule) -> float:
+        """Seconds of sampling the rounds after the minimum may still spend (inf: no limit)."""
+        if schedule.extra_share is None:
+            return math.inf
+        minimum = sum(s for index, s in self._round_spent.items() if index < schedule.min_rounds)
+        extra = sum(s for index, s in self._round_spent.items() if index >= schedule.min_rounds)
+        return schedule.extra_share * minimum - extra
+
     def undecided(self, schedule: Schedule, active: Sequence[BenchmarkSpec]) -> list[BenchmarkSpec]:
         """Those of ``active`` that get another round: a row of theirs is not yet decided (all of
-        them when the rounds so far cannot be diffed, e.g. the sides share no configuration), and
-        their rounds have spent less than the schedule's ``max_sampling_s``."""
-        affordable = [
-            spec
-            for spec in active
-            if schedule.max_sampling_s is None or self._spent.get(spec, 0.0) < schedule.max_sampling_s
-        ]
+        them when the rounds so far cannot be diffed, e.g. the sides share no configuration), as
+        many as the job's budget left pays for, those with a row changed beyond
+        ``DECISIVE_FACTOR`` in every round first, then the cheapest rounds; in ``active``'s order."""
         try:
-            found = diff(self.runs("base"), self.runs("new"), schedule.threshold, schedule.alpha, paired=True)
+            rows = diff(
+                self.runs("base"), self.runs("new"), schedule.threshold, schedule.alpha, paired=True
+            ).rows
         except OpperfError:
-            return affordable
-        rows = found.rows
-        open_specs = {
-            self._specs[row.key] for row in rows if row.key in self._specs and not decided(row, schedule)
-        }
-        return [spec for spec in affordable if spec in open_specs]
+            open_specs, decisive = set(active), set()
+        else:
+            undecided_rows = [row for row in rows if row.key in self._specs and not decided(row, schedule)]
+            open_specs = {self._specs[row.key] for row in undecided_rows}
+            decisive = {self._specs[row.key] for row in undecided_rows if changed_every_round(row)}
+        left = self.budget_left(schedule)
+        granted = set()
+        for spec in sorted(open_specs & set(active), key=lambda s: (s not in decisive, self.round_cost(s))):
+            if self.round_cost(spec) > left:
+                break
+            granted.add(spec)
+            left -= self.round_cost(spec)
+        return [spec for spec in active if spec in granted]
+
+
+def changed_every_round(row: Row, factor: float = DECISIVE_FACTOR) -> bool:
+    """Whether every paired round of a row has new over base beyond ``factor``, all one way."""
+    if row.base is None or row.new is None or not row.base.run_paired:
+        return False
+    ratios = [
+        new / base for base, new in zip(row.base.run_paired, row.new.run_paired, strict=False) if base > 0
+    ]
+    return bool(ratios) and (min(ratios) > factor or max(ratios) < 1 / factor)
 
 
 def decided(row: Row, schedule: Schedule) -> bool:

@@ -10,11 +10,11 @@ from collections.abc import Mapping
 
 import pytest
 
-from opperf.ab import CONFIGURATION_BUDGETS, Build, ab_document, run_ab
+from opperf.ab import Build, ab_document, run_ab
 from opperf.options import RunOptions
 from opperf.report.json_report import render_json
 from opperf.results import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs
-from opperf.sequential import RoundBook, Schedule, decided
+from opperf.sequential import EXTRA_SHARE, RoundBook, Schedule, changed_every_round, decided
 from opperf.sweep import SweepConfig
 from opperf.verdicts.diff import diff, diff_ab
 from opperf.verdicts.load import canonical_inputs, read_ab
@@ -74,16 +74,40 @@ def test_only_undecided_configurations_get_another_round():
     assert {verdicts[size] for size in range(31, 35)} == {"inconclusive"}
 
 
-def test_a_configuration_whose_rounds_spent_the_schedules_sampling_gets_no_further_round():
-    """Of four configurations left undecided after three rounds, the one whose rounds each spent
-    1 s of sampling a side (6 s in all) stops at a limit of 5 s; those that spent 0.5 s a round
-    (3 s) go on, and with no limit all four do."""
+def test_the_rounds_after_the_minimum_go_to_the_cheapest_undecided_within_the_jobs_budget():
+    """Three rounds cost 33 s of sampling: 30 settled configurations at 0.1 s a side and round,
+    four undecided ones at 0.5 s and one at 1 s. A budget of a tenth of that (3.3 s) buys the three
+    cheap rounds (3 s) and not the costly one (2 s); half of it (16.5 s), or no limit, buys all four."""
     quiet, noisy = [_spec(s) for s in range(1, 31)], [_spec(s) for s in range(31, 35)]
     costly, *cheap = noisy
-    book = _book(quiet, noisy, [], 3, {costly: 1.0, **{spec: 0.5 for spec in cheap}})
-    assert book.undecided(Schedule(3, 12, max_sampling_s=5.0), [*quiet, *noisy]) == cheap
-    assert book.undecided(Schedule(3, 12), [*quiet, *noisy]) == noisy
-    assert Schedule(3, 12, max_sampling_s=5.0).describe()["max_sampling_s"] == 5.0
+    book = _book(
+        quiet, noisy, [], 3, {costly: 1.0, **{spec: 0.5 for spec in cheap}, **dict.fromkeys(quiet, 0.1)}
+    )
+    assert book.round_cost(costly) == 2.0 and book.budget_left(
+        Schedule(3, 12, extra_share=0.1)
+    ) == pytest.approx(3.3)
+    assert book.undecided(Schedule(3, 12, extra_share=0.1), [*quiet, *noisy]) == cheap
+    assert book.undecided(Schedule(3, 12, extra_share=0.5), [*quiet, *noisy]) == noisy
+    assert book.undecided(Schedule(3, 12, extra_share=None), [*quiet, *noisy]) == noisy
+    assert Schedule(3, 12, extra_share=0.1).describe()["extra_share"] == 0.1
+
+
+def test_a_change_beyond_twice_in_every_round_is_first_in_line():
+    """Of two undecided configurations, one slowed 3x in both its rounds (its passes too scattered
+    for a call) costs more a round than the other: with the budget for one round, it gets it."""
+    steady, doubled = _spec(1), _spec(2)
+    book = RoundBook()
+    generator = random.Random(5)
+    for index in range(2):
+        for spec, factor, spent in ((steady, 1.0, 0.1), (doubled, 3.0, 0.4)):
+            for side, scale in (("base", 1.0), ("new", factor)):
+                forward = tuple(1e-3 * scale * math.exp(generator.uniform(0, 1.5)) for _ in range(5))
+                book.add(index, side, Measurement(spec, Status.OK, forward=forward, sampling_s=spent))
+    found = diff(book.runs("base"), book.runs("new"), 0.05, 0.05, paired=True).rows
+    rows = {json.loads(row.key.inputs)["data"]["shape"][0]: row for row in found}
+    assert all(not decided(row, Schedule(2, 10)) for row in rows.values()), [r.verdict for r in rows.values()]
+    assert {size: changed_every_round(row) for size, row in rows.items()} == {1: False, 2: True}
+    assert book.undecided(Schedule(2, 10, extra_share=0.8 / 2.0), [steady, doubled]) == [doubled]
 
 
 def test_rows_below_the_timers_resolution_stop_after_the_minimum():
@@ -122,21 +146,24 @@ def test_the_schedule_looks_between_the_minimum_and_the_maximum():
 @pytest.mark.slow
 def test_a_real_job_gives_another_round_exactly_to_what_its_file_leaves_undecided(tmp_path):
     """An A/A job of real MXNet workers, two to four rounds: reading its own file back, each
-    configuration got round j (j >= 2) exactly when the diff of rounds 0..j-1 (what the job saw)
-    left a row of it undecided."""
+    configuration got round j (j >= 2) only when the diff of rounds 0..j-1 (what the job saw) left
+    a row of it undecided, and every such configuration got it unless its round cost more than the
+    job's budget left after those that did."""
     options = RunOptions(threads=1, warmup=1, runs=3)
     config = SweepConfig(options=options, ops=("exp",))
     result = run_ab(config, {"base": Build(), "new": Build()}, rounds=4, min_rounds=2)
-    assert result.schedule.max_sampling_s == CONFIGURATION_BUDGETS * options.budget_s == 1.0
+    assert result.schedule.extra_share == EXTRA_SHARE
     path = tmp_path / "ab.json"
     path.write_text(render_json(ab_document(result, {})))
     document = json.loads(path.read_text())
     assert document["ab"]["schedule"]["min_rounds"] == 2 and document["ab"]["schedule"]["max_rounds"] == 4
     got: dict[tuple[str, str], int] = {}
+    spent: dict[tuple[tuple[str, str], int], float] = {}
     for record in document["results"]:
-        if record["side"] == "base":
-            name = (record["op"], canonical_inputs(record["inputs"]))
-            got[name] = max(got.get(name, 0), record["round"] + 1)
+        name = (record["op"], canonical_inputs(record["inputs"]))
+        got[name] = max(got.get(name, 0), record["round"] + 1)
+        spent[name, record["round"]] = spent.get((name, record["round"]), 0.0) + record["sampling"]["seconds"]
+    minimum = sum(seconds for (_, index), seconds in spent.items() if index < 2)
     assert set(document["ab"]["schedule"]["rounds_run"]) == {str(k) for k in got.values()}
     for look in range(2, 4):
         early = {**document, "results": [r for r in document["results"] if r["round"] < look]}
@@ -144,6 +171,9 @@ def test_a_real_job_gives_another_round_exactly_to_what_its_file_leaves_undecide
         early_path.write_text(json.dumps(early))
         rows = diff_ab(read_ab(str(early_path)), 0.05, 0.05).rows
         open_now = {(row.key.op, row.key.inputs) for row in rows if not decided(row, result.schedule)}
-        for name, rounds in got.items():
-            if rounds >= look:  # it was still running at this look
-                assert (rounds > look) == (name in open_now), (name, look, rounds)
+        running = {name for name, rounds in got.items() if rounds >= look}
+        continued = {name for name in running if got[name] > look}
+        assert continued <= open_now, (look, continued - open_now)
+        left = EXTRA_SHARE * minimum - sum(s for (_, index), s in spent.items() if 2 <= index < look)
+        left -= sum(spent[name, look - 1] for name in continued)
+        assert all(spent[name, look - 1] > left for name in (running & open_now) - continued), look

@@ -32,6 +32,7 @@ from opperf.frameworks import get_backend
 from opperf.options import RunOptions
 from opperf.report.json_report import render_json
 from opperf.rules.profiles import STANDARD
+from opperf.sequential import EXTRA_SHARE
 from opperf.sweep import DEFAULT_TIMEOUT_S, SweepConfig
 from opperf.utils.files import claimed, write_atomically
 from opperf.utils.signals import exit_status, stop_on_signals
@@ -84,8 +85,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_MIN_ROUNDS,
         type=whole(1, "min-rounds"),
         help="the rounds every configuration gets; after them, one gets another round only while "
-        "the diff of its rounds so far leaves it undecided (same as --rounds: a fixed number) "
-        f"(default: {DEFAULT_MIN_ROUNDS})",
+        "the diff of its rounds so far leaves it undecided, the cheapest first, while the further "
+        f"rounds have spent under {EXTRA_SHARE:g} of what these spent (same as --rounds: a fixed "
+        f"number) (default: {DEFAULT_MIN_ROUNDS})",
     )
     add_affinity(parser, "both sides' workers", "; each side's next worker starts on the others meanwhile")
     parser.add_argument("--output-file", required=True, help="the A/B file to write (JSON)")
