@@ -15,7 +15,7 @@ import pytest
 
 from opperf import OpperfError, RunOptions
 from opperf.cli import main
-from opperf.cli.sweep import _ProgressBar
+from opperf.cli.progress import SweepBar
 from opperf.options import OVERSUBSCRIPTION_LIMIT
 from opperf.sweep import SweepConfig, run_sweep
 from opperf.utils.affinity import available_cpus
@@ -119,7 +119,7 @@ def test_progress_names_the_operator_running_then_the_one_finished(capsys):
         (1, "log", False),
         (2, "log", True),
     ]
-    bar = _ProgressBar()
+    bar = SweepBar()
     labels = []
     for done, total, op, results in calls:
         bar(done, total, op, results)

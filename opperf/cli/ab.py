@@ -20,13 +20,13 @@ from opperf.ab import (
     ROUND_SHARE,
     SIDES,
     Build,
-    Pair,
     ab_document,
     ab_environment,
     mismatches,
     run_ab,
 )
 from opperf.cli.common import add_affinity, add_quiet, add_selection, check_writable, seconds, whole
+from opperf.cli.progress import RoundsBar, wanted
 from opperf.errors import OpperfError
 from opperf.frameworks import get_backend
 from opperf.options import RunOptions
@@ -117,7 +117,7 @@ def run(arguments: argparse.Namespace) -> int:
         timeout_s=arguments.timeout,
         affinity=arguments.affinity,
     )
-    progress = _RoundsProgress() if sys.stderr.isatty() and not arguments.quiet else None
+    bar = RoundsBar() if wanted(arguments) else None
     with claimed(arguments.output_file), stop_on_signals() as stopping:
         try:
             result = run_ab(
@@ -125,12 +125,12 @@ def run(arguments: argparse.Namespace) -> int:
                 builds,
                 arguments.rounds,
                 arguments.min_rounds,
-                progress=progress,
+                progress=(lambda pair: bar(pair.round, pair.base.spec.label)) if bar else None,
                 done=stopping.settle,
             )
         finally:
-            if progress is not None:
-                progress.close()
+            if bar is not None:
+                bar.close()
         if not result.pairs:
             raise OpperfError("the selection measured nothing on both sides; choose operators with --ops")
         write_atomically(arguments.output_file, render_json(ab_document(result, ab_environment(result))))
@@ -146,19 +146,3 @@ def run(arguments: argparse.Namespace) -> int:
     if stopping.received:  # stopped during the rounds (the file says interrupted), or after them
         return exit_status(stopping.received[0])
     return exit_status(signal.SIGINT) if result.interrupted else 0
-
-
-class _RoundsProgress:
-    """A progress line on a terminal: pairs measured, the round, the configuration last measured."""
-
-    def __init__(self) -> None:
-        from tqdm import tqdm
-
-        self._bar = tqdm(desc="ab", unit=" pairs", file=sys.stderr, leave=False, dynamic_ncols=True)
-
-    def __call__(self, pair: Pair) -> None:
-        self._bar.set_postfix_str(f"round {pair.round}: {pair.base.spec.label}", refresh=False)
-        self._bar.update(1)
-
-    def close(self) -> None:
-        self._bar.close()

@@ -8,7 +8,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from opperf.cli.common import check_writable
+from opperf.cli.common import add_quiet, check_writable
+from opperf.cli.progress import Stages, wanted
 from opperf.configs import render
 from opperf.frameworks import FRAMEWORKS
 from opperf.models import MODES, capture_model, load_model
@@ -53,6 +54,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         help="inference: a forward pass; training: a forward pass in training mode and its backward "
         "(default: inference)",
     )
+    add_quiet(parser)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -69,8 +71,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(arguments: argparse.Namespace) -> int:
     check_writable(arguments.output_file, "--output-file", "configs.jsonl")
-    loaded = load_model(arguments.framework, arguments.model, arguments.input_shape)
-    captured = capture_model(arguments.framework, loaded, arguments.mode)
+    stages = Stages("capture", wanted(arguments))
+    try:
+        stages(f"loading {arguments.model}")
+        loaded = load_model(arguments.framework, arguments.model, arguments.input_shape)
+        stages(f"running {loaded.name} once ({arguments.mode}), recording its operators")
+        captured = capture_model(arguments.framework, loaded, arguments.mode)
+    finally:
+        stages.close()
     write_atomically(arguments.output_file, render(captured))
     print(
         f"{captured.header.calls} calls, {len(captured.configurations)} distinct configurations of "

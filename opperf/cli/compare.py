@@ -8,7 +8,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from opperf.cli.common import check_writable, names, report_format, whole, write_or_print
+from opperf.cli.common import add_quiet, check_writable, names, report_format, whole, write_or_print
+from opperf.cli.progress import Stages, wanted
 from opperf.comparison import (
     COMPARE_ROUNDS,
     DEFAULT_OPERATORS,
@@ -58,6 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="rounds each configuration is measured in, the namespaces taking turns; each other namespace "
         f"gets a ratio with its interval and a verdict against the first (default: {COMPARE_ROUNDS})",
     )
+    add_quiet(parser)
     RunOptions.add_arguments(parser)
 
 
@@ -72,11 +74,15 @@ def run(arguments: argparse.Namespace) -> int:
     check_namespaces(namespaces)
     check_devices(namespaces, options)
     rounds = getattr(arguments, "rounds", COMPARE_ROUNDS)  # sweep --compare takes the default
-    rows = [
-        row
-        for name in arguments.ops or DEFAULT_OPERATORS
-        for row in compare(name, configurations(name, namespaces[0]), namespaces, options, rounds)
-    ]
+    operators = arguments.ops or DEFAULT_OPERATORS
+    stages = Stages("compare", wanted(arguments))
+    rows = []
+    try:
+        for index, name in enumerate(operators):
+            stages(f"{name} ({index + 1} of {len(operators)}) in {', '.join(namespaces)}")
+            rows += compare(name, configurations(name, namespaces[0]), namespaces, options, rounds)
+    finally:
+        stages.close()
     document = comparison_document(rows, namespaces, options, sys.argv)
     rendered = (
         render_json(document) if chosen == "json" else render_comparison(rows, namespaces, options.threads)

@@ -12,10 +12,11 @@ import sys
 
 from opperf.cli.capture import add_model_arguments
 from opperf.cli.common import check_writable, report_format, whole, write_or_print
-from opperf.configs import by_operator
+from opperf.cli.progress import Stages, SweepBar, wanted
+from opperf.configs import ConfigsFile, by_operator
 from opperf.errors import OpperfError
 from opperf.frameworks import framework_module, get_backend
-from opperf.model_report import ModelReport, build
+from opperf.model_report import InModel, ModelReport, build
 from opperf.models import capture_model, load_model, running
 from opperf.options import RunOptions
 from opperf.report.model_markdown import render_model_markdown
@@ -78,26 +79,24 @@ def run(arguments: argparse.Namespace) -> int:
             check_writable(path, flag, example)
     framework = arguments.framework
     threads = get_backend(framework).set_threads(arguments.threads)
-    loaded = load_model(framework, arguments.model, arguments.input_shape)
-    capture = framework_module(framework, "capture")
-    captured = running(
-        loaded.name, "running it", lambda: capture.capture(loaded.model, loaded.inputs, "inference")
-    )
-    configs = capture_model(framework, loaded, "inference", captured)
+    stages = Stages("model", wanted(arguments))
+    try:
+        configs, in_model = _profiled(arguments, stages)
+    finally:
+        stages.close()
     if arguments.configs_file:
         from opperf.configs import render
 
         write_atomically(arguments.configs_file, render(configs))
-    profiler = framework_module(framework, "model_profile")
-    in_model = running(
-        loaded.name,
-        "profiling it",
-        lambda: profiler.profile(loaded.model, loaded.inputs, arguments.passes, captured),
-    )
     options = RunOptions(framework=framework, run_backward=False, mode="inference", threads=threads)
+    bar = SweepBar() if wanted(arguments) else None
     with stop_on_signals() as stopping:
         config = SweepConfig(options=options, configs=by_operator(configs.configurations))
-        replay = run_sweep(config, done=stopping.settle)  # a stop from then on is noted
+        try:
+            replay = run_sweep(config, progress=bar, done=stopping.settle)  # a stop from then on is noted
+        finally:
+            if bar is not None:
+                bar.close()
         if replay.interrupted:
             number = stopping.received[0] if stopping.received else signal.SIGINT
             print(
@@ -115,6 +114,28 @@ def run(arguments: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return exit_status(stopping.received[0]) if stopping.received else 0
+
+
+def _profiled(arguments: argparse.Namespace, stages: Stages) -> tuple[ConfigsFile, InModel]:
+    """The model's operator configurations (one forward pass, captured) and its per-operator
+    profile over ``--passes`` passes, each stage named on ``stages``."""
+    framework = arguments.framework
+    stages(f"loading {arguments.model}")
+    loaded = load_model(framework, arguments.model, arguments.input_shape)
+    stages(f"running {loaded.name} once, recording its operators")
+    capture = framework_module(framework, "capture")
+    captured = running(
+        loaded.name, "running it", lambda: capture.capture(loaded.model, loaded.inputs, "inference")
+    )
+    configs = capture_model(framework, loaded, "inference", captured)
+    stages(f"profiling {counted(arguments.passes, 'pass', 'passes')} of {loaded.name}")
+    profiler = framework_module(framework, "model_profile")
+    in_model = running(
+        loaded.name,
+        "profiling it",
+        lambda: profiler.profile(loaded.model, loaded.inputs, arguments.passes, captured),
+    )
+    return configs, in_model
 
 
 def _write_report(arguments: argparse.Namespace, output_format: str, report: ModelReport) -> None:

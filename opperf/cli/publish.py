@@ -11,7 +11,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from opperf.cli.common import fraction
+from opperf.cli.common import add_quiet, fraction
+from opperf.cli.progress import CountBar, wanted
 from opperf.errors import OpperfError
 from opperf.history.store import History
 from opperf.report.dashboard import publish
@@ -33,6 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the folder to write the pages into (--out is the same flag)",
     )
     parser.add_argument("--threshold", type=fraction, default=0.05, help="smallest step worth marking (0.05)")
+    add_quiet(parser)
 
 
 def run(arguments: argparse.Namespace) -> int:
@@ -45,7 +47,12 @@ def run(arguments: argparse.Namespace) -> int:
         runs, series = history.runs(), history.series()
     if not series:
         raise OpperfError(f"{arguments.db}: no runs with results; add result files with `opperf history add`")
-    written = publish(series, runs, out, arguments.threshold)
+    bar = CountBar("publish", "files") if wanted(arguments) else None
+    try:
+        written = publish(series, runs, out, arguments.threshold, bar)
+    finally:
+        if bar is not None:
+            bar.close()
     print(
         f"dashboard: {out / 'index.html'} ({counted(len(written), 'file')}, {counted(runs, 'run')})",
         file=sys.stderr,

@@ -27,6 +27,7 @@ from opperf.cli.common import (
     time_limit,
     whole,
 )
+from opperf.cli.progress import SweepBar, wanted
 from opperf.errors import OpperfError
 from opperf.frameworks import FRAMEWORKS, FrameworkFlag, framework_module, get_backend
 from opperf.history.store import History
@@ -226,35 +227,6 @@ def apply_framework_flags(arguments: argparse.Namespace, frameworks: tuple[str, 
             flag.apply(value)
 
 
-class _ProgressBar:
-    """A progress bar on stderr: operators done, the one running, the last one's statuses, time left."""
-
-    def __init__(self) -> None:
-        from tqdm import tqdm
-
-        self._bar = tqdm(unit="op", dynamic_ncols=True, file=sys.stderr)
-        self._last = ""
-
-    def __call__(self, done: int, total: int, op, results) -> None:
-        self._bar.total = total
-        if results:
-            self._last = f"{op.name} {'/'.join(sorted({m.status.value for m in results}))}"
-            label = f"last: {self._last}"
-        else:
-            label = f"running {op.name}" + (f"; last: {self._last}" if self._last else "")
-        self._bar.set_postfix_str(label, refresh=False)
-        self._bar.update(done - self._bar.n)
-        self._bar.refresh()
-
-    @property
-    def label(self) -> str:
-        """What the bar says after the counts."""
-        return self._bar.postfix or ""
-
-    def close(self) -> None:
-        self._bar.close()
-
-
 def replay_configurations(arguments: argparse.Namespace) -> tuple[configs.Configuration, ...]:
     """The --configs files' configurations (sampled with --configs-sample), checked against the
     framework's registry; none without --configs."""
@@ -341,7 +313,7 @@ def run(arguments: argparse.Namespace) -> int:
         framework_flags=given_framework_flags(arguments),
         configs=configs.by_operator(replayed),
     )
-    progress = _ProgressBar() if sys.stderr.isatty() and not arguments.quiet else None
+    progress = SweepBar() if wanted(arguments) else None
     with stop_on_signals() as stopping:
         try:
             # Once no operator is left to run, a stop is noted: the report of what finished is written.

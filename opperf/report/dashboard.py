@@ -14,7 +14,7 @@ import hashlib
 import re
 import shutil
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -181,36 +181,52 @@ def _regressions(items: Sequence[Entry]) -> str:
     )
 
 
-def publish(all_series: Sequence[Series], runs: int, out: Path, threshold: float) -> list[Path]:
+def publish(
+    all_series: Sequence[Series],
+    runs: int,
+    out: Path,
+    threshold: float,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[Path]:
     """Write the dashboard into ``out``; the paths written. The pages are written into a new folder
     beside ``out`` that then takes its place, so a publish stopped part way (or failing on a full disk)
-    leaves the previous dashboard whole, never an index linking to pages not written."""
+    leaves the previous dashboard whole, never an index linking to pages not written. ``progress`` is
+    called with the files written so far and their total after each."""
     items = sorted(entries(all_series, threshold), key=lambda e: e.series.label)
     out = out.resolve()
     staging = folder_beside(out, "new")
     try:
-        names = _write_pages(items, runs, threshold, staging)
+        names = _write_pages(items, runs, threshold, staging, progress)
         _swap_in(staging, out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return [out / name for name in names]
 
 
-def _write_pages(items: Sequence[Entry], runs: int, threshold: float, folder: Path) -> list[str]:
+def _write_pages(
+    items: Sequence[Entry],
+    runs: int,
+    threshold: float,
+    folder: Path,
+    progress: Callable[[int, int], None] | None,
+) -> list[str]:
     """Every file of the dashboard written into ``folder``; their names."""
     written: list[str] = []
+    by_page: dict[str, list[Entry]] = defaultdict(list)
+    for entry in items:
+        by_page[entry.page].append(entry)
+    total = len(ASSETS) + 2 + len(by_page)
 
     def write(name: str, text: str) -> None:
         write_atomically(folder / name, text)
         written.append(name)
+        if progress is not None:
+            progress(len(written), total)
 
     for name in ASSETS:
         write(name, asset(name))
     write("index.html", page("opperf dashboard", _index(items, runs, threshold), inline_assets=False))
     write("regressions.html", page("opperf regressions", _regressions(items), inline_assets=False))
-    by_page: dict[str, list[Entry]] = defaultdict(list)
-    for entry in items:
-        by_page[entry.page].append(entry)
     for name, group in by_page.items():
         title = f"opperf: {group[0].series.key.namespace}.{group[0].series.key.op}"
         write(name, page(title, _operator_page(group), inline_assets=False, prefix="../"))
