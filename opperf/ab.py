@@ -37,9 +37,11 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from opperf.ab_journal import KIND, JournaledPair, load_pairs, pair_entry, spec_key
+from opperf.checkpoint import JournalWriter
 from opperf.errors import OpperfError
 from opperf.frameworks import get_backend
-from opperf.isolation import BuildDescription, IsolatedRunner, RoundMeasured
+from opperf.isolation import BuildDescription, IsolatedRunner
 from opperf.options import RunOptions
 from opperf.report.document import AB_KIND, SCHEMA_VERSION, record
 from opperf.results import BenchmarkSpec, Measurement, Status
@@ -49,6 +51,7 @@ from opperf.sweep import SweepConfig, plan_operator, select_operators
 from opperf.utils.affinity import available_cpus, worker_cpus
 from opperf.utils.environment import Machine
 from opperf.utils.words import counted
+from opperf.verdicts.load import Key
 
 SIDES = ("base", "new")
 DEFAULT_ROUNDS = 10
@@ -105,6 +108,8 @@ class Pair:
     base: Measurement
     new: Measurement
     prepared_in: Mapping[str, int] = field(default_factory=dict)
+    from_journal: bool = False
+    """Whether an interrupted job measured it (``--resume`` took it from the journal)."""
 
 
 @dataclass(frozen=True)
@@ -125,6 +130,11 @@ class AbResult:
     @property
     def configurations(self) -> int:
         return len({pair.base.spec for pair in self.pairs})
+
+    @property
+    def resumed(self) -> int:
+        """Pairs taken from an interrupted job's journal."""
+        return sum(pair.from_journal for pair in self.pairs)
 
     def rounds_run(self) -> dict[str, int]:
         """How many configurations got how many rounds."""
@@ -188,17 +198,24 @@ def run_ab(
     min_rounds: int = DEFAULT_MIN_ROUNDS,
     progress: Callable[[Pair], None] | None = None,
     done: Callable[[], None] | None = None,
+    journal: str | None = None,
+    resume: bool = False,
+    fresh: bool = False,
 ) -> AbResult:
     """Measure every selected configuration on both sides, interleaved in ``min_rounds`` rounds
     and up to ``rounds`` for those still undecided (``opperf.sequential``; ``min_rounds`` at least
     ``rounds``: exactly ``rounds`` rounds for every configuration). ``progress`` is called with
     each pair as it is measured; ``done`` once no round is left (all run, or the job stopped), before
-    the workers close, as ``run_sweep``'s is."""
+    the workers close, as ``run_sweep``'s is. Each pair measured goes to ``journal`` (when given);
+    ``resume`` takes the pairs an interrupted job left there instead of measuring them again, and
+    ``fresh`` discards them (``opperf.ab_journal``)."""
     if rounds < 1 or min_rounds < 1:
         raise OpperfError(f"rounds must be at least 1, got {min(rounds, min_rounds)}")
     share = min(rounds, ROUND_SHARE)
     backend = get_backend(config.options.framework)
     options = config.options.validated(backend)
+    settings = ab_settings(config, options, builds, rounds, min_rounds)
+    prior = load_pairs(journal, settings, resume=resume, fresh=fresh) if journal else {}
     schedule = Schedule(min(min_rounds, rounds), rounds)
     config = replace(config, options=round_options(options, share))
     operators = select_operators(backend, config.ops, config.categories)
@@ -228,14 +245,20 @@ def run_ab(
         descriptions = {
             side: _described(runners[side], side, builds[side], options.framework) for side in SIDES
         }
+        writer = None
+        if journal:
+            writer = JournalWriter(journal, settings, append=bool(prior), kind=KIND)
+            stack.callback(writer.close)
         try:
             planned: list[BenchmarkSpec] = []
             for op in operators:
                 specs, unmeasured = plan_operator(op, config, backend)
                 skipped += unmeasured
                 planned += specs
-            for pair in interleaved(planned, runners, schedule, share):
-                pairs.append(pair)
+            for pair in interleaved(planned, runners, schedule, share, prior):
+                pairs.append(pair)  # kept before it is journaled: a stop during the write loses nothing
+                if writer is not None and not pair.from_journal:
+                    writer.write(pair_entry(pair.round, pair.base, pair.new, pair.prepared_in))
                 if progress is not None:
                     progress(pair)
         except KeyboardInterrupt:
@@ -261,6 +284,7 @@ def interleaved(
     runners: Mapping[str, IsolatedRunner],
     schedule: Schedule,
     share: int,
+    prior: Mapping[tuple[Key, int], JournaledPair] | None = None,
 ) -> Iterator[Pair]:
     """The rounds, each a pass over the configurations still undecided (``schedule``) with the
     sides taking turns per configuration, and fresh workers on both sides for every round; each
@@ -280,7 +304,14 @@ def interleaved(
     its rounds', so no later round could change its verdict, and a crash repeated each round cost
     a worker start each time (in a full-registry job, five such configurations, three of them
     ``_contrib_quantize_asym`` crashing MXNet on both sides, took 2.9 s of round 1, most of it
-    waiting for a worker to start)."""
+    waiting for a worker to start).
+
+    A pair in ``prior`` (an interrupted job's journal, by configuration and round) is taken as it is,
+    marked ``from_journal``, instead of measured; a configuration the journal holds a round of gets
+    that round whatever the decisions replayed say (they replay the same figures, rounded as files
+    round them)."""
+    prior = prior or {}
+    keys = {spec: spec_key(spec) for spec in specs} if prior else {}
     last: dict[tuple[BenchmarkSpec, str], Measurement] = {}
     book = RoundBook()
     active = list(specs)
@@ -289,25 +320,43 @@ def interleaved(
         for side in SIDES if round_index else ():
             runners[side].retire_worker()  # the next request gets a fresh worker
         for spec in active:
-            measured: dict[str, RoundMeasured] = {}
-            for side in order(round_index):
-                previous = pass_seconds(last.get((spec, side)))
-                plan = round_plan(spec.options.plan, share, round_index, previous)
-                measured[side] = runners[side].run_round(spec, round_index, plan)
-                last[spec, side] = measured[side].measurement
+            journaled = prior.get((keys[spec], round_index)) if prior else None
+            if journaled is not None:
+                measured = {side: replace(getattr(journaled, side), spec=spec) for side in SIDES}
+                prepared_in = journaled.prepared_in
+            else:
+                measured, prepared_in = {}, {}
+                for side in order(round_index):
+                    previous = pass_seconds(last.get((spec, side)))
+                    plan = round_plan(spec.options.plan, share, round_index, previous)
+                    result = runners[side].run_round(spec, round_index, plan)
+                    measured[side], prepared_in[side] = result.measurement, result.prepared_in
             for side in SIDES:
-                book.add(round_index, side, measured[side].measurement)
-            yield Pair(
-                round_index,
-                measured["base"].measurement,
-                measured["new"].measurement,
-                {side: measured[side].prepared_in for side in SIDES},
-            )
+                last[spec, side] = measured[side]
+                book.add(round_index, side, measured[side])
+            yield Pair(round_index, measured["base"], measured["new"], prepared_in, journaled is not None)
         round_index += 1
         active = [spec for spec in active if all(last[spec, side].status is Status.OK for side in SIDES)]
         if round_index < schedule.min_rounds:
             continue
-        active = book.undecided(schedule, active) if schedule.looks_after(round_index) else []
+        chosen = set(book.undecided(schedule, active) if schedule.looks_after(round_index) else ())
+        chosen |= {spec for spec in active if prior and (keys[spec], round_index) in prior}
+        active = [spec for spec in active if spec in chosen]
+
+
+def ab_settings(
+    config: SweepConfig, options: RunOptions, builds: Mapping[str, Build], rounds: int, min_rounds: int
+) -> dict[str, object]:
+    """What must match for an interrupted job to be resumed: the run options, the selection, both
+    builds and the rounds."""
+    return {
+        **options.settings(),
+        "ops": list(config.ops or ()),
+        "categories": list(config.categories or ()),
+        "builds": {side: builds[side].describe() for side in SIDES},
+        "rounds": rounds,
+        "min_rounds": min_rounds,
+    }
 
 
 def _described(runner: IsolatedRunner, side: str, build: Build, framework: str) -> BuildDescription:

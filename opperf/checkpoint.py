@@ -1,5 +1,6 @@
 """The sweep's journal: one JSON line per finished operator, so a killed sweep loses only the operator
-in flight, and ``--resume`` continues where it stopped.
+in flight, and ``--resume`` continues where it stopped. An A/B job keeps one too, a line per measured
+pair (``opperf.ab_journal``); the header names the kind, so neither resumes the other's.
 
 The first line records the settings that make results comparable; resuming with other settings is
 refused. Each later line holds one operator's records in the results-file format, written (handed to
@@ -39,8 +40,23 @@ class Journal:
     torn: bool = False
 
 
-def load_journal(path: str) -> Journal | None:
-    """The journal at ``path``, or None if there is none; OpperfError if it is not a journal."""
+KINDS = {"sweep": "sweep", "ab": "A/B job"}
+"""The jobs that keep a journal, and what messages call them."""
+
+
+@dataclass(frozen=True)
+class JournalLines:
+    """A journal's settings, its entries after the header (None for a line that is not JSON), and
+    whether its last line was torn."""
+
+    settings: dict[str, object]
+    entries: tuple[object, ...]
+    torn: bool
+
+
+def read_lines(path: str, kind: str) -> JournalLines | None:
+    """The journal of ``kind`` at ``path``, or None if there is none; OpperfError if it is not one
+    (a journal without a kind is a sweep's, as they were written before A/B jobs kept one)."""
     if not os.path.exists(path):
         return None
     with open(path, "rb") as journal:
@@ -49,20 +65,32 @@ def load_journal(path: str) -> Journal | None:
     lines = content.split(b"\n")
     lines.pop()  # what follows the last newline: nothing, or a torn line
     header = _entry(lines[0]) if lines else None
-    if not isinstance(header, dict) or header.get("journal") != FORMAT_VERSION or "settings" not in header:
+    if (
+        not isinstance(header, dict)
+        or header.get("journal") != FORMAT_VERSION
+        or header.get("kind", "sweep") != kind
+        or not isinstance(header.get("settings"), dict)
+    ):
         raise OpperfError(
-            f"{path} is not an opperf sweep journal (version {FORMAT_VERSION}) or its first line is damaged; "
-            "start afresh with --fresh (it discards the journal)"
+            f"{path} is not an opperf {KINDS[kind]} journal (version {FORMAT_VERSION}) or its first line "
+            "is damaged; start afresh with --fresh (it discards the journal)"
         )
+    return JournalLines(header["settings"], tuple(_entry(line) for line in lines[1:]), torn)
+
+
+def load_journal(path: str) -> Journal | None:
+    """The sweep journal at ``path``, or None if there is none; OpperfError if it is not one."""
+    lines = read_lines(path, "sweep")
+    if lines is None:
+        return None
     finished: dict[str, tuple[Measurement, ...]] = {}
     damaged = 0
-    for line in lines[1:]:
-        entry = _entry(line)
+    for entry in lines.entries:
         try:
             finished[entry["op"]] = tuple(measurement_from_record(r) for r in entry["records"])
         except (TypeError, KeyError, ValueError):
             damaged += 1
-    return Journal(settings=header["settings"], finished=finished, damaged=damaged, torn=torn)
+    return Journal(settings=lines.settings, finished=finished, damaged=damaged, torn=lines.torn)
 
 
 def _entry(line: bytes) -> object:
@@ -74,14 +102,14 @@ def _entry(line: bytes) -> object:
 
 
 class JournalWriter:
-    """Appends finished operators to the journal, each line flushed, then synced to disk in the
-    background (a line is written only once the one before it is on disk, and closing waits for the
-    last), under an exclusive lock held until it is closed."""
+    """Appends entries (a sweep's finished operators) to the journal, each line flushed, then synced
+    to disk in the background (a line is written only once the one before it is on disk, and closing
+    waits for the last), under an exclusive lock held until it is closed."""
 
-    def __init__(self, path: str, settings: dict[str, object], *, append: bool) -> None:
+    def __init__(self, path: str, settings: dict[str, object], *, append: bool, kind: str = "sweep") -> None:
         if append:
             _cut_torn_line(path)
-        # Unbuffered: a line is on its way to the disk when ``_write`` returns, and nothing is left in
+        # Unbuffered: a line is on its way to the disk when ``write`` returns, and nothing is left in
         # a buffer for ``close`` to fail on (a full disk would raise again there).
         self._file: BinaryIO = open(path, "ab" if append else "wb", buffering=0)  # noqa: SIM115
         try:
@@ -89,17 +117,20 @@ class JournalWriter:
         except OSError:
             self._file.close()
             raise OpperfError(
-                f"another sweep is writing {path}; wait for it to finish, or choose another --output-file"
+                f"another {KINDS[kind]} is writing {path}; wait for it to finish, or choose another "
+                "--output-file"
             ) from None
         self._syncer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="opperf-journal")
         self._syncing: Future | None = None
         if not append:
-            self._write({"journal": FORMAT_VERSION, "settings": settings})
+            self.write({"journal": FORMAT_VERSION, "kind": kind, "settings": settings})
 
     def add(self, op: str, measurements: Iterable[Measurement]) -> None:
-        self._write({"op": op, "records": [record(m) for m in measurements]})
+        """A sweep's finished operator."""
+        self.write({"op": op, "records": [record(m) for m in measurements]})
 
-    def _write(self, entry: dict[str, object]) -> None:
+    def write(self, entry: dict[str, object]) -> None:
+        """One entry, as a line."""
         line = memoryview((json.dumps(entry) + "\n").encode("utf-8"))
         self._synced()
         position = self._file.tell()
@@ -144,7 +175,7 @@ def _cut_torn_line(path: str) -> None:
             journal.truncate(content.rfind(b"\n") + 1)
 
 
-def check_settings(path: str, journal: Journal, settings: dict[str, object]) -> None:
+def check_settings(path: str, journal: Journal | JournalLines, settings: dict[str, object]) -> None:
     """Refuse to resume a journal made with settings that would make results incomparable."""
     settings = json.loads(json.dumps(settings))  # as the journal stores them: a thread list is a list
     keys = sorted(set(settings) | set(journal.settings))

@@ -248,24 +248,70 @@ def test_two_jobs_naming_one_output_file_are_refused(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_sigterm_stops_a_job_with_143_keeping_what_finished(tmp_path):
+def test_sigterm_stops_a_job_with_143_and_resume_measures_only_what_its_journal_lacks(tmp_path):
+    """A job stopped by SIGTERM once its journal holds a few pairs: exit 143, its file marked
+    interrupted, the journal kept; the same command with --resume takes those pairs as they were
+    (the same samples, not measured again), measures the rest, and removes the journal."""
     import signal
     import subprocess
     import time
     from pathlib import Path
 
     output = tmp_path / "ab.json"
+    journal = Path(f"{output}.journal.jsonl")
     script = Path(__file__).resolve().parent.parent / "opperf.py"
-    process = subprocess.Popen(
-        [sys.executable, str(script), "ab", "--categories", "unary", "--threads", "1", "--rounds", "3",
-         "--min-rounds", "3", "--output-file", str(output)],
-        stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    time.sleep(8)  # into the rounds: three of 60-odd unary operators take longer
-    assert process.poll() is None
+    command = [sys.executable, str(script), "ab", "--ops", "exp,log,sqrt,tanh,sin,cos", *QUICK,
+               "--min-rounds", "2", "--output-file", str(output)]  # fmt: skip
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while (not journal.exists() or journal.read_text().count("\n") < 4) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert process.poll() is None, process.communicate()[1]
     process.send_signal(signal.SIGTERM)
     _, err = process.communicate(timeout=60)
     assert process.returncode == 143, err
+    assert json.loads(output.read_text())["ab"]["interrupted"] is True
+    assert "interrupted: " in err and "--resume" in err
+    journaled = [json.loads(line) for line in journal.read_text().splitlines()[1:]]
+    assert len(journaled) >= 3
+
+    resumed = subprocess.run(
+        [*command, "--resume"], stderr=subprocess.PIPE, text=True, timeout=180, check=False
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{len(journaled)} pairs from the journal" in resumed.stderr
+    assert not journal.exists()
     document = json.loads(output.read_text())
-    assert document["ab"]["interrupted"] is True and document["results"]
-    assert "interrupted: " in err
+    assert document["ab"]["interrupted"] is False
+    records = {
+        (r["function"], json.dumps(r["inputs"]), r["round"], r["side"]): r for r in document["results"]
+    }
+    for pair in journaled:
+        for side in ("base", "new"):
+            kept = records[pair[side]["function"], json.dumps(pair[side]["inputs"]), pair["round"], side]
+            assert kept["forward"]["samples_s"] == pair[side]["forward"]["samples_s"]
+    configurations = {(r["function"], json.dumps(r["inputs"])) for r in document["results"]}
+    assert len(document["results"]) == 2 * 2 * len(configurations) > 2 * len(journaled)
+
+
+def test_a_journal_is_never_overwritten_nor_resumed_with_other_settings(tmp_path, capsys):
+    """Without --resume or --fresh an interrupted job's journal is refused; resuming it with
+    other settings, or resuming a sweep's journal, is refused by name; all before any worker runs."""
+    output = tmp_path / "ab.json"
+    journal = tmp_path / "ab.json.journal.jsonl"
+    settings = {"journal": 1, "kind": "ab", "settings": {"rounds": 4}}
+    journal.write_text(json.dumps(settings) + "\n")
+    argv = ["ab", "--ops", "exp", *QUICK, "--output-file", str(output)]
+    assert main(argv) == 2
+    assert "holds an interrupted A/B job: continue it with --resume, or discard it with --fresh" in (
+        capsys.readouterr().err
+    )
+    assert main([*argv, "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot resume" in err and "rounds: journal 4, now 2" in err
+    journal.write_text(json.dumps({"journal": 1, "settings": {}}) + "\n")  # a sweep's
+    assert main([*argv, "--resume"]) == 2
+    assert "is not an opperf A/B job journal" in capsys.readouterr().err
+    assert main([*argv, "--resume", "--fresh"]) == 2
+    assert "choose one" in capsys.readouterr().err
+    assert not output.exists()

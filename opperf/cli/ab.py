@@ -25,7 +25,15 @@ from opperf.ab import (
     mismatches,
     run_ab,
 )
-from opperf.cli.common import add_affinity, add_quiet, add_selection, check_writable, seconds, whole
+from opperf.cli.common import (
+    JOURNAL_SUFFIX,
+    add_affinity,
+    add_quiet,
+    add_selection,
+    check_writable,
+    seconds,
+    whole,
+)
 from opperf.cli.progress import RoundsBar, wanted
 from opperf.errors import OpperfError
 from opperf.frameworks import get_backend
@@ -36,6 +44,7 @@ from opperf.sequential import EXTRA_SHARE
 from opperf.sweep import DEFAULT_TIMEOUT_S, SweepConfig
 from opperf.utils.files import claimed, write_atomically
 from opperf.utils.signals import exit_status, stop_on_signals
+from opperf.utils.words import counted
 
 HELP = "measure two builds or settings interleaved in one job (then: opperf diff AB.json)"
 
@@ -97,13 +106,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=seconds,
         help=f"seconds one measurement may take (default: {DEFAULT_TIMEOUT_S:g})",
     )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue an interrupted job from its journal (OUTPUT_FILE.journal.jsonl), without "
+        "measuring again the pairs it holds",
+    )
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="discard the journal an interrupted job left at OUTPUT_FILE.journal.jsonl and start over "
+        "(without it, or --resume, an existing journal is refused)",
+    )
     add_quiet(parser)
     add_selection(parser)
     RunOptions.add_arguments(parser)
 
 
 def run(arguments: argparse.Namespace) -> int:
+    if arguments.resume and arguments.fresh:
+        raise OpperfError("--resume continues the journal and --fresh discards it; choose one")
     check_writable(arguments.output_file)
+    journal = arguments.output_file + JOURNAL_SUFFIX
     builds = {
         side: Build(getattr(arguments, f"{side}_python"), dict(getattr(arguments, f"{side}_env")))
         for side in SIDES
@@ -127,6 +151,9 @@ def run(arguments: argparse.Namespace) -> int:
                 arguments.min_rounds,
                 progress=(lambda pair: bar(pair.round, pair.base.spec.label)) if bar else None,
                 done=stopping.settle,
+                journal=journal,
+                resume=arguments.resume,
+                fresh=arguments.fresh,
             )
         finally:
             if bar is not None:
@@ -138,11 +165,18 @@ def run(arguments: argparse.Namespace) -> int:
         print(f"note: the builds differ: {line}", file=sys.stderr)
     status = "interrupted: " if result.interrupted else ""
     rounds = ", ".join(f"{count} in {rounds}" for rounds, count in result.rounds_run().items())
+    resumed = f", {counted(result.resumed, 'pair')} from the journal" if result.resumed else ""
     print(
-        f"{status}{result.configurations} configurations x 2 sides (rounds: {rounds}) in "
+        f"{status}{result.configurations} configurations x 2 sides (rounds: {rounds}{resumed}) in "
         f"{result.wall_seconds:.0f} s; compare with: opperf diff {arguments.output_file}",
         file=sys.stderr,
     )
+    if result.interrupted:
+        print(
+            f"the journal is kept: continue with the same command and --resume ({journal})", file=sys.stderr
+        )
+    else:
+        os.unlink(journal)
     if stopping.received:  # stopped during the rounds (the file says interrupted), or after them
         return exit_status(stopping.received[0])
     return exit_status(signal.SIGINT) if result.interrupted else 0
