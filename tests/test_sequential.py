@@ -74,27 +74,31 @@ def test_only_undecided_configurations_get_another_round():
     assert {verdicts[size] for size in range(31, 35)} == {"inconclusive"}
 
 
-def test_the_rounds_after_the_minimum_go_to_the_cheapest_undecided_within_the_jobs_budget():
+def test_the_rounds_after_the_minimum_go_to_undecided_configurations_within_the_jobs_budget():
     """Three rounds cost 33 s of sampling: 30 settled configurations at 0.1 s a side and round,
-    four undecided ones at 0.5 s and one at 1 s. A budget of a tenth of that (3.3 s) buys the three
-    cheap rounds (3 s) and not the costly one (2 s); half of it (16.5 s), or no limit, buys all four."""
+    three undecided ones at 0.5 s and one at 1 s (rounds of 1 s and 2 s, both sides). A budget of a
+    fifth of that (6.6 s, 1.65 s a configuration undecided) buys the three cheap rounds and not the
+    costly one, though 3.6 s would be left for it; half (16.5 s), or no limit, buys all four; a
+    twentieth (1.65 s, 0.41 s each) none."""
     quiet, noisy = [_spec(s) for s in range(1, 31)], [_spec(s) for s in range(31, 35)]
     costly, *cheap = noisy
     book = _book(
         quiet, noisy, [], 3, {costly: 1.0, **{spec: 0.5 for spec in cheap}, **dict.fromkeys(quiet, 0.1)}
     )
     assert book.round_cost(costly) == 2.0 and book.budget_left(
-        Schedule(3, 12, extra_share=0.1)
-    ) == pytest.approx(3.3)
-    assert book.undecided(Schedule(3, 12, extra_share=0.1), [*quiet, *noisy]) == cheap
+        Schedule(3, 12, extra_share=0.2)
+    ) == pytest.approx(6.6)
+    assert book.undecided(Schedule(3, 12, extra_share=0.2), [*quiet, *noisy]) == cheap
     assert book.undecided(Schedule(3, 12, extra_share=0.5), [*quiet, *noisy]) == noisy
     assert book.undecided(Schedule(3, 12, extra_share=None), [*quiet, *noisy]) == noisy
-    assert Schedule(3, 12, extra_share=0.1).describe()["extra_share"] == 0.1
+    assert book.undecided(Schedule(3, 12, extra_share=0.05), [*quiet, *noisy]) == []
+    assert Schedule(3, 12, extra_share=0.2).describe()["extra_share"] == 0.2
 
 
 def test_a_change_beyond_twice_in_every_round_is_first_in_line():
     """Of two undecided configurations, one slowed 3x in both its rounds (its passes too scattered
-    for a call) costs more a round than the other: with the budget for one round, it gets it."""
+    for a call) costs more a round than the other and than an equal share of the budget: with the
+    budget for its round alone, it gets it."""
     steady, doubled = _spec(1), _spec(2)
     book = RoundBook()
     generator = random.Random(5)
