@@ -228,10 +228,19 @@ def comparison_options(options: RunOptions) -> RunOptions:
     return replace(options, threads=COMPARE_THREADS if options.threads is None else options.threads)
 
 
-COMPARE_ROUNDS = 5
-"""Rounds a comparison measures each configuration in (``--rounds``): the namespaces take turns in
-each, so every other namespace is a paired A/B job's new side against the first
-(``verdicts.namespaces``), and each round gets a share of the budget (``ab.round_options``)."""
+COMPARE_ROUNDS = 10
+"""The most rounds a comparison measures a configuration in (``--rounds``): the namespaces take turns
+in each, so every other namespace is a paired A/B job's new side against the first
+(``verdicts.namespaces``)."""
+COMPARE_MIN_ROUNDS = 3
+"""The rounds every configuration gets; then another while a verdict of it is unsettled
+(``Versus.settled``), up to ``COMPARE_ROUNDS``. With five fixed rounds, 3 of 22 rows of ``mx.nd``
+against ``mx.np`` (add, exp, sum, dot, softmax) changed verdict from run to run, each a ratio within
+2% of 1 whose interval reached just past the 5% band in some runs: more rounds narrow such an
+interval; rows already ``same`` or clearly changed need none."""
+ROUND_BUDGET_SHARE = 5
+"""A round gets 1/ROUND_BUDGET_SHARE of ``--budget`` (1/rounds when fewer): a configuration settled
+in three rounds costs three fifths of a sweep's budget a namespace, one that takes ten twice it."""
 
 
 @dataclass(frozen=True)
@@ -252,10 +261,12 @@ def compare(
     namespaces: Sequence[str] = ("mx.nd", "mx.np", "torch"),
     options: RunOptions | None = None,
     rounds: int = COMPARE_ROUNDS,
+    min_rounds: int = COMPARE_MIN_ROUNDS,
 ) -> list[Row]:
     """Benchmark ``name`` (as called in the first namespace) with each configuration in every
-    namespace, in ``rounds`` rounds in which the namespaces take turns (the first goes first in even
-    rounds, last in odd ones: what runs first in a round meets the machine in another state).
+    namespace, in rounds in which the namespaces take turns (the first goes first in even rounds,
+    last in odd ones: what runs first in a round meets the machine in another state): ``min_rounds``
+    rounds, then another while a verdict of the configuration is unsettled, up to ``rounds``.
 
     A namespace with no counterpart, or whose counterpart cannot take a configuration, gets no
     measurement for it and the problem is recorded; an unknown operator in the first namespace raises.
@@ -271,7 +282,7 @@ def compare(
         known = source_backend.namespace_names(first)
         raise OpperfError(f"no operator {name!r} in {first}{suggest(name, known)}")
     source_tensors = tensor_order(source_function, framework_of_namespace(first))
-    share = round_options(options, rounds) if rounds > 1 else options
+    share = round_options(options, min(rounds, ROUND_BUDGET_SHARE)) if rounds > 1 else options
     rows = []
     for configuration in configurations:
         calls, problems = {}, {}
@@ -291,12 +302,23 @@ def compare(
                     measured[namespace] += benchmark(function, [inputs], run_options)
                 except OpperfError as error:
                     problems[namespace] = str(error)
-        measured = {ns: found for ns, found in measured.items() if ns not in problems}
+            measured = {ns: found for ns, found in measured.items() if ns not in problems}
+            if index + 1 >= min(min_rounds, rounds) and _settled(measured, namespaces):
+                break
         measurements = {ns: _together(measured.get(ns)) for ns in namespaces}
         rows.append(
             Row(name, dict(configuration), measurements, problems, {k: tuple(v) for k, v in measured.items()})
         )
     return rows
+
+
+def _settled(measured: Mapping[str, Sequence[Measurement]], namespaces: Sequence[str]) -> bool:
+    """Whether every verdict of a configuration's rounds so far is settled (``Versus.settled``)."""
+    present = [ns for ns in namespaces if ns in measured]
+    if len(present) < 2:
+        return True
+    found = versus([measured], present, DEFAULT_THRESHOLD, DEFAULT_ALPHA)
+    return all(found_versus.settled(DEFAULT_ALPHA) for found_versus in found.values())
 
 
 def _together(rounds: Sequence[Measurement] | None) -> Measurement | None:

@@ -108,3 +108,44 @@ def test_a_phase_one_namespace_does_no_work_in_is_noted():
     )
     assert no_work_note({"mx.nd": 0.94e-3, "torch": 0.5e-3}, "backward") is None
     assert no_work_note({"mx.nd": 9e-6, "torch": 5e-6}, "forward") is None
+
+
+def test_a_configurations_rounds_settle_when_every_verdict_is_same_called_or_below_the_tick():
+    """Five rounds: twice the time is called far inside the level and within 1% is same, both
+    settled; rounds that scatter by 20% leave an unsettled inconclusive verdict; a 4 us operator on
+    a 1 us timer is inconclusive below its resolution, and settled."""
+    from opperf.comparison import _settled
+    from opperf.verdicts.namespaces import versus
+
+    base = [1e-3 * f for f in (1.0, 1.01, 0.99, 1.0, 1.02)]
+    scattered = [t * f for t, f in zip(base, (1.2, 0.85, 1.15, 0.8, 1.1), strict=True)]
+    assert _settled({"mx.nd": _rounds(base), "mx.np": _rounds([2 * t for t in base])}, ["mx.nd", "mx.np"])
+    assert _settled({"mx.nd": _rounds(base), "mx.np": _rounds([t * 1.003 for t in base])}, ["mx.nd", "mx.np"])
+    assert not _settled({"mx.nd": _rounds(base), "mx.np": _rounds(scattered)}, ["mx.nd", "mx.np"])
+    ticks = {"mx.nd": _ticks([4, 4, 5, 4, 4]), "mx.np": _ticks([5, 4, 4, 5, 5])}
+    (found,) = versus([ticks], ["mx.nd", "mx.np"], 0.05, 0.05).values()
+    assert found.verdict.value == "inconclusive" and found.below_resolution and found.settled(0.05)
+    assert _settled(ticks, ["mx.nd", "mx.np"]) and _settled({"mx.nd": _rounds(base)}, ["mx.nd", "mx.np"])
+
+
+def _ticks(micros: list[int]) -> tuple:
+    """Rounds of a fast operator timed in whole microseconds: each round's five passes ``m`` or
+    ``m + 1`` us."""
+    from opperf.results import BenchmarkSpec, Measurement, Status
+
+    spec = BenchmarkSpec("mx.nd", "exp", ())
+    return tuple(
+        Measurement(spec=spec, status=Status.OK, forward=tuple(k * 1e-6 for k in (m, m + 1, m, m, m + 1)))
+        for m in micros
+    )
+
+
+def test_compare_takes_its_minimum_rounds_and_more_only_while_unsettled():
+    (row,) = compare("exp", [{"data": (64, 64)}], ("mx.nd", "mx.np"), QUICK, rounds=6, min_rounds=3)
+    taken = len(row.rounds["mx.nd"])
+    assert 3 <= taken <= 6 and len(row.rounds["mx.np"]) == taken
+    from opperf.comparison import _settled
+
+    shorter = {ns: found[: taken - 1] for ns, found in row.rounds.items()}
+    assert taken == 3 or not _settled(shorter, ("mx.nd", "mx.np"))
+    assert taken == 6 or _settled(row.rounds, ("mx.nd", "mx.np"))

@@ -11,6 +11,7 @@ import sys
 from opperf.cli.common import add_quiet, check_writable, names, report_format, whole, write_or_print
 from opperf.cli.progress import Stages, wanted
 from opperf.comparison import (
+    COMPARE_MIN_ROUNDS,
     COMPARE_ROUNDS,
     DEFAULT_OPERATORS,
     check_devices,
@@ -56,8 +57,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--rounds",
         type=whole(1, "rounds"),
         default=COMPARE_ROUNDS,
-        help="rounds each configuration is measured in, the namespaces taking turns; each other namespace "
-        f"gets a ratio with its interval and a verdict against the first (default: {COMPARE_ROUNDS})",
+        help="the most rounds a configuration is measured in, the namespaces taking turns: "
+        f"{COMPARE_MIN_ROUNDS} (fewer when --rounds is), then another while a verdict of it is "
+        "unsettled; each other namespace gets a ratio with its interval and a verdict against the "
+        f"first (default: {COMPARE_ROUNDS})",
     )
     add_quiet(parser)
     RunOptions.add_arguments(parser)

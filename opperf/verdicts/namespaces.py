@@ -25,6 +25,9 @@ from opperf.verdicts.diff import TICK_FLOOR
 from opperf.verdicts.inference import Contrast, assess, bh_qvalues
 from opperf.verdicts.load import timer_tick
 
+STOP_SHARE = 0.1
+"""A changed verdict settles a configuration's rounds only when its q-value is within this share of
+the level (the looks after each round would otherwise add to its false-call rate)."""
 NO_WORK_S = 10e-6
 """Below this a phase's median may be no computation at all (a gradient passed through, a view)..."""
 NO_WORK_FACTOR = 50
@@ -43,6 +46,19 @@ class Versus:
     verdict: Verdict
     reason: str | None
     flags: tuple[str, ...]
+    q: float | None = None
+    below_resolution: bool = False
+    """Whether a tick of the timer is more than the threshold of the phase's time."""
+
+    def settled(self, alpha: float) -> bool:
+        """Whether more rounds would hardly change the verdict: ``same``, called at a tenth of the
+        level (as an A/B job stops a row, ``sequential.STOP_SHARE``), or inconclusive below the
+        timer's resolution."""
+        if self.verdict is Verdict.INCONCLUSIVE:
+            return self.below_resolution
+        if self.verdict in (Verdict.SLOWER, Verdict.FASTER):
+            return self.q is not None and self.q <= alpha * STOP_SHARE
+        return True
 
 
 Rounds = Mapping[str, Sequence[Measurement]]
@@ -83,6 +99,8 @@ def versus(
             verdict=verdict,
             reason=reason,
             flags=flags,
+            q=q_of.get(i),
+            below_resolution=floor > math.log1p(threshold),
         )
     return result
 
