@@ -315,3 +315,27 @@ def test_a_journal_is_never_overwritten_nor_resumed_with_other_settings(tmp_path
     assert main([*argv, "--resume", "--fresh"]) == 2
     assert "choose one" in capsys.readouterr().err
     assert not output.exists()
+
+
+def test_a_worker_imports_nothing_beyond_numpy_and_the_framework(tmp_path):
+    """Another build's interpreter (``ab --base-python``) has numpy and the framework, nothing of
+    opperf's own dependencies: a worker there imports none of them (tabulate once broke it)."""
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    blocked = ("tabulate", "pandas", "tqdm", "openpyxl", "matplotlib", "scipy")
+    code = (
+        "import sys, importlib.abc\n"
+        "class Block(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path, target=None):\n"
+        f"        if name.split('.')[0] in {blocked!r}: raise ImportError('blocked: ' + name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        f"sys.path.insert(0, {str(root)!r})\n"
+        "import opperf.worker, opperf.frameworks.mxnet.backend\n"
+        "print('imported')\n"
+    )
+    found = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=False
+    )
+    assert found.returncode == 0 and "imported" in found.stdout, found.stderr

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from tabulate import tabulate
-
 
 def cell_text(value: object) -> object:
     """A cell's value with ``|`` escaped and line breaks as spaces; numbers and None unchanged."""
@@ -20,6 +18,10 @@ def cell_text(value: object) -> object:
 
 
 def markdown_table(rows: Iterable[Sequence[object]], headers: Sequence[str], **options: object) -> str:
-    """``rows`` under ``headers`` as a GitHub Markdown table (``options`` go to ``tabulate``)."""
+    """``rows`` under ``headers`` as a GitHub Markdown table (``options`` go to ``tabulate``, imported
+    here: a worker running in another build's interpreter, ``ab --base-python``, imports this module
+    but needs only numpy and the framework there)."""
+    from tabulate import tabulate
+
     escaped = [[cell_text(value) for value in row] for row in rows]
     return tabulate(escaped, headers=[cell_text(h) for h in headers], tablefmt="github", **options)
