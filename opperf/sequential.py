@@ -9,9 +9,10 @@ the first and too little on the second; so every configuration gets ``min_rounds
 after each round the job asks ``opperf.verdicts.diff`` (the same code, on the rounds so far, that
 ``opperf diff AB.json`` runs on the file) what it would say, and only configurations it leaves
 undecided get another round, up to ``max_rounds``, within the job's budget for rounds after the
-minimum (``extra_share`` of what the minimum rounds spent): the rounds go first to rows whose every
-round so far changed beyond ``DECISIVE_FACTOR``, then to the undecided configurations a round of
-which costs no more than an equal share of the budget left (``RoundBook.undecided``).
+minimum (``extra_share`` of what the minimum rounds spent, or ``least_extra_s``): the rounds go
+first to rows whose every round so far changed beyond ``DECISIVE_FACTOR``, then to the undecided
+configurations a round of which costs no more than an equal share of the budget left
+(``RoundBook.undecided``).
 
 Decided, so stopped: every row of the configuration is ``same`` (its ratio's interval lies inside
 the threshold band), or called ``slower``/``faster`` at ``STOP_SHARE`` of the FDR level (a tenth),
@@ -22,8 +23,9 @@ same count of ticks, and more of them add little). The false-call rate stays tha
 - A row stopped as ``same`` has |log ratio| below the band, and the final test calls a row only
   beyond it: its rounds are final and can never be called. A row's false call therefore needs it
   never to have looked ``same``, and then its final test is on all ``max_rounds`` rounds (fewer
-  where the job's budget ran out, which follows its rounds' cost, not its ratio), as in a fixed
-  design: stopping for ``same`` can only remove false calls.
+  where the job's budget ran out, which follows its rounds' cost, not its ratio, but for the rows
+  changed beyond ``DECISIVE_FACTOR`` in every round, which an unchanged row next to never is), as
+  in a fixed design: stopping for ``same`` can only remove false calls.
 - A row stopped as changed was called at the stricter level; over the looks, at most
   ``max_rounds - min_rounds`` of them, that adds at most a few tenths of the FDR level to its error
   (the looks are positively dependent, so far less than their sum).
