@@ -69,7 +69,8 @@ def test_compare_writes_json_pairing_its_records(tmp_path, capsys):
         assert nd["threads"] == th["threads"] == COMPARE_THREADS
 
 
-def test_sweep_compare_honours_output_format_and_json_file(tmp_path, capsys):
+def test_sweep_compare_honours_output_format_and_json_file(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("opperf.cli.compare.COMPARE_ROUNDS", 2)  # sweep --compare takes the default
     table, document = tmp_path / "c.md", tmp_path / "c.json"
     argv = ["--compare", "mx.nd,mx.np", "--ops", "exp", "--warmup", "0", "--runs", "1", "--no-backward"]
     assert main([*argv, "--output-file", str(table), "--json-file", str(document)]) == 0

@@ -45,7 +45,7 @@ SHARDED = ["--ops", "exp,log,sqrt,abs"]
 
 EXTRA: dict[str, list[str]] = {
     "sweep": [*FAST, "--no-isolation"],  # workers are tested elsewhere; starting one per command doubled this
-    "compare": FAST,
+    "compare": [*FAST, "--rounds", "2"],  # two rounds show the verdicts; up to ten take a minute
     "ab": [*FAST, "--rounds", "1"],  # one round shows the job works; three triple it
     "model": ["--input-shape", "1,3,16,16", "--passes", "2"],
 }
