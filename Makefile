@@ -9,7 +9,7 @@ OUT ?= results
 CTX ?= cpu
 ARGS ?=
 
-.PHONY: bench bench-torch compare test lint venv clean
+.PHONY: bench bench-torch compare test test-slow lint venv clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -34,7 +34,10 @@ compare: $(STAMP)
 	$(PY) opperf.py compare mx.nd,mx.np,torch --ctx '$(CTX)' --output-file '$(OUT)/compare_$(CTX).md' $(ARGS)
 
 test: $(STAMP)
-	$(PY) -m pytest -q $(ARGS)
+	$(PY) -m pytest -q -m "not slow" $(ARGS)
+
+test-slow: $(STAMP)
+	$(PY) -m pytest -q -m slow $(ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
