@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from opperf.results import BenchmarkSpec, Measurement, Status
+from opperf.results import BenchmarkSpec, DeviceWork, Measurement, Status, TimerKind
 from opperf.sampling import OVERHEAD_PLAN, Sampled, SamplingPlan, sample
 from opperf.stages import StageCheck
 from opperf.utils import load
@@ -88,11 +88,26 @@ class Samples:
     """A benchmark's measured passes as the plan sampled them, and the operators the times cover
     (empty when the timing strategy cannot see them). ``memory_peak_bytes`` is the peak memory of a
     full pass where the strategy read it from a pass it ran anyway (a warm-up pass, or PyTorch's
-    profiler session), so no probe pass of its own is needed; None otherwise."""
+    profiler session), so no probe pass of its own is needed; None otherwise. ``timer`` says what made
+    the samples; a strategy that reads device time adds the calls' host latency (``host``) and what
+    they ran on the device (``device_work``), and says why a backward pass it ran has no samples
+    (``backward_reason``: it ran nothing on the device)."""
 
     sampled: Sampled
     operators: tuple[str, ...] = ()
     memory_peak_bytes: int | None = None
+    timer: TimerKind = "host"
+    backward_reason: str | None = None
+    host: HostLatency | None = None
+    device_work: tuple[DeviceWork, ...] = ()
+
+
+@dataclass(frozen=True)
+class HostLatency:
+    """Synchronised wall-clock seconds of forward (and backward) calls, each timed on its own."""
+
+    forward: tuple[float, ...]
+    backward: tuple[float, ...] | None = None
 
 
 class Sampler(Protocol):
@@ -132,7 +147,7 @@ class PerCallSampler:
 
         memory = _ProbingWarmUp(passes, self.peak_memory)
         sampled = sample(memory.warm_pass, measured_pass, plan, self.clock, passes.warmed)
-        return Samples(sampled, tuple(sorted(operators)), memory.peak_bytes)
+        return Samples(sampled, tuple(sorted(operators)), memory.peak_bytes, timer=self.timer.kind)
 
 
 class _ProbingWarmUp:
@@ -194,6 +209,10 @@ class Session(Protocol):
 
     def settle(self) -> None:
         """Wait for work still queued, so a late error belongs to the benchmark that caused it."""
+
+    def device_fault(self, reason: str | None, device: str) -> bool:
+        """Whether a configuration that failed with ``reason`` may have left the worker's device
+        unusable (it is replaced, and the configuration tried once more in a fresh one)."""
 
 
 def measure(
@@ -295,7 +314,7 @@ def _measure_passes(
         reason=note or memory_problem,
         forward=sampled.forward,
         backward=sampled.backward,
-        backward_reason=passes.backward_reason,
+        backward_reason=samples.backward_reason or passes.backward_reason,
         memory_peak_bytes=memory,
         profiled_ops=samples.operators,
         warmup_runs=sampled.warmup_runs,
@@ -305,6 +324,10 @@ def _measure_passes(
         sampling_s=sampling_s,
         compile_s=passes.compile_s,
         stage_check=passes.stage_check,
+        timer=samples.timer,
+        host_forward=samples.host.forward if samples.host else None,
+        host_backward=samples.host.backward if samples.host else None,
+        device_work=samples.device_work,
     )
 
 

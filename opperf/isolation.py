@@ -118,6 +118,24 @@ class _Prepared:
 
 
 @dataclass(frozen=True)
+class DeviceFault:
+    """A worker's reply to a configuration that failed in a way that may have left its device
+    unusable (``Session.device_fault``); the worker exits after sending it, and the runner tries the
+    configuration once more in a fresh worker."""
+
+    reply: Measurement | RoundMeasured
+
+
+def _after_retry(reply: Measurement | RoundMeasured) -> Measurement | RoundMeasured:
+    """A reply that failed again in a fresh worker, saying so."""
+    measurement = reply.measurement if isinstance(reply, RoundMeasured) else reply
+    noted = replace(
+        measurement, reason=f"{measurement.reason} (and again in a fresh worker, tried once more)"
+    )
+    return replace(reply, measurement=noted) if isinstance(reply, RoundMeasured) else noted
+
+
+@dataclass(frozen=True)
 class BuildDescription:
     """A worker's framework build: its interpreter, the framework's version and registered names."""
 
@@ -219,10 +237,25 @@ def serve(backend: Backend, replies: BinaryIO, requests: BinaryIO, cpus: Sequenc
         elif isinstance(job, DescribeProbe):
             send_frame(replies, BuildDescription.of(backend))
         elif isinstance(job, Round):
-            send_frame(replies, prepared.measure(backend.session, job))
+            if not _answer(replies, backend.session, prepared.measure(backend.session, job)):
+                return
         else:
             prepared.release()
-            send_frame(replies, harness.measure(backend.session, job))
+            if not _answer(replies, backend.session, harness.measure(backend.session, job)):
+                return
+
+
+def _answer(replies: BinaryIO, session: Session, reply: Measurement | RoundMeasured) -> bool:
+    """Send a measurement's reply; False when it says the worker's device may be unusable
+    (``DeviceFault``), after which the worker exits."""
+    measurement = reply.measurement if isinstance(reply, RoundMeasured) else reply
+    if measurement.status is Status.FAILED and session.device_fault(
+        measurement.reason, measurement.spec.options.device
+    ):
+        send_frame(replies, DeviceFault(reply))
+        return False
+    send_frame(replies, reply)
+    return True
 
 
 def describe_exit(exitcode: int | None) -> str:
@@ -296,15 +329,17 @@ class IsolatedRunner:
     def _run_one(self, job: BenchmarkSpec, remaining: float) -> Measurement:
         return self._request(job, job, remaining)
 
-    def _request(self, message: object, job: BenchmarkSpec, remaining: float) -> object:
-        """Send ``message`` about ``job``; the worker's reply, or ``job``'s crashed or timed-out result."""
+    def _request(self, message: object, job: BenchmarkSpec, remaining: float, retry: bool = True) -> object:
+        """Send ``message`` about ``job``; the worker's reply, or ``job``'s crashed or timed-out result.
+        A reply that says the worker's device may be unusable (``DeviceFault``) costs that worker, and
+        the request is made once more to a fresh one."""
+        started = time.monotonic()
         try:
             self._ensure_worker()
             self._job_output_start = os.fstat(self._log).st_size
             send_frame(self._process.stdin, message)
             reply = self._receive(remaining)
             self._note_peak_rss()
-            return reply
         except _OutOfMemoryError as error:
             self._kill()
             return Measurement(
@@ -317,6 +352,12 @@ class IsolatedRunner:
             return self._timed_out(job)
         except (EOFError, OSError, pickle.UnpicklingError):
             return self._crashed(job)
+        if not isinstance(reply, DeviceFault):
+            return reply
+        self.retire_worker()  # it exits on its own after the fault
+        if not retry:
+            return _after_retry(reply.reply)
+        return self._request(message, job, remaining - (time.monotonic() - started), retry=False)
 
     def run_round(self, spec: BenchmarkSpec, index: int, plan: SamplingPlan | None = None) -> RoundMeasured:
         """Round ``index`` of ``spec``, measured with ``plan`` (None: the spec's own) on the worker's

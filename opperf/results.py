@@ -236,6 +236,45 @@ def _natural(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
+TimerKind = Literal["device", "profiler", "host"]
+"""What made a measurement's samples: ``device``, the device time of the work each call ran on a GPU
+(kernels, memory copies and sets, from CUPTI through the framework's profiler); ``profiler``, the host
+time of the operators the framework's profiler recorded; ``host``, the synchronised wall-clock time of
+each call (the Python timer)."""
+
+
+@dataclass(frozen=True)
+class DeviceWork:
+    """One piece of device work a configuration's calls ran in one phase (``forward``/``backward``):
+    a kernel, memory copy or memory set by name, how many times a call ran it, and its device seconds
+    per call (all runs together)."""
+
+    phase: str
+    kind: str
+    name: str
+    per_call: float
+    seconds: float
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "phase": self.phase,
+            "kind": self.kind,
+            "name": self.name,
+            "per_call": round(self.per_call, 4),
+            "seconds": round(self.seconds, 10),
+        }
+
+    @classmethod
+    def from_json(cls, value: dict[str, object]) -> DeviceWork:
+        return cls(
+            phase=str(value["phase"]),
+            kind=str(value["kind"]),
+            name=str(value["name"]),
+            per_call=float(value["per_call"]),
+            seconds=float(value["seconds"]),
+        )
+
+
 @dataclass(frozen=True)
 class Measurement:
     """The outcome of one spec: samples in seconds, peak memory in bytes, status and reason.
@@ -247,7 +286,10 @@ class Measurement:
     ``sampling_s`` the wall-clock seconds warm-up and measured passes took together (the part of a
     sweep spent running the operator rather than preparing or reporting it). For a graph or compile
     stage, ``compile_s`` is the seconds capturing or compiling took (with the first call, measured once,
-    never a sample) and ``stage_check`` how its outputs compared with eager ones.
+    never a sample) and ``stage_check`` how its outputs compared with eager ones. ``timer`` says what
+    made the samples (None in files written before it was recorded). On a GPU, where samples are device
+    time, ``host_forward``/``host_backward`` are the synchronised wall-clock times of calls timed apart
+    from them, and ``device_work`` what the calls ran on the device.
     """
 
     spec: BenchmarkSpec
@@ -265,6 +307,10 @@ class Measurement:
     sampling_s: float | None = None
     compile_s: float | None = None
     stage_check: StageCheck | None = None
+    timer: TimerKind | None = None
+    host_forward: tuple[float, ...] | None = None
+    host_backward: tuple[float, ...] | None = None
+    device_work: tuple[DeviceWork, ...] = ()
 
     @property
     def forward_summary(self) -> Summary | None:

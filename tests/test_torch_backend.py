@@ -179,7 +179,7 @@ def test_raw_profiler_events_give_each_marker_the_work_the_event_tree_gives(back
             seeds = torch.ones_like(outputs)
             with record_function(profiling.BACKWARD_MARK):
                 torch.autograd.grad(outputs, (data,), seeds)
-    raw = profiling._cpu_marked_work(profiling._raw_events(session))
+    raw = profiling._cpu_marked_work(profiling._raw_events(session.profiler.kineto_results.events()))
     tree = session.events()
     for mark in profiling.MARKS:
         expected = [
@@ -435,3 +435,73 @@ def test_a_benchmark_too_eventful_for_one_profiler_session_rotates_sessions(back
     assert m.status is Status.OK, m.reason
     assert len(m.forward) == len(m.backward) == 12 and _positive_finite(m.forward)
     assert len(opened) > 3  # the probe, the first session, and at least two rotations
+
+
+def test_activities_read_from_names_match_those_the_profiler_states():
+    """Before PyTorch 2.12 raw events do not say their activity; what opperf reads from their
+    names instead agrees with what later versions state, for every host event of a marked pass."""
+    from torch.profiler import record_function
+
+    from opperf.frameworks.torch import profiling
+
+    data = torch.rand(64, 16, requires_grad=True)
+    with profiling._session(on_gpu=False, memory=False) as session:
+        with record_function(profiling.FORWARD_MARK):
+            outputs = torch.exp(data)
+        with record_function(profiling.BACKWARD_MARK):
+            outputs.backward(torch.ones_like(outputs))
+    events = [
+        e
+        for e in session.profiler.kineto_results.events()
+        if e.activity_type() in ("cpu_op", "user_annotation")
+    ]
+    assert {e.activity_type() for e in events} == {"cpu_op", "user_annotation"}
+    stated = [e.activity_type() if e.name() in profiling.MARKS else "cpu_op" for e in events]
+    assert [profiling.activity_from_name(e) for e in events] == stated
+
+
+def test_device_work_is_counted_per_call_the_most_time_first_and_the_rest_summed():
+    from opperf.frameworks.torch import profiling
+    from opperf.frameworks.torch.profiling import Work
+
+    calls = [
+        [Work("gemm", 4e-6, "kernel", "aten::mm"), Work("Memset (Device)", 1e-6, "memset", "aten::mm")],
+        [Work("gemm", 6e-6, "kernel", "aten::mm"), Work("Memset (Device)", 1e-6, "memset", "aten::mm")],
+    ]
+    (gemm, memset) = profiling.device_work("forward", calls)
+    assert (gemm.name, gemm.kind, gemm.per_call, gemm.seconds) == ("gemm", "kernel", 1, pytest.approx(5e-6))
+    assert (memset.kind, memset.per_call, memset.seconds) == ("memset", 1, pytest.approx(1e-6))
+    many = [[Work(f"k{i}", (i + 1) * 1e-6, "kernel") for i in range(profiling.DEVICE_WORK_SHOWN + 3)]]
+    listed = profiling.device_work("backward", many)
+    assert len(listed) == profiling.DEVICE_WORK_SHOWN + 1
+    assert listed[0].name == f"k{profiling.DEVICE_WORK_SHOWN + 2}"
+    assert (listed[-1].kind, listed[-1].name, listed[-1].per_call) == ("other", "3 more", 3)
+    assert listed[-1].seconds == pytest.approx(6e-6)
+
+
+def test_a_device_timed_record_keeps_its_host_latency_and_device_work_through_the_file():
+    from opperf.report.document import measurement_from_record, record
+    from opperf.report.schema import record_problem
+    from opperf.results import BenchmarkSpec, DeviceWork, Measurement, TensorSpec, freeze_inputs
+
+    spec = BenchmarkSpec("torch", "exp", freeze_inputs({"input": TensorSpec((8, 8))}), RunOptions(**QUICK))
+    measured = Measurement(
+        spec=spec,
+        status=Status.OK,
+        forward=(2.2e-6, 2.3e-6),
+        timer="device",
+        host_forward=(2.7e-5, 2.6e-5, 2.8e-5),
+        device_work=(DeviceWork("forward", "kernel", "vectorized_elementwise_kernel", 1.0, 2.25e-6),),
+    )
+    written = record(measured)
+    assert record_problem(written) is None
+    assert written["timer"] == "device" and written["host_latency"]["forward"]["n"] == 3
+    read = measurement_from_record(written)
+    assert record(read) == written
+    assert (read.timer, read.host_forward, read.device_work) == (
+        "device",
+        measured.host_forward,
+        measured.device_work,
+    )
+    broken = {**written, "device_work": [{"phase": "sideways"}]}
+    assert "device_work" in record_problem(broken)

@@ -13,7 +13,7 @@ from opperf.options import RunOptions
 from opperf.report import schema
 from opperf.report.assessment import Calibration, Roofline, flags, roofline
 from opperf.report.coverage import Coverage
-from opperf.results import BenchmarkSpec, Measurement, Status, input_from_json
+from opperf.results import BenchmarkSpec, DeviceWork, Measurement, Status, input_from_json
 from opperf.sampling import StopReason
 from opperf.stages import EAGER, StageCheck
 
@@ -114,8 +114,23 @@ def record(measurement: Measurement, calibration: Calibration | None = None) -> 
         "variant": spec.variant or None,
         "compile_s": measurement.compile_s,
         "stage_check": measurement.stage_check.to_json() if measurement.stage_check else None,
+        "timer": measurement.timer,
+        **_device_times(measurement),
         **_tags(spec),
         **derived,
+    }
+
+
+def _device_times(measurement: Measurement) -> dict[str, object]:
+    """A device-timed record's host latency and device work (nothing for other records)."""
+    if measurement.host_forward is None and not measurement.device_work:
+        return {}
+    return {
+        "host_latency": {
+            "forward": timing_block(measurement.host_forward),
+            "backward": timing_block(measurement.host_backward),
+        },
+        "device_work": [work.to_json() for work in measurement.device_work],
     }
 
 
@@ -143,6 +158,11 @@ def measurement_from_record(result: dict[str, object]) -> Measurement:
         phase: tuple(result[phase]["samples_s"]) if result.get(phase) else None
         for phase in ("forward", "backward")
     }
+    latency = result.get("host_latency") or {}
+    host = {
+        phase: tuple(latency[phase]["samples_s"]) if latency.get(phase) else None
+        for phase in ("forward", "backward")
+    }
     return Measurement(
         spec=spec,
         status=Status(result["status"]),
@@ -159,6 +179,10 @@ def measurement_from_record(result: dict[str, object]) -> Measurement:
         sampling_s=sampling.get("seconds"),
         compile_s=result.get("compile_s"),
         stage_check=StageCheck.from_json(result.get("stage_check")),
+        timer=result.get("timer"),
+        host_forward=host["forward"],
+        host_backward=host["backward"],
+        device_work=tuple(DeviceWork.from_json(work) for work in result.get("device_work") or ()),
     )
 
 

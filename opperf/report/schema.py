@@ -14,8 +14,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import get_args
 
-from opperf.results import Status, input_from_json
+from opperf.results import Status, TimerKind, input_from_json
 
 Check = Callable[[object], bool]
 
@@ -50,6 +51,18 @@ def _seconds(value: object) -> bool:
 
 def _texts(value: object) -> bool:
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def _device_work(value: object) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(item, dict)
+        and item.get("phase") in ("forward", "backward")
+        and isinstance(item.get("kind"), str)
+        and isinstance(item.get("name"), str)
+        and _seconds(item.get("per_call"))
+        and _seconds(item.get("seconds"))
+        for item in value
+    )
 
 
 def _threads(value: object) -> bool:
@@ -120,6 +133,9 @@ OPTIONAL: Mapping[str, Expect] = {
     "variant": TEXT.or_null,
     "compile_s": SECONDS.or_null,
     "stage_check": OBJECT.or_null,
+    "timer": Expect(lambda value: value in (None, *get_args(TimerKind)), "device, profiler, host or null"),
+    "host_latency": OBJECT.or_null,
+    "device_work": Expect(_device_work, "a list of objects with phase, kind, name, per_call, seconds"),
     "flags": TEXTS,
     "tags": TEXTS,
     "roofline": OBJECT.or_null,
@@ -189,6 +205,11 @@ def record_problem(record: object) -> str | None:
             found = _timing_problem(record[phase])
             if found is not None:
                 return f"{phase}.{found}"
+        latency = (record.get("host_latency") or {}).get(phase)
+        if latency is not None:
+            found = _timing_problem(latency) if isinstance(latency, dict) else "not an object"
+            if found is not None:
+                return f"host_latency.{phase}.{found}"
     sampling = record.get("sampling")
     if sampling is not None:
         found = _fields_problem(sampling, _SAMPLING)

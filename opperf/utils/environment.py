@@ -45,7 +45,10 @@ def gpu_names() -> list[str]:
     except (OSError, subprocess.SubprocessError):
         return []
     gpus = [line.strip().rsplit(",", 1) for line in listing.splitlines() if line.strip()]
-    return [f"{name.strip()}, driver {driver.strip()}" if driver else name for name, *driver in gpus]
+    return [
+        f"{fields[0].strip()}, driver {fields[1].strip()}" if len(fields) == 2 else fields[0].strip()
+        for fields in gpus
+    ]
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from opperf.results import TimerKind
 
 
 @dataclass(frozen=True)
@@ -23,9 +26,11 @@ class Timed:
 
 
 class Timer(Protocol):
-    """A timing strategy. ``name`` is what reports show (``native`` or ``python``)."""
+    """A timing strategy. ``name`` is what reports show (``native`` or ``python``), ``kind`` what its
+    samples are (``opperf.results.TimerKind``)."""
 
     name: str
+    kind: TimerKind
 
     def time(self, call: Callable[[], object]) -> Timed: ...
 
@@ -40,6 +45,7 @@ class PythonTimer:
     synchronize: Callable[[], None]
     clock: Callable[[], int] = time.perf_counter_ns
     name: str = "python"
+    kind: TimerKind = "host"
 
     def time(self, call: Callable[[], object]) -> Timed:
         self.synchronize()

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from opperf.harness import UnmeasurableError
+from opperf.results import TimerKind
 from opperf.utils.timing import Timed
 
 # MXNet writes a trace file when the process exits; keep it out of the user's working directory.
@@ -70,6 +71,7 @@ class NativeTimer:
     """Operator time as MXNet's profiler records it: the sum of the operators the call ran."""
 
     name: str = "native"
+    kind: TimerKind = "profiler"
 
     def time(self, call: Callable[[], object]) -> Timed:
         outputs, stats = _session(call, memory=False)

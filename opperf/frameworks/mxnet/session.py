@@ -136,6 +136,10 @@ class MXNetSession:
     def describe_error(self, error: BaseException) -> str:
         return describe_error(error)
 
+    def device_fault(self, reason: str | None, device: str) -> bool:
+        """Never: MXNet's worker keeps its device after a failed configuration."""
+        return False
+
     def settle(self) -> None:
         """Wait for pending work; an error raised late by the engine belongs to the failed run, not
         the next."""

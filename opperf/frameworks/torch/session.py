@@ -65,6 +65,7 @@ class TorchSession:
 
     def __init__(self) -> None:
         self._profiler_warm = False
+        self._device_used = float("-inf")  # never: the first GPU timing warms the clocks
         # Input values drawn before (most configurations' first tensor is the same draw).
         self._draws = host_draws()
         self._trim = HeapTrimmer(TRIM_AFTER_GROWTH_BYTES)
@@ -78,6 +79,8 @@ class TorchSession:
 
     def prepare(self, spec: BenchmarkSpec, seed: int, function: Callable[..., object] | None) -> Passes:
         self._trim()  # what earlier configurations freed: each starts from a trimmed heap, or a small one
+        if _on_gpu(spec.options.device):
+            _empty_device_cache()  # and from what the caching allocator kept of theirs
         pattern = fused_patterns.build(spec) if spec.namespace == fused.NAMESPACE and not function else None
         info = _registry_info(spec, function)
         function = function or (pattern.run if pattern else _function(spec))
@@ -195,6 +198,8 @@ class TorchSession:
     def sampler(self, profiler: str, device: str) -> Sampler:
         """The timing strategy ``profiler`` (``native`` or ``python``) for ``device``."""
         synchronize = devices.synchronizer(device)
+        if _on_gpu(device):
+            self._warm_clocks(device)
         if profiler == "native":
             if not self._profiler_warm:
                 profiling.warm_up_profiler()
@@ -203,24 +208,60 @@ class TorchSession:
         peak_memory = functools.partial(self.peak_memory, device=device)
         return PerCallSampler(PythonTimer(synchronize=synchronize), peak_memory=peak_memory)
 
+    def _warm_clocks(self, device: str) -> None:
+        """Raise an idle GPU's clocks before a configuration is timed: ``CLOCK_WARM_S`` of matrix
+        products when the worker has not used the device for ``IDLE_S`` (a fresh worker, as an A/B
+        job's every round has). The clocks are read by the driver's own policy, never set."""
+        now = time.monotonic()
+        if now - self._device_used < IDLE_S:
+            self._device_used = now
+            return
+        import torch
+
+        matrix = torch.ones(2048, 2048, device=devices.torch_device(device))
+        while time.monotonic() - now < CLOCK_WARM_S:
+            torch.mm(matrix, matrix)
+            torch.cuda.synchronize()
+        self._device_used = time.monotonic()
+
     def peak_memory(self, full_pass: Callable[[], object], device: str) -> int:
         return profiling.peak_memory_bytes(full_pass, _on_gpu(device))
 
     def available_memory(self, device: str) -> int | None:
-        """Bytes free on the device: MemAvailable for cpu, the GPU's free memory for gpu."""
+        """Bytes free on the device: MemAvailable for cpu; for gpu, the device's free memory plus
+        what this worker's caching allocator holds unused (it reuses that before asking the device)."""
         kind, index = devices.parse_device(device)
         if kind == "cpu":
             return available_host_bytes()
         import torch
 
         free, _ = torch.cuda.mem_get_info(index)
-        return free
+        return free + torch.cuda.memory_reserved(index) - torch.cuda.memory_allocated(index)
 
     def describe_error(self, error: BaseException) -> str:
         return describe_error(error)
 
     def settle(self) -> None:
-        """Nothing to wait for: PyTorch raises a kernel's error at the call (or its synchronisation)."""
+        """On a GPU, wait for queued work (a late kernel error belongs to the configuration that
+        caused it) and hand the caching allocator's unused blocks back to the device, so a sweep
+        sharing the GPU can have them (four shards on one H100 kept PyTorch's cache and failed each
+        other's configurations for memory); ``prepare`` hands back the rest, once the configuration's
+        tensors are gone."""
+        import torch
+
+        if torch.cuda.is_initialized():
+            _empty_device_cache()
+
+    def device_fault(self, reason: str | None, device: str) -> bool:
+        """Whether a configuration that failed with ``reason`` on ``device`` may have left the
+        worker's GPU unusable: a CUDA or CUDA library error, or a device that no longer runs a
+        one-element kernel. Such a worker is replaced before the next configuration, and the
+        configuration is tried once more in the fresh one."""
+        if not _on_gpu(device):
+            return False
+        if any(marker in (reason or "") for marker in DEVICE_FAULTS):
+            return True
+        return not _device_works(device)
 
 
 def _size_refusal(spec: BenchmarkSpec, prepared: _Prepared) -> str | None:
@@ -266,6 +307,49 @@ def _longtail_function(spec: BenchmarkSpec) -> Callable[..., object]:
 
 def _on_gpu(device: str) -> bool:
     return devices.parse_device(device)[0] == "gpu"
+
+
+IDLE_S = 1.0
+CLOCK_WARM_S = 0.1
+"""A GPU the worker left idle ``IDLE_S`` seconds gets ``CLOCK_WARM_S`` of work before the next timing."""
+
+DEVICE_FAULTS = (
+    "CUDA error",
+    "CUDA out of memory",
+    "illegal memory access",
+    "CUBLAS_STATUS_",
+    "CUDNN_STATUS_",
+    "cuDNN error",
+    "cuFFT error",
+    "CUFFT_",
+    "CUSOLVER_STATUS_",
+    "cusolver error",
+)
+"""Words of the errors after which a worker's GPU may be unusable (the CUDA context, or a library's
+handle on it): an out-of-memory error, a sticky kernel fault, or one of cuBLAS, cuDNN, cuFFT and
+cuSOLVER failing on an exhausted device."""
+
+
+def _empty_device_cache() -> None:
+    """Wait for the GPU's queued work and return the caching allocator's unused blocks to it; an
+    error here belongs to the configuration that queued the work, which reports it."""
+    import torch
+
+    with contextlib.suppress(Exception):
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+
+
+def _device_works(device: str) -> bool:
+    """Whether ``device`` still runs a one-element kernel and synchronises."""
+    import torch
+
+    try:
+        torch.ones(1, device=devices.torch_device(device)).add_(1)
+        torch.cuda.synchronize()
+    except Exception:
+        return False
+    return True
 
 
 def _generator(seed: int):

@@ -454,6 +454,34 @@ def _affine_grid(s: LayerSizes) -> Configurations:
     return [{"theta": T((s.batch, 2, 3)), "size": _images(s, 2), "align_corners": False}]
 
 
+def _cudnn_affine_grid(s: LayerSizes) -> Configurations:
+    """cuDNN's affine grid takes the output size as four integers, not ``size``."""
+    batch, channels, height, width = _images(s, 2)
+    return [{"theta": T((batch, 2, 3)), "N": batch, "C": channels, "H": height, "W": width}]
+
+
+def _cudnn_grid_sampler(s: LayerSizes) -> Configurations:
+    """cuDNN's grid sampler: bilinear, zero padding, no aligned corners, fixed (no mode arguments)."""
+    images = _images(s, 2)
+    return [{"input": T(images), "grid": T((s.batch, *images[2:], 2), low=-1.0, high=1.0)}]
+
+
+def _cudnn_batch_norm(s: LayerSizes) -> Configurations:
+    c = _channels(s)
+    return [
+        {
+            "input": T(_images(s, 2)),
+            "weight": c,
+            "bias": c,
+            "running_mean": c,
+            "running_var": c,
+            "training": True,
+            "exponential_average_factor": 0.1,
+            "epsilon": 1e-5,
+        }
+    ]
+
+
 def _im2col(s: LayerSizes) -> Configurations:
     return [
         {
@@ -618,6 +646,9 @@ HAND_RULES: dict[str, Callable[[LayerSizes], Configurations]] = {
     "grid_sampler_2d": _grid_sampler(2),
     "grid_sampler_3d": _grid_sampler(3),
     "affine_grid_generator": _affine_grid,
+    "cudnn_affine_grid_generator": _cudnn_affine_grid,
+    "cudnn_grid_sampler": _cudnn_grid_sampler,
+    "cudnn_batch_norm": _cudnn_batch_norm,
     "im2col": _im2col,
     "col2im": _col2im,
     "pixel_shuffle": _pixel_shuffle,

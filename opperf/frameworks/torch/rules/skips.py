@@ -34,7 +34,11 @@ SKIP_REASONS: dict[str, str] = {
 }
 
 _CUDA_ONLY = "a cuDNN or CUDA-only kernel: it has no CPU implementation"
-_CPU_ONLY = "an MKL-DNN (oneDNN) or FBGEMM kernel for CPU tensors: it has no GPU implementation"
+_CPU_ONLY = (
+    "an MKL-DNN (oneDNN), FBGEMM or quantized-CPU kernel for CPU tensors: it has no GPU implementation "
+    "(on an H100, fbgemm and choose_qparams_optimized killed their worker with SIGSEGV)"
+)
+_NO_CUDA_KERNEL = "PyTorch has no CUDA kernel for it (NotImplementedError for the CUDA backend)"
 _SYNC_BATCH_NORM = "a SyncBatchNorm helper with CUDA kernels only: it has no CPU implementation"
 
 # Skipped only on the device kind named: the operator runs elsewhere.
@@ -55,20 +59,30 @@ DEVICE_SKIP_REASONS: dict[str, dict[str, str]] = {
         "pin_memory": "pins host memory for transfers to an accelerator; there is none on a CPU run",
     },
     "gpu": {
-        name: _CPU_ONLY
-        for name in (
-            "mkldnn_adaptive_avg_pool2d",
-            "mkldnn_max_pool2d",
-            "mkldnn_max_pool3d",
-            "fbgemm_linear_fp16_weight",
-            "fbgemm_linear_fp16_weight_fp32_activation",
-            "fbgemm_linear_int8_weight",
-            "fbgemm_linear_int8_weight_fp32_activation",
-            "quantized_gru_cell",
-            "quantized_lstm_cell",
-            "quantized_rnn_relu_cell",
-            "quantized_rnn_tanh_cell",
-        )
+        **{
+            name: _CPU_ONLY
+            for name in (
+                "mkldnn_adaptive_avg_pool2d",
+                "mkldnn_convolution",
+                "mkldnn_max_pool2d",
+                "mkldnn_max_pool3d",
+                "mkldnn_rnn_layer",
+                "fbgemm_linear_fp16_weight",
+                "fbgemm_linear_fp16_weight_fp32_activation",
+                "fbgemm_linear_int8_weight",
+                "fbgemm_linear_int8_weight_fp32_activation",
+                "fbgemm_linear_quantize_weight",
+                "fbgemm_pack_gemm_matrix_fp16",
+                "fbgemm_pack_quantized_matrix",
+                "choose_qparams_optimized",
+                "quantized_gru_cell",
+                "quantized_lstm_cell",
+                "quantized_rnn_relu_cell",
+                "quantized_rnn_tanh_cell",
+            )
+        },
+        "histogram": _NO_CUDA_KERNEL,
+        "histogramdd": _NO_CUDA_KERNEL,
     },
 }
 
