@@ -54,6 +54,10 @@ def render_csv(document: dict[str, object]) -> str:
             block = result[phase] or {}
             for column in COLUMNS:
                 row[f"{phase}_{column}"] = block.get(column)
+        row["timer"] = result.get("timer")
+        latency = result.get("host_latency") or {}
+        for phase in ("forward", "backward"):
+            row[f"host_{phase}_median_s"] = (latency.get(phase) or {}).get("median_s")
         sampling = result.get("sampling") or {}
         row.update({key: sampling.get(key) for key in ("warmup_runs", "stop_reason", "met_target")})
         row["competing_load"] = result.get("competing_load")
