@@ -27,7 +27,7 @@ from typing import Protocol
 from opperf.results import BenchmarkSpec, DeviceWork, Measurement, Status, TimerKind
 from opperf.sampling import OVERHEAD_PLAN, Sampled, SamplingPlan, sample
 from opperf.stages import StageCheck
-from opperf.utils import load
+from opperf.utils import gpu_state, load
 from opperf.utils.memory import fit_problem
 from opperf.utils.timing import Timer
 
@@ -292,6 +292,7 @@ def _measure_passes(
 ) -> Measurement:
     sampler = _probing(session.sampler(spec.options.profiler, spec.options.device), probe_memory)
     before = load.snapshot()
+    gpu_before = gpu_state.read(spec.options.device)
     started = time.perf_counter()
     note = None
     try:
@@ -305,6 +306,7 @@ def _measure_passes(
     sampling_s = time.perf_counter() - started + sum(passes.warmed)
     sampled = _with_injected_slowdown(spec.op, samples.sampled)
     competing = load.competing_load(before, load.snapshot())
+    gpu = gpu_state.state(spec.options.device, gpu_before, gpu_state.read(spec.options.device))
     memory, memory_problem = (
         _peak_memory(session, passes, spec.options.device, samples) if probe_memory else (None, None)
     )
@@ -328,6 +330,7 @@ def _measure_passes(
         host_forward=samples.host.forward if samples.host else None,
         host_backward=samples.host.backward if samples.host else None,
         device_work=samples.device_work,
+        gpu_state=gpu,
     )
 
 

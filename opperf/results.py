@@ -13,6 +13,7 @@ from typing import Literal, get_args
 from opperf.options import RunOptions
 from opperf.sampling import StopReason
 from opperf.stages import EAGER, StageCheck
+from opperf.utils.gpu_state import GpuState
 from opperf.utils.stats import Summary, summarize
 
 
@@ -289,7 +290,8 @@ class Measurement:
     never a sample) and ``stage_check`` how its outputs compared with eager ones. ``timer`` says what
     made the samples (None in files written before it was recorded). On a GPU, where samples are device
     time, ``host_forward``/``host_backward`` are the synchronised wall-clock times of calls timed apart
-    from them, and ``device_work`` what the calls ran on the device.
+    from them, ``device_work`` what the calls ran on the device, and ``gpu_state`` the GPU's clocks,
+    power, temperature and throttle reasons before and after (``opperf.utils.gpu_state``).
     """
 
     spec: BenchmarkSpec
@@ -311,6 +313,7 @@ class Measurement:
     host_forward: tuple[float, ...] | None = None
     host_backward: tuple[float, ...] | None = None
     device_work: tuple[DeviceWork, ...] = ()
+    gpu_state: GpuState | None = None
 
     @property
     def forward_summary(self) -> Summary | None:

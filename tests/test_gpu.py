@@ -109,3 +109,10 @@ def test_a_device_fault_costs_the_worker_and_is_tried_once_more_then_the_next_co
         assert "again in a fresh worker" in faulted.reason
         assert after.status is Status.OK and after.timer == "device"
         assert runner.worker_pid != first
+
+
+def test_a_gpu_record_carries_the_gpus_clocks_warmed_before_sampling():
+    (m,) = benchmark(torch.exp, [{"input": (1024, 1024)}], RunOptions(**GPU, run_backward=False))
+    assert m.gpu_state is not None, "nvidia-ml-py (the gpu extra) is installed where these tests run"
+    assert m.gpu_state.before.sm_clock_mhz > 0 and m.gpu_state.after.sm_clock_mhz > 0
+    assert not m.gpu_state.low_clock

@@ -54,6 +54,8 @@ def flags(measurement: Measurement, calibration: Calibration) -> list[str]:
     threads = measurement.spec.options.threads
     if calibration.usable_cpus and isinstance(threads, int) and threads > calibration.usable_cpus:
         found.append("oversubscribed")
+    if measurement.gpu_state is not None and measurement.gpu_state.low_clock:
+        found.append("low_clock")
     return found
 
 

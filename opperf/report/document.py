@@ -16,6 +16,7 @@ from opperf.report.coverage import Coverage
 from opperf.results import BenchmarkSpec, DeviceWork, Measurement, Status, input_from_json
 from opperf.sampling import StopReason
 from opperf.stages import EAGER, StageCheck
+from opperf.utils.gpu_state import GpuState
 
 SCHEMA_VERSION = 1
 
@@ -122,8 +123,8 @@ def record(measurement: Measurement, calibration: Calibration | None = None) -> 
 
 
 def _device_times(measurement: Measurement) -> dict[str, object]:
-    """A device-timed record's host latency and device work (nothing for other records)."""
-    if measurement.host_forward is None and not measurement.device_work:
+    """A GPU record's host latency, device work and GPU state (nothing for other records)."""
+    if measurement.host_forward is None and not measurement.device_work and not measurement.gpu_state:
         return {}
     return {
         "host_latency": {
@@ -131,6 +132,7 @@ def _device_times(measurement: Measurement) -> dict[str, object]:
             "backward": timing_block(measurement.host_backward),
         },
         "device_work": [work.to_json() for work in measurement.device_work],
+        "gpu_state": measurement.gpu_state.to_json() if measurement.gpu_state else None,
     }
 
 
@@ -183,6 +185,7 @@ def measurement_from_record(result: dict[str, object]) -> Measurement:
         host_forward=host["forward"],
         host_backward=host["backward"],
         device_work=tuple(DeviceWork.from_json(work) for work in result.get("device_work") or ()),
+        gpu_state=GpuState.from_json(result.get("gpu_state")),
     )
 
 

@@ -65,6 +65,19 @@ def _device_work(value: object) -> bool:
     )
 
 
+def _gpu_state(value: object) -> bool:
+    if value is None:
+        return True
+    readings = [value.get(when) for when in ("before", "after")] if isinstance(value, dict) else [None]
+    return all(
+        isinstance(reading, dict)
+        and _count(reading.get("sm_clock_mhz"))
+        and _count(reading.get("memory_clock_mhz"))
+        and (reading.get("throttle_reasons") is None or _texts(reading["throttle_reasons"]))
+        for reading in readings
+    )
+
+
 def _threads(value: object) -> bool:
     return (
         value is None
@@ -135,6 +148,7 @@ OPTIONAL: Mapping[str, Expect] = {
     "stage_check": OBJECT.or_null,
     "timer": Expect(lambda value: value in (None, *get_args(TimerKind)), "device, profiler, host or null"),
     "host_latency": OBJECT.or_null,
+    "gpu_state": Expect(_gpu_state, "an object with before and after readings, or null"),
     "device_work": Expect(_device_work, "a list of objects with phase, kind, name, per_call, seconds"),
     "flags": TEXTS,
     "tags": TEXTS,

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from opperf.utils import gpu_state
+
 if TYPE_CHECKING:
     from opperf.options import RunOptions
     from opperf.utils.peaks import MachinePeaks
@@ -66,6 +68,12 @@ class Machine:
         return cls(
             platform.python_version(), platform.platform(), cpu_model(), os.cpu_count(), tuple(gpu_names())
         )
+
+
+def _gpu_state_note(device: str) -> dict[str, object]:
+    """On a GPU whose state cannot be read, why (``gpu_state_unavailable``); nothing otherwise."""
+    why = gpu_state.unavailable(device)
+    return {"gpu_state_unavailable": why} if why else {}
 
 
 @dataclass(frozen=True)
@@ -133,6 +141,7 @@ class Environment:
             "shapes_checksum": self.shapes_checksum,
             "usable_cpus": self.usable_cpus,
             "thread_workers": dict(self.thread_workers) if self.thread_workers else None,
+            **_gpu_state_note(self.options.device),
             "machine_peaks": self.machine_peaks.to_json() if self.machine_peaks else None,
         }
 

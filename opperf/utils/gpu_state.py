@@ -1,0 +1,179 @@
+"""An NVIDIA GPU's state around a measurement, read through NVML (``nvidia-ml-py``, the ``gpu`` extra).
+
+A kernel's time follows the SM clock, and the clock follows the driver's power and thermal policy: a
+GPU that idled, or throttles for power or heat, runs the first kernels after it slower. Each GPU
+measurement records the SM and memory clocks, power draw, temperature and the throttle reasons in
+force before and after its sampling; a measurement with a reading below ``LOW_CLOCK_SHARE`` of the
+device's default SM clock is flagged ``low_clock``, never dropped. Clocks are only read, never set
+(setting them needs root and changes what users would see).
+
+Where NVML or the device is missing (no ``nvidia-ml-py``, no driver, a CPU run) nothing is read and
+``unavailable`` says why.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import asdict, dataclass
+
+from opperf.utils.devices import parse_device
+
+LOW_CLOCK_SHARE = 0.75
+"""A reading below this share of the default SM clock marks a measurement ``low_clock``."""
+
+THROTTLE_REASONS = {
+    0x1: "gpu_idle",
+    0x2: "applications_clocks_setting",
+    0x4: "sw_power_cap",
+    0x8: "hw_slowdown",
+    0x10: "sync_boost",
+    0x20: "sw_thermal_slowdown",
+    0x40: "hw_thermal_slowdown",
+    0x80: "hw_power_brake_slowdown",
+    0x100: "display_clock_setting",
+    0x200: "board_limit",
+    0x400: "reliability",
+}
+"""NVML's clock event (throttle) reason bits, by name (``nvmlClocksEventReason*``)."""
+
+
+@dataclass(frozen=True)
+class GpuReading:
+    """One reading of a GPU: clocks in MHz, power in watts, temperature in degrees Celsius, and the
+    reasons the driver holds the clocks down (empty when none)."""
+
+    sm_clock_mhz: int
+    memory_clock_mhz: int
+    power_w: float | None
+    temperature_c: int | None
+    throttle_reasons: tuple[str, ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {**asdict(self), "throttle_reasons": list(self.throttle_reasons)}
+
+    @classmethod
+    def from_json(cls, block: dict[str, object]) -> GpuReading:
+        return cls(
+            sm_clock_mhz=int(block["sm_clock_mhz"]),
+            memory_clock_mhz=int(block["memory_clock_mhz"]),
+            power_w=block.get("power_w"),
+            temperature_c=block.get("temperature_c"),
+            throttle_reasons=tuple(block.get("throttle_reasons") or ()),
+        )
+
+
+@dataclass(frozen=True)
+class GpuState:
+    """A GPU's readings before and after a measurement, and its default SM clock (what the driver
+    runs it at without boost or throttling), against which ``low_clock`` is judged."""
+
+    before: GpuReading
+    after: GpuReading
+    default_sm_clock_mhz: int | None
+
+    @property
+    def low_clock(self) -> bool:
+        """Whether a reading fell below ``LOW_CLOCK_SHARE`` of the default SM clock."""
+        if not self.default_sm_clock_mhz:
+            return False
+        floor = LOW_CLOCK_SHARE * self.default_sm_clock_mhz
+        return min(self.before.sm_clock_mhz, self.after.sm_clock_mhz) < floor
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "before": self.before.to_json(),
+            "after": self.after.to_json(),
+            "default_sm_clock_mhz": self.default_sm_clock_mhz,
+        }
+
+    @classmethod
+    def from_json(cls, block: dict[str, object] | None) -> GpuState | None:
+        if not block:
+            return None
+        return cls(
+            GpuReading.from_json(block["before"]),
+            GpuReading.from_json(block["after"]),
+            block.get("default_sm_clock_mhz"),
+        )
+
+
+def read(device: str) -> GpuReading | None:
+    """The GPU ``device``'s state now; None on a CPU, or where NVML or the GPU cannot be read."""
+    handle = _handle(device)
+    if handle is None:
+        return None
+    import pynvml
+
+    try:
+        reasons = pynvml.nvmlDeviceGetCurrentClocksThrottleReasons(handle)
+        return GpuReading(
+            sm_clock_mhz=pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM),
+            memory_clock_mhz=pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_MEM),
+            power_w=_optional(lambda: pynvml.nvmlDeviceGetPowerUsage(handle) / 1000),
+            temperature_c=_optional(
+                lambda: pynvml.nvmlDeviceGetTemperature(handle, pynvml.NVML_TEMPERATURE_GPU)
+            ),
+            throttle_reasons=tuple(name for bit, name in THROTTLE_REASONS.items() if reasons & bit),
+        )
+    except pynvml.NVMLError:
+        return None
+
+
+def state(device: str, before: GpuReading | None, after: GpuReading | None) -> GpuState | None:
+    """The state of a measurement from its readings before and after (None if either is missing)."""
+    if before is None or after is None:
+        return None
+    return GpuState(before, after, default_sm_clock(device))
+
+
+def default_sm_clock(device: str) -> int | None:
+    """The device's default SM clock in MHz (its default applications clock), where NVML says."""
+    handle = _handle(device)
+    if handle is None:
+        return None
+    import pynvml
+
+    return _optional(lambda: pynvml.nvmlDeviceGetDefaultApplicationsClock(handle, pynvml.NVML_CLOCK_SM))
+
+
+def unavailable(device: str) -> str | None:
+    """Why GPU state is not read on ``device`` (None where it is, and on a CPU, where there is none)."""
+    if parse_device(device)[0] != "gpu":
+        return None
+    return _nvml()[1]
+
+
+def _handle(device: str):
+    kind, index = parse_device(device)
+    if kind != "gpu" or _nvml()[0] is None:
+        return None
+    import pynvml
+
+    try:
+        return pynvml.nvmlDeviceGetHandleByIndex(index)
+    except pynvml.NVMLError:
+        return None
+
+
+@functools.cache
+def _nvml() -> tuple[object | None, str | None]:
+    """(the initialised NVML module, None), or (None, why it is not there); once a process."""
+    try:
+        import pynvml
+    except ImportError:
+        return None, "nvidia-ml-py is not installed (pip install 'opperf[gpu]')"
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError as error:
+        return None, f"NVML cannot start: {error}"
+    return pynvml, None
+
+
+def _optional(read_value):
+    """A reading some GPUs do not support (power on some boards): None where NVML refuses it."""
+    import pynvml
+
+    try:
+        return read_value()
+    except pynvml.NVMLError:
+        return None

@@ -1,0 +1,55 @@
+"""GPU state through NVML: what a record keeps, when it is flagged, and a machine without NVML."""
+
+import pytest
+
+from opperf.report.assessment import Calibration, flags
+from opperf.report.document import measurement_from_record, record
+from opperf.report.schema import record_problem
+from opperf.results import BenchmarkSpec, Measurement, RunOptions, Status, TensorSpec, freeze_inputs
+from opperf.utils import gpu_state
+from opperf.utils.gpu_state import GpuReading, GpuState
+
+IDLE = GpuReading(345, 1593, 70.5, 31, ("gpu_idle",))
+BOOSTED = GpuReading(1980, 2619, 310.0, 44, ())
+
+
+def _measured(state: GpuState | None) -> Measurement:
+    spec = BenchmarkSpec(
+        "torch", "exp", freeze_inputs({"input": TensorSpec((8, 8))}), RunOptions(framework="torch")
+    )
+    return Measurement(spec=spec, status=Status.OK, forward=(2.2e-6, 2.3e-6), timer="device", gpu_state=state)
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "default", "low"),
+    [
+        (BOOSTED, BOOSTED, 1980, False),
+        (IDLE, BOOSTED, 1980, True),  # a clock that had not risen when sampling began
+        (BOOSTED, GpuReading(1400, 2619, 700.0, 80, ("sw_power_cap",)), 1980, True),
+        (IDLE, IDLE, None, False),  # no default clock known: nothing to judge against
+    ],
+)
+def test_a_clock_below_three_quarters_of_the_default_is_flagged_low_clock(before, after, default, low):
+    state = GpuState(before, after, default)
+    assert state.low_clock is low
+    assert ("low_clock" in flags(_measured(state), Calibration())) is low
+
+
+def test_the_state_is_kept_through_the_results_file():
+    written = record(_measured(GpuState(IDLE, BOOSTED, 1980)))
+    assert record_problem(written) is None
+    assert written["gpu_state"]["before"]["throttle_reasons"] == ["gpu_idle"]
+    assert measurement_from_record(written).gpu_state == GpuState(IDLE, BOOSTED, 1980)
+    broken = {**written, "gpu_state": {"before": {"sm_clock_mhz": -1}, "after": {}}}
+    assert "gpu_state" in record_problem(broken)
+
+
+def test_nothing_is_read_on_a_cpu_and_a_gpu_without_nvml_says_why():
+    assert gpu_state.read("cpu(0)") is None and gpu_state.unavailable("cpu(0)") is None
+    assert gpu_state.state("cpu(0)", None, None) is None
+    reading = gpu_state.read("gpu(0)")
+    why = gpu_state.unavailable("gpu(0)")
+    if reading is None:  # this machine: no NVIDIA driver (or no nvidia-ml-py)
+        assert why.startswith(("NVML cannot start", "nvidia-ml-py is not installed"))
+    else:
+        assert why is None and reading.sm_clock_mhz > 0
