@@ -56,7 +56,9 @@ class Passes:
     or compile stage's passes carry the seconds capturing or compiling took (``compile_s``) and how
     their outputs compared with eager ones (``stage_check``). ``warmed`` holds the seconds of the full
     passes the session ran while preparing (the first, recorded pass that finds whether a backward
-    pass runs): the sampling counts them as its first warm-up passes.
+    pass runs): the sampling counts them as its first warm-up passes. ``flush``, when given, runs
+    before every timed call and outside its timing (``before_timed_call``): on a GPU measured cold, it
+    writes a buffer twice the size of the L2 cache and waits for it.
     """
 
     forward: Callable[[], object]
@@ -67,6 +69,13 @@ class Passes:
     compile_s: float | None = None
     stage_check: StageCheck | None = None
     warmed: tuple[float, ...] = ()
+    flush: Callable[[], None] | None = None
+
+    def before_timed_call(self) -> None:
+        """What must happen before each timed call, outside its timing: a GPU's L2 cache flushed
+        (``flush``) when measuring cold; nothing otherwise."""
+        if self.flush is not None:
+            self.flush()
 
     def full_pass(self) -> object:
         """A forward pass and, when there is one, its backward pass; the forward outputs."""
@@ -139,11 +148,14 @@ class PerCallSampler:
         operators: set[str] = set()
 
         def measured_pass() -> tuple[float, float | None]:
+            passes.before_timed_call()
             timed = self.timer.time(passes.forward)
             operators.update(timed.operators)
             if passes.backward is None:
                 return timed.seconds, None
-            return timed.seconds, self.timer.time(passes.backward(timed.outputs)).seconds
+            backward = passes.backward(timed.outputs)
+            passes.before_timed_call()
+            return timed.seconds, self.timer.time(backward).seconds
 
         memory = _ProbingWarmUp(passes, self.peak_memory)
         sampled = sample(memory.warm_pass, measured_pass, plan, self.clock, passes.warmed)

@@ -250,8 +250,8 @@ class RunOptions:
         "hot",
         flag="--cache",
         help="hot: passes reuse one input set, cached as in a training loop; cold: passes rotate through "
-        "input sets together twice the last-level cache, so memory-bound operators are timed at memory "
-        "bandwidth",
+        "input sets together twice the last-level cache (on a GPU: its L2 is flushed before each timed "
+        "call), so memory-bound operators are timed at memory bandwidth",
         check=_one_of(lambda: CACHE_MODES, "cache mode"),
         choices=lambda: CACHE_MODES,
         keyed=True,

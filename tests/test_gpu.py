@@ -116,3 +116,14 @@ def test_a_gpu_record_carries_the_gpus_clocks_warmed_before_sampling():
     assert m.gpu_state is not None, "nvidia-ml-py (the gpu extra) is installed where these tests run"
     assert m.gpu_state.before.sm_clock_mhz > 0 and m.gpu_state.after.sm_clock_mhz > 0
     assert not m.gpu_state.low_clock
+
+
+def test_cold_flushes_the_l2_cache_so_inputs_come_from_device_memory():
+    """(2048, 2048) float32 in and out (32 MiB) stays in an H100's 50 MiB L2 when hot; flushed before
+    each call, the same kernel reads its input from HBM, and takes longer."""
+    hot, cold = (
+        benchmark(torch.exp, [{"input": (2048, 2048)}], RunOptions(**GPU, run_backward=False, cache=cache))[0]
+        for cache in ("hot", "cold")
+    )
+    assert hot.status is Status.OK and cold.status is Status.OK and cold.timer == "device"
+    assert statistics.median(cold.forward) > 1.05 * statistics.median(hot.forward)

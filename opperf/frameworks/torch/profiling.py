@@ -76,6 +76,7 @@ class NativeSampler:
         from torch.profiler import record_function
 
         def marked(mark: str, call: Callable[[], object]) -> tuple[object, float]:
+            passes.before_timed_call()
             start = time.perf_counter()
             with record_function(mark):
                 outputs = call()
@@ -174,10 +175,13 @@ def host_latency(passes: Passes, most: int, budget_s: float) -> HostLatency:
     while len(forward) < max(most, HOST_CALLS_LEAST) and (
         len(forward) < HOST_CALLS_LEAST or time.perf_counter() - started < budget_s
     ):
+        passes.before_timed_call()
         timed = timer.time(passes.forward)
         forward.append(timed.seconds)
         if passes.backward is not None:
-            backward.append(timer.time(passes.backward(timed.outputs)).seconds)
+            call = passes.backward(timed.outputs)
+            passes.before_timed_call()
+            backward.append(timer.time(call).seconds)
     return HostLatency(tuple(forward), tuple(backward) or None)
 
 

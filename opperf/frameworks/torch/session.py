@@ -66,6 +66,7 @@ class TorchSession:
     def __init__(self) -> None:
         self._profiler_warm = False
         self._device_used = float("-inf")  # never: the first GPU timing warms the clocks
+        self._flush_buffers: dict[str, object] = {}  # device -> its L2 flush buffer
         # Input values drawn before (most configurations' first tensor is the same draw).
         self._draws = host_draws()
         self._trim = HeapTrimmer(TRIM_AFTER_GROWTH_BYTES)
@@ -89,7 +90,9 @@ class TorchSession:
         make = functools.partial(
             materialize, dtype=spec.options.dtype, device=device, generator=generator, draws=self._draws
         )
-        sets = input_sets(spec.options.cache, input_bytes(spec), last_level_cache_bytes())
+        # On a GPU, cold means its L2 flushed before each timed call (``Passes.flush``): one input set.
+        cache = "hot" if _on_gpu(spec.options.device) else spec.options.cache
+        sets = input_sets(cache, input_bytes(spec), last_level_cache_bytes())
         prepared = [_prepare(spec, function, info, make) for _ in range(sets)]
         return self._passes(spec, prepared, pattern)
 
@@ -164,7 +167,28 @@ class TorchSession:
             compile_s=staged.compile_s if staged else None,
             stage_check=staged.check if staged else None,
             warmed=warmed,
+            flush=self._l2_flush(spec.options.device) if _cold_gpu(spec) else None,
         )
+
+    def _l2_flush(self, device: str) -> Callable[[], None]:
+        """The call that evicts ``device``'s L2 cache: it writes a buffer of ``L2_FLUSH_FACTOR`` times
+        the L2's size (made once a worker and device) and waits for the write to finish."""
+        if device not in self._flush_buffers:
+            import torch
+
+            index = devices.parse_device(device)[1]
+            l2_bytes = torch.cuda.get_device_properties(index).L2_cache_size
+            self._flush_buffers[device] = torch.empty(
+                L2_FLUSH_FACTOR * l2_bytes, dtype=torch.uint8, device=devices.torch_device(device)
+            )
+        buffer = self._flush_buffers[device]
+        synchronize = devices.synchronizer(device)
+
+        def flush() -> None:
+            buffer.fill_(1)
+            synchronize()
+
+        return flush
 
     def _recording(
         self, spec: BenchmarkSpec, prepared: _Prepared
@@ -307,6 +331,16 @@ def _longtail_function(spec: BenchmarkSpec) -> Callable[..., object]:
 
 def _on_gpu(device: str) -> bool:
     return devices.parse_device(device)[0] == "gpu"
+
+
+def _cold_gpu(spec: BenchmarkSpec) -> bool:
+    return spec.options.cache == "cold" and _on_gpu(spec.options.device)
+
+
+L2_FLUSH_FACTOR = 2
+"""The L2 flush writes this many times the L2 cache's size (nvbench and Triton's do_bench write
+at least the cache's size; twice leaves no line of the inputs behind whatever the replacement
+policy)."""
 
 
 IDLE_S = 1.0
