@@ -58,7 +58,8 @@ class Passes:
     passes the session ran while preparing (the first, recorded pass that finds whether a backward
     pass runs): the sampling counts them as its first warm-up passes. ``flush``, when given, runs
     before every timed call and outside its timing (``before_timed_call``): on a GPU measured cold, it
-    writes a buffer twice the size of the L2 cache and waits for it.
+    writes a buffer twice the size of the L2 cache and waits for it. ``calls_per_pass`` is how many
+    of the operator's calls one pass runs (a CUDA graph's replay): samples are divided by it.
     """
 
     forward: Callable[[], object]
@@ -70,6 +71,7 @@ class Passes:
     stage_check: StageCheck | None = None
     warmed: tuple[float, ...] = ()
     flush: Callable[[], None] | None = None
+    calls_per_pass: int = 1
 
     def before_timed_call(self) -> None:
         """What must happen before each timed call, outside its timing: a GPU's L2 cache flushed
@@ -109,6 +111,25 @@ class Samples:
     backward_reason: str | None = None
     host: HostLatency | None = None
     device_work: tuple[DeviceWork, ...] = ()
+
+    def per_call(self, calls: int) -> Samples:
+        """These samples with each pass's figures divided among the ``calls`` calls it ran."""
+        if calls == 1:
+            return self
+
+        def divided(times: tuple[float, ...] | None) -> tuple[float, ...] | None:
+            return tuple(t / calls for t in times) if times is not None else None
+
+        return replace(
+            self,
+            sampled=replace(
+                self.sampled, forward=divided(self.sampled.forward), backward=divided(self.sampled.backward)
+            ),
+            host=HostLatency(divided(self.host.forward), divided(self.host.backward)) if self.host else None,
+            device_work=tuple(
+                replace(w, per_call=w.per_call / calls, seconds=w.seconds / calls) for w in self.device_work
+            ),
+        )
 
 
 @dataclass(frozen=True)
@@ -316,6 +337,7 @@ def _measure_passes(
         samples = _probing(session.sampler("python", spec.options.device), probe_memory).sample(passes, plan)
         note = f"{error}: timed by the python timer instead"
     sampling_s = time.perf_counter() - started + sum(passes.warmed)
+    samples = samples.per_call(passes.calls_per_pass)
     sampled = _with_injected_slowdown(spec.op, samples.sampled)
     competing = load.competing_load(before, load.snapshot())
     gpu = gpu_state.state(spec.options.device, gpu_before, gpu_state.read(spec.options.device))

@@ -305,7 +305,8 @@ class RunOptions:
         ("eager",),
         flag="--stages",
         help=f"comma-separated stages each input configuration runs in, one record each: {', '.join(STAGES)} "
-        "(graph: MXNet's hybridized CachedOp, torch.jit for PyTorch; compile: torch.compile); the capture "
+        "(graph: MXNet's hybridized CachedOp, torch.jit for PyTorch; compile: torch.compile; cudagraph: "
+        "20 calls captured in a CUDA graph, replayed, divided: PyTorch on a GPU); the capture "
         "or compile time is recorded once as compile_s and each stage's outputs are checked against eager; "
         "fused: the fusion backends of fused patterns (category fused), each proved from its graph",
         parse=parse_stages,

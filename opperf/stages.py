@@ -15,8 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 
 EAGER = "eager"
-STAGES: tuple[str, ...] = (EAGER, "graph", "compile", "fused")
-"""``fused`` is a fused pattern's fusion backends (``opperf.fused``); other operators have none."""
+STAGES: tuple[str, ...] = (EAGER, "graph", "compile", "cudagraph", "fused")
+"""``cudagraph`` captures calls in a CUDA graph and replays them (PyTorch on a GPU: launch-free
+time); ``fused`` is a fused pattern's fusion backends (``opperf.fused``); other operators have none."""
 TOLERANCE = 1e-4
 """rtol and atol of the check against eager."""
 

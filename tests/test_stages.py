@@ -56,6 +56,8 @@ def test_mxnet_graph_stage_is_a_hybridized_block_checked_against_eager_with_its_
         ("mxnet", "valid_flags", "graph", "needs at least one input array"),
         ("mxnet", "bbox2delta", "compile", "MXNet has no compile stage"),
         ("torch", "nms_loop", "graph", "torch.jit.script cannot take nms_loop"),
+        ("torch", "bbox2delta", "cudagraph", "CUDA graphs need a GPU; run it with --ctx gpu(0)"),
+        ("mxnet", "bbox2delta", "cudagraph", "MXNet has no cudagraph stage"),
     ],
 )
 def test_a_stage_an_operator_cannot_take_is_skipped_with_the_reason(framework, op, stage, reason):
@@ -191,3 +193,24 @@ def test_a_stage_an_operator_cannot_take_leaves_its_coverage_ok_unless_nothing_e
     only = Coverage.of([compiled], registered=1).operators[0]
     assert only.status is Status.SKIPPED and "no compile stage" in only.reason
     assert Coverage.of([eager, failed], registered=1).operators[0].status is Status.FAILED
+
+
+def test_a_pass_of_several_calls_gives_per_call_figures():
+    """A CUDA graph's replay runs ``calls`` calls: its samples, host latency and device work are
+    divided among them."""
+    from opperf.harness import HostLatency, Samples
+    from opperf.results import DeviceWork
+    from opperf.sampling import Sampled, StopReason
+
+    sampled = Sampled((20e-6, 40e-6), None, warmup_runs=1, stop_reason=StopReason.FIXED, met_target=None)
+    samples = Samples(
+        sampled,
+        timer="device",
+        host=HostLatency((60e-6,)),
+        device_work=(DeviceWork("forward", "kernel", "k", 20.0, 30e-6),),
+    )
+    each = samples.per_call(20)
+    assert each.sampled.forward == pytest.approx((1e-6, 2e-6)) and each.sampled.backward is None
+    assert each.host.forward == pytest.approx((3e-6,)) and each.host.backward is None
+    assert (each.device_work[0].per_call, each.device_work[0].seconds) == (1.0, pytest.approx(1.5e-6))
+    assert samples.per_call(1) is samples

@@ -87,11 +87,13 @@ class Pattern:
 
 @dataclass(frozen=True)
 class Staged:
-    """The calls a variant runs, what building it took, and its outputs against the unfused chain's."""
+    """The calls a variant runs, what building it took, and its outputs against the unfused chain's
+    (each call runs the pattern once: ``calls_per_call``, as a stage's ``Staged`` has it)."""
 
     calls: tuple[Call, ...]
     compile_s: float | None
     check: StageCheck | None
+    calls_per_call: int = 1
 
 
 def available(variant: str) -> bool:

@@ -368,6 +368,8 @@ def _device_marked_work(events: Sequence) -> MarkedWork:
                 launched[event.correlation_id()] = (event.start_ns(), event.name())
             elif event.name() in MARKS and not event.is_async():
                 markers.append((event.start_ns(), event.end_ns(), event.name()))
+                # A CUDA graph's replay launches its kernels under the marker, not an operator.
+                launched[event.correlation_id()] = (event.start_ns(), event.name())
         elif activity in DEVICE_KINDS:
             device.append(event)
     markers.sort()

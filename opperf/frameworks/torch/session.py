@@ -168,6 +168,7 @@ class TorchSession:
             stage_check=staged.check if staged else None,
             warmed=warmed,
             flush=self._l2_flush(spec.options.device) if _cold_gpu(spec) else None,
+            calls_per_pass=staged.calls_per_call if staged else 1,
         )
 
     def _l2_flush(self, device: str) -> Callable[[], None]:
@@ -441,6 +442,8 @@ def _backward_precondition(spec: BenchmarkSpec, prepared: _Prepared) -> str | No
         return "backward not requested"
     if prepared.in_place:
         return "an in-place operator: autograd cannot differentiate a leaf tensor it overwrites"
+    if spec.stage == "cudagraph":
+        return "the cudagraph stage replays forward calls (captured without autograd)"
     refusal = longtail.backward_refusal(spec.namespace, spec.op)
     if refusal is not None:
         return refusal

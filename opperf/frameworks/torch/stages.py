@@ -1,5 +1,5 @@
 """PyTorch's graph and compile stages: a prepared call captured by ``torch.jit`` or compiled by
-``torch.compile`` (inductor), timed once, and checked against eager.
+``torch.compile`` (inductor), or replayed from a CUDA graph, timed once, and checked against eager.
 
 ``graph`` scripts a long-tail operator's Python (``torch.jit.script``: loops and branches stay code)
 and traces an aten operator's call (``torch.jit.trace``: there is no Python to script). ``compile``
@@ -8,8 +8,10 @@ afresh (and no configuration meets dynamo's recompilation limit); inductor's cac
 of this process under opperf's cache (``claim_compile_cache``), removed when the process ends, so every
 ``compile_s`` is a cold compile and the disk does not fill (the cache reached 151 MB in a few
 experiments). Before the first compile of a process inductor is warmed up once (``warm_up_compiler``), so
-that compile's ``compile_s`` is its operator's and not inductor starting. Whatever a stage cannot take is
-a ``SkipError`` with the stage's own error.
+that compile's ``compile_s`` is its operator's and not inductor starting. ``cudagraph`` (a GPU only)
+captures ``CUDA_GRAPH_CALLS`` calls in one CUDA graph and replays it: the harness divides each sample
+by that many calls, which is the operator's time without launch gaps (nvbench's "batch GPU time").
+Whatever a stage cannot take is a ``SkipError`` with the stage's own error.
 """
 
 from __future__ import annotations
@@ -37,11 +39,19 @@ CACHE_VARIABLE = "TORCHINDUCTOR_CACHE_DIR"
 @dataclass(frozen=True)
 class Staged:
     """The input sets' calls as the stage runs them, the seconds capturing or compiling took (with the
-    first call), and the stage's outputs against eager."""
+    first call), the stage's outputs against eager, and how many of the operator's calls one staged
+    call runs (a CUDA graph replays ``CUDA_GRAPH_CALLS``)."""
 
     calls: tuple[Call, ...]
     compile_s: float
     check: StageCheck
+    calls_per_call: int = 1
+
+
+CUDA_GRAPH_CALLS = 20
+"""Calls of the operator one CUDA graph captures: a replay is one launch for all of them, so the
+per-call time is the replay's over this many, free of launch gaps."""
+NOT_ON_GPU = "cudagraph stage: CUDA graphs need a GPU; run it with --ctx gpu(0)"
 
 
 def claim_compile_cache() -> Path:
@@ -90,7 +100,13 @@ def stage_calls(
     measured passes do; its outputs are compared with an eager call's."""
     import torch
 
-    build = {"graph": _scripted if script is not None else _traced, "compile": _compiled}[stage]
+    if stage == "cudagraph" and not _on_cuda(calls[0]):
+        raise SkipError(NOT_ON_GPU)
+    build = {
+        "graph": _scripted if script is not None else _traced,
+        "compile": _compiled,
+        "cudagraph": _graphed,
+    }[stage]
     if build is _compiled:
         warm_up_compiler()
     started = time.perf_counter()
@@ -100,19 +116,19 @@ def stage_calls(
             outputs = rebuild(calls[0])()
         synchronize()
     except Exception as error:
-        how = (
-            "torch.jit.script"
-            if build is _scripted
-            else "torch.jit.trace"
-            if build is _traced
-            else "torch.compile"
-        )
+        how = {
+            _scripted: "torch.jit.script",
+            _traced: "torch.jit.trace",
+            _compiled: "torch.compile",
+            _graphed: "a CUDA graph capture",
+        }[build]
         raise SkipError(f"{stage} stage: {how} cannot take {op}: {describe_error(error)}") from error
     compile_s = time.perf_counter() - started
     with torch.no_grad():
         reference = calls[0]()
     check = compare(_arrays(reference, op), _arrays(outputs, op))
-    return Staged(tuple(rebuild(call) for call in calls), compile_s, check)
+    per_call = CUDA_GRAPH_CALLS if build is _graphed else 1
+    return Staged(tuple(rebuild(call) for call in calls), compile_s, check, per_call)
 
 
 def _scripted(function: Callable[..., object], call: Call) -> Callable[[Call], Call]:
@@ -152,6 +168,44 @@ def _compiled(function: Callable[..., object], call: Call) -> Callable[[Call], C
 
     compiled = torch.compile(forward, backend="inductor", dynamic=False)
     return lambda other: Call(compiled, other.args, other.kwargs)
+
+
+def _graphed(function: Callable[..., object], call: Call) -> Callable[[Call], Call]:
+    """A call that replays a CUDA graph of ``CUDA_GRAPH_CALLS`` calls of another (its inputs are the
+    graph's: captured once, replayed as they are), returning the last captured call's outputs.
+    Warmed up on a side stream first, as capture requires; captured without autograd (the stage
+    measures forward calls)."""
+    import torch
+
+    def rebuild(other: Call) -> Call:
+        with torch.no_grad():
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                for _ in range(3):
+                    other()
+            torch.cuda.current_stream().wait_stream(side)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                for _ in range(CUDA_GRAPH_CALLS):
+                    outputs = other()
+
+        def replay() -> object:
+            graph.replay()
+            return outputs
+
+        return Call(replay, (), {})
+
+    return rebuild
+
+
+def _on_cuda(call: Call) -> bool:
+    """Whether any of the call's tensors is on a CUDA device."""
+    import torch
+
+    values = (*call.args, *call.kwargs.values())
+    tensors = [t for v in values for t in (v if isinstance(v, (list, tuple)) else (v,))]
+    return any(isinstance(t, torch.Tensor) and t.is_cuda for t in tensors)
 
 
 def _traced(function: Callable[..., object], call: Call) -> Callable[[Call], Call]:
