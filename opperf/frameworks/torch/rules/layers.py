@@ -467,18 +467,10 @@ def _cudnn_grid_sampler(s: LayerSizes) -> Configurations:
 
 
 def _cudnn_batch_norm(s: LayerSizes) -> Configurations:
-    c = _channels(s)
+    """``native_batch_norm``'s inputs, its momentum and eps under cuDNN's names."""
+    renamed = {"momentum": "exponential_average_factor", "eps": "epsilon"}
     return [
-        {
-            "input": T(_images(s, 2)),
-            "weight": c,
-            "bias": c,
-            "running_mean": c,
-            "running_var": c,
-            "training": True,
-            "exponential_average_factor": 0.1,
-            "epsilon": 1e-5,
-        }
+        {renamed.get(name, name): value for name, value in inputs.items()} for inputs in _native_batch_norm(s)
     ]
 
 
