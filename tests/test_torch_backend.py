@@ -179,7 +179,7 @@ def test_raw_profiler_events_give_each_marker_the_work_the_event_tree_gives(back
             seeds = torch.ones_like(outputs)
             with record_function(profiling.BACKWARD_MARK):
                 torch.autograd.grad(outputs, (data,), seeds)
-    raw = profiling._cpu_marked_work(profiling._raw_events(session.profiler.kineto_results.events()))
+    raw = profiling._cpu_marked_work(profiling.raw_events(session.profiler.kineto_results.events()))
     tree = session.events()
     for mark in profiling.MARKS:
         expected = [

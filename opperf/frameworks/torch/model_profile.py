@@ -13,7 +13,7 @@ import time
 from collections import defaultdict
 
 from opperf.configs import Captured
-from opperf.frameworks.torch.profiling import _raw_events, _session
+from opperf.frameworks.torch.profiling import _session, raw_events
 from opperf.model_report import InModel
 from opperf.utils.stats import summarize
 
@@ -50,7 +50,7 @@ def profile(model: object, inputs: tuple, passes: int, captured: Captured) -> In
     calls: dict[str, float] = defaultdict(float)
     enclosing_end: dict[int, int] = {}
     kept = sorted(
-        (span for span in _raw_events(session) if span.name in operator_of),
+        (span for span in raw_events(session.profiler.kineto_results.events()) if span.name in operator_of),
         key=lambda span: (span.thread, span.start, -span.end),
     )
     for span in kept:

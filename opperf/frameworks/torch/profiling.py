@@ -263,7 +263,7 @@ class _RotatingSessions:
         session, self._session = self._session, None
         session.__exit__(None, None, None)
         events = session.profiler.kineto_results.events()
-        found = _device_marked_work(events) if self._on_gpu else _cpu_marked_work(_raw_events(events))
+        found = _device_marked_work(events) if self._on_gpu else _cpu_marked_work(raw_events(events))
         for mark, work in found.items():
             self.marked_work[mark].extend(work)
 
@@ -397,7 +397,7 @@ class _Span:
     end: int
 
 
-def _raw_events(events) -> list[_Span]:
+def raw_events(events) -> list[_Span]:
     """The synchronous CPU events among a session's raw ``events``.
 
     Building ``session.events()`` (the ``FunctionEvent`` tree) costs about 0.13 ms per event here, an
