@@ -328,3 +328,47 @@ def test_a_stopped_job_says_so_and_judges_no_row_short_of_its_minimum_rounds(tmp
     for size in range(100, 104):
         assert verdicts[size].verdict.value == "inconclusive"
         assert verdicts[size].reason == "1 round of the job's 2"
+
+
+def test_same_needs_the_rounds_medians_within_the_band_too(tmp_path):
+    """A row whose every round's fastest pass is unchanged while most of its passes are 10% slower
+    (the passes fall in two modes, and the fastest of each side comes from the fast one) is not
+    ``same``: the rounds' medians moved. Its neighbour, unchanged in both, is ``same``."""
+    import json
+
+    fast = [1e-3 * (1 + 0.0013 * k) for k in range(7)]
+    slow = [1.1e-3 * (1 + 0.0017 * k) for k in range(5)]
+    samples = {
+        # size: (base passes, new passes), the same in each of six rounds
+        1: (fast, fast[:2] + slow),
+        2: (fast, [f * 1.0009 for f in fast]),
+    }
+    records = []
+    for size, sides in samples.items():
+        for index in range(6):
+            for side, passes in zip(("base", "new"), sides, strict=True):
+                records.append(
+                    {
+                        "framework": "mxnet", "namespace": "mx.nd", "op": "exp", "category": "unary",
+                        "inputs": {"data": {"shape": [size]}}, "status": "ok", "reason": None,
+                        "forward": {"samples_s": [p * (1 + 0.002 * index) for p in passes]}, "backward": None,
+                        "memory_peak_bytes": None, "side": side, "round": index, "prepared_in_round": index,
+                    }
+                )  # fmt: skip
+    for size in range(100, 130):  # unchanged rows, for the rounds' null
+        for index, pair in enumerate(_unchanged(6, size)):
+            for side, seconds in zip(("base", "new"), pair, strict=True):
+                records.append(
+                    {
+                        "framework": "mxnet", "namespace": "mx.nd", "op": "exp", "category": "unary",
+                        "inputs": {"data": {"shape": [size]}}, "status": "ok", "reason": None,
+                        "forward": {"samples_s": [seconds * f for f in SPREAD]}, "backward": None,
+                        "memory_peak_bytes": None, "side": side, "round": index, "prepared_in_round": index,
+                    }
+                )  # fmt: skip
+    path = tmp_path / "ab.json"
+    path.write_text(json.dumps({"schema_version": 1, "kind": "ab", "environment": {}, "results": records}))
+    verdicts = _verdicts(str(path))
+    assert verdicts[1].verdict.value == "inconclusive"
+    assert "their medians do not" in verdicts[1].reason
+    assert verdicts[2].verdict.value == "same"
