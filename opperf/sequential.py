@@ -58,6 +58,12 @@ configuration instead, which stopped 20 slow configurations (100 ms a pass) afte
 undecided while cheap ones left most of theirs unspent. With this budget for the job, shared out as
 ``RoundBook.undecided`` does, a full-registry A/A job was 76.8% ``same`` at 2.02x a sweep (the cap:
 75.6% at 2.32x); none called either way."""
+PROMISING_SHARES = 4.0
+"""An undecided row whose ratio so far lies beyond the threshold band goes before the rows near 1,
+and its configuration's round may cost this many equal shares of the budget left: the rows that
+may yet be called a change get the rounds that decide them (in 578-row jobs with 10% injected, the
+affected rows left ``inconclusive`` were the costly ones, denied a round by the equal share)."""
+
 DECISIVE_FACTOR = 2.0
 """An undecided row whose every round so far changed beyond this factor, in one direction, gets its
 next round before any other: a job should not end with such a change left ``inconclusive``."""
@@ -78,6 +84,9 @@ class Schedule:
     least_extra_s: float = 0.0
     """The sampling the rounds after the minimum may spend however little the minimum rounds spent
     (a job of a few cheap configurations)."""
+    promising_shares: float = PROMISING_SHARES
+    """How many equal shares of the budget left a round of a configuration with a row beyond the
+    threshold band may cost (1: no more than any other)."""
 
     @property
     def adaptive(self) -> bool:
@@ -96,13 +105,16 @@ class Schedule:
             "stop_alpha": self.alpha * STOP_SHARE,
             "extra_share": self.extra_share,
             "least_extra_s": self.least_extra_s,
+            "promising_shares": self.promising_shares,
             "rule": "after min_rounds, a configuration gets another round until every row is same, "
             "slower or faster at q <= stop_alpha, has a status verdict or is inconclusive with one "
             "tick of the timer above the threshold of its time, or max_rounds are done; the rounds "
             "after min_rounds spend at most extra_share of the sampling the first min_rounds spent, "
             "or least_extra_s if more (both sides), going first to rows whose every round changed beyond "
-            f"{DECISIVE_FACTOR:g}x one way, then, cheapest first, to configurations whose last round "
-            "cost no more than the budget left divided by the configurations undecided",
+            f"{DECISIVE_FACTOR:g}x one way, then to rows whose ratio lies beyond the threshold, whose "
+            "round may cost promising_shares times the budget left divided by the configurations "
+            "undecided, then, cheapest first, to configurations whose last round costs no more than "
+            "that share",
         }
 
 
@@ -164,13 +176,23 @@ class RoundBook:
             undecided_rows = [row for row in rows if row.key in self._specs and not decided(row, schedule)]
             open_specs = {self._specs[row.key] for row in undecided_rows}
             decisive = {self._specs[row.key] for row in undecided_rows if changed_every_round(row)}
+            promising = {
+                self._specs[row.key] for row in undecided_rows if beyond_band(row, schedule.threshold)
+            }
         candidates = open_specs & set(active)
         left = self.budget_left(schedule)
         fair_share = left / len(candidates) if candidates else 0.0
+
+        def allowed(spec: BenchmarkSpec) -> float:
+            if spec in decisive:
+                return math.inf
+            return schedule.promising_shares * fair_share if spec in promising else fair_share
+
         granted = set()
-        for spec in sorted(candidates, key=lambda s: (s not in decisive, self.round_cost(s))):
+        order = sorted(candidates, key=lambda s: (s not in decisive, s not in promising, self.round_cost(s)))
+        for spec in order:
             cost = self.round_cost(spec)
-            if cost <= left and (spec in decisive or cost <= fair_share):
+            if cost <= left and cost <= allowed(spec):
                 granted.add(spec)
                 left -= cost
         return [spec for spec in active if spec in granted]
@@ -184,6 +206,11 @@ def changed_every_round(row: Row, factor: float = DECISIVE_FACTOR) -> bool:
         new / base for base, new in zip(row.base.run_paired, row.new.run_paired, strict=False) if base > 0
     ]
     return bool(ratios) and (min(ratios) > factor or max(ratios) < 1 / factor)
+
+
+def beyond_band(row: Row, threshold: float) -> bool:
+    """Whether a row's ratio so far lies beyond the threshold band: a change it may yet be called."""
+    return row.ratio is not None and abs(math.log(row.ratio)) > math.log1p(threshold)
 
 
 def decided(row: Row, schedule: Schedule) -> bool:

@@ -14,7 +14,7 @@ from opperf.ab import Build, ab_document, run_ab
 from opperf.options import RunOptions
 from opperf.report.json_report import render_json
 from opperf.results import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs
-from opperf.sequential import EXTRA_SHARE, RoundBook, Schedule, changed_every_round, decided
+from opperf.sequential import EXTRA_SHARE, RoundBook, Schedule, beyond_band, changed_every_round, decided
 from opperf.sweep import SweepConfig
 from opperf.verdicts.diff import diff, diff_ab
 from opperf.verdicts.load import canonical_inputs, read_ab
@@ -88,11 +88,34 @@ def test_the_rounds_after_the_minimum_go_to_undecided_configurations_within_the_
     assert book.round_cost(costly) == 2.0 and book.budget_left(
         Schedule(3, 12, extra_share=0.2)
     ) == pytest.approx(6.6)
-    assert book.undecided(Schedule(3, 12, extra_share=0.2), [*quiet, *noisy]) == cheap
-    assert book.undecided(Schedule(3, 12, extra_share=0.5), [*quiet, *noisy]) == noisy
-    assert book.undecided(Schedule(3, 12, extra_share=None), [*quiet, *noisy]) == noisy
-    assert book.undecided(Schedule(3, 12, extra_share=0.05), [*quiet, *noisy]) == []
+    equal = {"promising_shares": 1.0}  # every undecided configuration held to an equal share
+    assert book.undecided(Schedule(3, 12, extra_share=0.2, **equal), [*quiet, *noisy]) == cheap
+    assert book.undecided(Schedule(3, 12, extra_share=0.5, **equal), [*quiet, *noisy]) == noisy
+    assert book.undecided(Schedule(3, 12, extra_share=None, **equal), [*quiet, *noisy]) == noisy
+    assert book.undecided(Schedule(3, 12, extra_share=0.05, **equal), [*quiet, *noisy]) == []
     assert Schedule(3, 12, extra_share=0.2).describe()["extra_share"] == 0.2
+
+
+def test_a_row_beyond_the_band_goes_before_the_rows_near_one_and_may_cost_more_than_a_share():
+    """Two undecided configurations: one whose rounds scatter around 1 (cheap), one whose rounds
+    scatter around 1.3 (costly: 0.4 s a side and round, more than an equal share of the budget). The
+    one beyond the band gets its round first, up to ``promising_shares`` shares; held to one share,
+    only the cheap one gets a round."""
+    near, beyond = _spec(1), _spec(2)
+    book = RoundBook()
+    generator = random.Random(11)
+    for index in range(2):
+        for spec, factor, spent in ((near, 1.0, 0.1), (beyond, 1.3, 0.4)):
+            for side, scale in (("base", 1.0), ("new", factor * math.exp(generator.uniform(-0.2, 0.2)))):
+                forward = tuple(1e-3 * scale * math.exp(generator.uniform(0, 0.6)) for _ in range(5))
+                book.add(index, side, Measurement(spec, Status.OK, forward=forward, sampling_s=spent))
+    found = diff(book.runs("base"), book.runs("new"), 0.05, 0.05, paired=True).rows
+    rows = {json.loads(row.key.inputs)["data"]["shape"][0]: row for row in found}
+    assert all(not decided(row, Schedule(2, 10)) for row in rows.values()), [r.verdict for r in rows.values()]
+    assert beyond_band(rows[2], 0.05) and not changed_every_round(rows[2])
+    budget = {"extra_share": 1.2 / 2.0}  # 1.2 s left, 0.6 s a configuration; rounds of 0.2 and 0.8 s
+    assert set(book.undecided(Schedule(2, 10, **budget), [near, beyond])) >= {beyond}
+    assert book.undecided(Schedule(2, 10, promising_shares=1.0, **budget), [near, beyond]) == [near]
 
 
 def test_a_change_beyond_twice_in_every_round_is_first_in_line():
