@@ -94,7 +94,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_MIN_ROUNDS,
         type=whole(1, "min-rounds"),
         help="the rounds every configuration gets; after them, one gets another round only while "
-        "the diff of its rounds so far leaves it undecided, the cheapest first, while the further "
+        "the diff of its rounds so far leaves it undecided (those whose ratio lies beyond the "
+        "threshold first, then the cheapest first), while the further "
         f"rounds have spent under {EXTRA_SHARE:g} of what these spent (same as --rounds: a fixed "
         f"number) (default: {DEFAULT_MIN_ROUNDS})",
     )
