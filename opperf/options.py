@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 PROFILERS = ("native", "python")
 MODES = ("inference", "training")
-DTYPES = ("float16", "float32", "float64", "int8", "uint8", "int32", "int64")
+DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "uint8", "int32", "int64")
 """The dtypes opperf generates inputs in."""
 
 
@@ -356,6 +356,9 @@ class RunOptions:
         resolved_options = replace(self, mode=resolved)
         if backend is None:
             return resolved_options
+        missing = backend.missing_dtypes.get(self.dtype)
+        if missing is not None:
+            raise OpperfError(f"dtype {self.dtype}: {missing}")
         return replace(resolved_options, device=backend.normalize_device(self.device))
 
     def require_one_thread_count(self, where: str) -> None:

@@ -23,6 +23,7 @@ from opperf.frameworks.torch.registry import fold_name, load_registry  # noqa: E
 from opperf.frameworks.torch.schema import argument_kind, functional_overload, read_overload  # noqa: E402
 
 FLOAT32 = 4
+OPPERF = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "opperf.py")
 QUICK = {"framework": "torch", "warmup": 1, "runs": 3}
 
 
@@ -505,3 +506,41 @@ def test_a_device_timed_record_keeps_its_host_latency_and_device_work_through_th
     )
     broken = {**written, "device_work": [{"phase": "sideways"}]}
     assert "device_work" in record_problem(broken)
+
+
+def test_bfloat16_inputs_are_bfloat16_and_their_bytes_are_two_each(tmp_path):
+    """``--dtype bfloat16`` (PyTorch; the dtype GPUs train in): the tensors are bfloat16, and the
+    roofline counts two bytes an element."""
+    import json
+
+    output = tmp_path / "bf16.json"
+    completed = subprocess.run(
+        [
+            *(sys.executable, OPPERF, "--framework", "torch", "--ops", "exp,mm", "--dtype", "bfloat16"),
+            *("--quiet", "--no-isolation", "--output-file", str(output)),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    records = json.loads(output.read_text())["results"]
+    assert {r["dtype"] for r in records} == {"bfloat16"} and all(r["status"] == "ok" for r in records)
+    exp = next(r for r in records if r["op"] == "exp" and r["inputs"]["input"]["shape"] == [1024, 1024])
+    assert exp["roofline"]["bytes"] == 2 * 1024 * 1024 * 2  # read once, written once, 2 bytes each
+
+
+def test_mxnet_refuses_bfloat16_in_one_line_before_anything_runs(tmp_path):
+    completed = subprocess.run(
+        [sys.executable, OPPERF, "--ops", "exp", "--dtype", "bfloat16", "--output-file", "unused.json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert completed.returncode == 2
+    assert completed.stderr.strip() == (
+        "error: dtype bfloat16: MXNet 1.9.1 has no bfloat16 NDArray (only oneDNN's internal one); use "
+        "--framework torch, or float16"
+    )
+    assert not (tmp_path / "unused.json").exists()

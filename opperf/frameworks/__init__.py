@@ -37,6 +37,8 @@ class Backend(Protocol):
 
     framework: str
     session: Session
+    missing_dtypes: Mapping[str, str]
+    """opperf's dtypes the framework has no tensors of, each with what to do instead (refused)."""
 
     def operators(self) -> tuple[OpInfo, ...]:
         """Every distinct operator of the registry (aliases folded)."""

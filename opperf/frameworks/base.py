@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import ClassVar, Protocol
 
@@ -26,6 +26,8 @@ class BackendBase:
     devices: ClassVar[ModuleType]
     session_type: ClassVar[type[Session]]
     registry: ClassVar[Callable[[], Registry]]
+    missing_dtypes: ClassVar[Mapping[str, str]] = {}
+    """opperf's dtypes the framework has no tensors of, each with what to do instead."""
 
     def __init__(self) -> None:
         self.session = self.session_type()

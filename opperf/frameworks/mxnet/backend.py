@@ -6,7 +6,8 @@ import ctypes
 import importlib
 import os
 import platform
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import ClassVar
 
 from opperf import fused, longtail
 from opperf.errors import OpperfError
@@ -35,6 +36,10 @@ class MXNetBackend(BackendBase):
     devices = devices
     session_type = MXNetSession
     registry = staticmethod(load_registry)
+    missing_dtypes: ClassVar[Mapping[str, str]] = {
+        "bfloat16": "MXNet 1.9.1 has no bfloat16 NDArray (only oneDNN's internal one); use "
+        "--framework torch, or float16"
+    }
 
     def set_threads(self, count: int | None) -> int:
         """MXNet's OpenMP thread count per operator: read from OMP_NUM_THREADS when its engine starts,
