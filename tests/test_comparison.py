@@ -1,5 +1,7 @@
 """The same operator across mx.nd, mx.np/mx.npx and torch, on one input configuration."""
 
+import math
+
 import pytest
 
 from opperf import run_benchmark_operator
@@ -149,3 +151,27 @@ def test_compare_takes_its_minimum_rounds_and_more_only_while_unsettled():
     shorter = {ns: found[: taken - 1] for ns, found in row.rounds.items()}
     assert taken == 3 or not _settled(shorter, ("mx.nd", "mx.np"))
     assert taken == 6 or _settled(row.rounds, ("mx.nd", "mx.np"))
+
+
+def test_rows_alike_at_a_timer_coarser_than_the_threshold_are_never_same():
+    """Two namespaces that read the same 9-10 us in every round, on a 1 us timer: a tick is more
+    than the threshold, so the verdict is ``inconclusive`` and says why, run after run (it was
+    ``same`` in some runs and not in others)."""
+    import random
+
+    from opperf.verdicts.namespaces import versus
+
+    draw = random.Random(3)
+    steady = [  # rows of 1 ms whose rounds agree within 1%: the rounds' variance prior
+        {
+            "mx.nd": _rounds([1e-3] * 8),
+            "mx.np": _rounds([1e-3 * math.exp(draw.gauss(0, 0.005)) for _ in range(8)]),
+        }
+        for _ in range(30)
+    ]
+    alike = {"mx.nd": _ticks([9] * 8), "mx.np": _ticks([9] * 8)}
+    found = versus([*steady, alike], ["mx.nd", "mx.np"], 0.05, 0.05)
+    assert {found[i, "mx.np", "forward"].verdict.value for i in range(30)} == {"same"}
+    quantised = found[30, "mx.np", "forward"]
+    assert quantised.verdict.value == "inconclusive" and quantised.below_resolution
+    assert "coarser than the threshold" in quantised.reason and "so it cannot say same" in quantised.reason
