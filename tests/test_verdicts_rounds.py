@@ -221,25 +221,37 @@ SPREAD = (1.0, 1.013, 1.027, 1.004, 1.019)
 """A round's passes around its fastest: a continuous timer's readings."""
 
 
-def _ab_file(tmp_path, rows: dict[int, list[tuple[float, float]]]):
-    """An A/B file of ``exp`` rows (by size): each round's (base, new) fastest pass in seconds."""
+def _record(size: int, side: str, index: int, samples: list[float]) -> dict[str, object]:
+    """Round ``index`` of an ``exp`` row (by size) on one side: its forward passes in seconds."""
+    return {
+        "framework": "mxnet", "namespace": "mx.nd", "op": "exp", "category": "unary",
+        "inputs": {"data": {"shape": [size]}}, "status": "ok", "reason": None,
+        "forward": {"samples_s": samples}, "backward": None,
+        "memory_peak_bytes": None, "side": side, "round": index, "prepared_in_round": index,
+    }  # fmt: skip
+
+
+def _write_ab(tmp_path, records: list[dict[str, object]]) -> str:
     import json
 
-    records = []
-    for size, rounds in rows.items():
-        for index, pair in enumerate(rounds):
-            for side, seconds in zip(("base", "new"), pair, strict=True):
-                records.append(
-                    {
-                        "framework": "mxnet", "namespace": "mx.nd", "op": "exp", "category": "unary",
-                        "inputs": {"data": {"shape": [size]}}, "status": "ok", "reason": None,
-                        "forward": {"samples_s": [seconds * f for f in SPREAD]}, "backward": None,
-                        "memory_peak_bytes": None, "side": side, "round": index, "prepared_in_round": index,
-                    }
-                )  # fmt: skip
     path = tmp_path / "ab.json"
     path.write_text(json.dumps({"schema_version": 1, "kind": "ab", "environment": {}, "results": records}))
     return str(path)
+
+
+def _ab_records(rows: dict[int, list[tuple[float, float]]]) -> list[dict[str, object]]:
+    """``exp`` rows (by size): each round's (base, new) fastest pass in seconds."""
+    return [
+        _record(size, side, index, [seconds * f for f in SPREAD])
+        for size, rounds in rows.items()
+        for index, pair in enumerate(rounds)
+        for side, seconds in zip(("base", "new"), pair, strict=True)
+    ]
+
+
+def _ab_file(tmp_path, rows: dict[int, list[tuple[float, float]]]):
+    """An A/B file of ``exp`` rows (by size): each round's (base, new) fastest pass in seconds."""
+    return _write_ab(tmp_path, _ab_records(rows))
 
 
 def _verdicts(path: str) -> dict[int, object]:
@@ -334,8 +346,6 @@ def test_same_needs_the_rounds_medians_within_the_band_too(tmp_path):
     """A row whose every round's fastest pass is unchanged while most of its passes are 10% slower
     (the passes fall in two modes, and the fastest of each side comes from the fast one) is not
     ``same``: the rounds' medians moved. Its neighbour, unchanged in both, is ``same``."""
-    import json
-
     fast = [1e-3 * (1 + 0.0013 * k) for k in range(7)]
     slow = [1.1e-3 * (1 + 0.0017 * k) for k in range(5)]
     samples = {
@@ -343,32 +353,15 @@ def test_same_needs_the_rounds_medians_within_the_band_too(tmp_path):
         1: (fast, fast[:2] + slow),
         2: (fast, [f * 1.0009 for f in fast]),
     }
-    records = []
-    for size, sides in samples.items():
-        for index in range(6):
-            for side, passes in zip(("base", "new"), sides, strict=True):
-                records.append(
-                    {
-                        "framework": "mxnet", "namespace": "mx.nd", "op": "exp", "category": "unary",
-                        "inputs": {"data": {"shape": [size]}}, "status": "ok", "reason": None,
-                        "forward": {"samples_s": [p * (1 + 0.002 * index) for p in passes]}, "backward": None,
-                        "memory_peak_bytes": None, "side": side, "round": index, "prepared_in_round": index,
-                    }
-                )  # fmt: skip
-    for size in range(100, 130):  # unchanged rows, for the rounds' null
-        for index, pair in enumerate(_unchanged(6, size)):
-            for side, seconds in zip(("base", "new"), pair, strict=True):
-                records.append(
-                    {
-                        "framework": "mxnet", "namespace": "mx.nd", "op": "exp", "category": "unary",
-                        "inputs": {"data": {"shape": [size]}}, "status": "ok", "reason": None,
-                        "forward": {"samples_s": [seconds * f for f in SPREAD]}, "backward": None,
-                        "memory_peak_bytes": None, "side": side, "round": index, "prepared_in_round": index,
-                    }
-                )  # fmt: skip
-    path = tmp_path / "ab.json"
-    path.write_text(json.dumps({"schema_version": 1, "kind": "ab", "environment": {}, "results": records}))
-    verdicts = _verdicts(str(path))
+    records = [
+        _record(size, side, index, [p * (1 + 0.002 * index) for p in passes])
+        for size, sides in samples.items()
+        for index in range(6)
+        for side, passes in zip(("base", "new"), sides, strict=True)
+    ]
+    records += _ab_records({size: _unchanged(6, size) for size in range(100, 130)})  # the rounds' null
+    path = _write_ab(tmp_path, records)
+    verdicts = _verdicts(path)
     assert verdicts[1].verdict.value == "inconclusive"
     assert "their medians do not" in verdicts[1].reason
     assert verdicts[2].verdict.value == "same"
