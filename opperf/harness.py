@@ -293,9 +293,13 @@ def prepare(
 
 
 def _fit_problem(session: Session, spec: BenchmarkSpec, function: Callable[..., object] | None) -> str | None:
+    """Why the spec's tensors do not fit the device's free memory; on a GPU, naming the other
+    processes that hold it (two sweeps sharing one GPU)."""
     available = session.available_memory(spec.options.device)
     outputs = session.output_bytes(spec, function) if available is not None else None
-    return fit_problem(spec, available, outputs)
+    problem = fit_problem(spec, available, outputs)
+    holders = gpu_state.memory_holders(spec.options.device, os.getpid()) if problem else None
+    return f"{problem} ({holders})" if holders else problem
 
 
 def measure_prepared(

@@ -139,3 +139,30 @@ def test_the_cudagraph_stage_times_a_replay_per_call_without_launch_gaps():
     assert statistics.median(graphed.forward) == pytest.approx(statistics.median(eager.forward), rel=0.3)
     assert statistics.median(graphed.host_forward) < 0.5 * statistics.median(eager.host_forward)
     assert "the cudagraph stage replays forward calls" in graphed.backward_reason
+
+
+def test_a_configuration_that_does_not_fit_names_the_process_holding_the_memory():
+    """Another process holds all but a little of the GPU: a configuration larger than what is left
+    is skipped before it runs, naming that process (where NVML sees processes)."""
+    import os
+    import subprocess
+    import sys
+
+    free, _ = torch.cuda.mem_get_info()
+    hold = max(0, free - 2 * 2**30)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", f"import torch,time; x=torch.empty({hold}, dtype=torch.uint8, device='cuda'); "
+         "print('held', flush=True); time.sleep(60)"],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        (m,) = benchmark(torch.exp, [{"input": (32768, 32768)}], RunOptions(**GPU, run_backward=False))
+        assert m.status is Status.SKIPPED and "out of memory (not run)" in m.reason
+        from opperf.utils import gpu_state
+
+        holders = gpu_state.memory_holders("gpu(0)", os.getpid())
+        if holders is not None:  # NVML inside a container may see no processes
+            assert holders in m.reason and f"pid {holder.pid}" in holders
+    finally:
+        holder.kill()

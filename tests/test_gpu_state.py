@@ -53,3 +53,13 @@ def test_nothing_is_read_on_a_cpu_and_a_gpu_without_nvml_says_why():
         assert why.startswith(("NVML cannot start", "nvidia-ml-py is not installed"))
     else:
         assert why is None and reading.sm_clock_mhz > 0
+
+
+def test_without_nvml_or_on_a_cpu_no_memory_holders_are_named():
+    """The fit check names the processes holding a GPU's memory where NVML can say; here (no
+    driver) and on a CPU it adds nothing."""
+    import os
+
+    assert gpu_state.memory_holders("cpu(0)", os.getpid()) is None
+    if gpu_state.unavailable("gpu(0)") is not None:
+        assert gpu_state.memory_holders("gpu(0)", os.getpid()) is None

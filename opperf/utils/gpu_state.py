@@ -136,6 +136,33 @@ def default_sm_clock(device: str) -> int | None:
     return _optional(lambda: pynvml.nvmlDeviceGetDefaultApplicationsClock(handle, pynvml.NVML_CLOCK_SM))
 
 
+def memory_holders(device: str, own_pid: int) -> str | None:
+    """Which other processes hold the GPU ``device``'s memory, the most first (``pid 123 holds
+    35.1 GiB``), for a configuration refused for want of it; None where none do, or NVML cannot say
+    (inside a container, NVML often sees no processes)."""
+    handle = _handle(device)
+    if handle is None:
+        return None
+    import pynvml
+
+    try:
+        processes = pynvml.nvmlDeviceGetComputeRunningProcesses(handle)
+    except pynvml.NVMLError:
+        return None
+    held = sorted(
+        ((p.pid, p.usedGpuMemory) for p in processes if p.pid != own_pid and p.usedGpuMemory),
+        key=lambda item: -item[1],
+    )
+    if not held:
+        return None
+    shown = ", ".join(f"pid {pid} holds {used / 2**30:.1f} GiB" for pid, used in held[:MEMORY_HOLDERS_SHOWN])
+    more = f" and {len(held) - MEMORY_HOLDERS_SHOWN} more" if len(held) > MEMORY_HOLDERS_SHOWN else ""
+    return f"{shown}{more}"
+
+
+MEMORY_HOLDERS_SHOWN = 3
+
+
 def unavailable(device: str) -> str | None:
     """Why GPU state is not read on ``device`` (None where it is, and on a CPU, where there is none)."""
     if parse_device(device)[0] != "gpu":
