@@ -479,7 +479,7 @@ def device_cases() -> list[Case]:
                 "run_performance_test(torch.exp, inputs=[{'input': (4, 4)}], ctx='cpu(5)', runs=2, warmup=0)"
             ),
         ),
-        Case("devices", "README commands survive the shell", _readme_shell),
+        Case("devices", "documented commands survive the shell", _readme_shell),
         Case("devices", "make bench CTX='gpu(0)' survives make", _make_gpu),
     ]
     if not gpus:
@@ -509,8 +509,13 @@ def _no_gpu_here(*args: str) -> Callable:
     return probe
 
 
+def _documentation() -> str:
+    """The README and every document beside it (``docs/``), in one text."""
+    return "\n".join(path.read_text() for path in (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))))
+
+
 def _readme_shell(folder: Path) -> Outcome:
-    text = (ROOT / "README.md").read_text()
+    text = _documentation()
     lines = [
         line
         for lang, body in re.findall(r"```(\w*)\n(.*?)```", text, re.S)
@@ -1807,8 +1812,8 @@ def newcomer_cases() -> list[Case]:
         Case("newcomer", "--help", accepted("--help")),
         Case("newcomer", "diff of a garbage file", _diff_garbage),
         Case("newcomer", "merge of a garbage file", _merge_garbage),
-        Case("newcomer", "README exit codes documented (0, 1, 2, 130, 143)", _exit_codes_documented),
-        Case("newcomer", "extras documented in the README", _extras_documented),
+        Case("newcomer", "exit codes documented (0, 1, 2, 130, 143)", _exit_codes_documented),
+        Case("newcomer", "extras documented", _extras_documented),
     ]
 
 
@@ -1895,15 +1900,15 @@ def _merge_garbage(folder: Path) -> Outcome:
 
 
 def _exit_codes_documented(folder: Path) -> Outcome:
-    text = (ROOT / "README.md").read_text()
+    text = _documentation()
     missing = [c for c in ("130", "143", "--fail-on") if c not in text]
-    return Outcome(not missing, f"missing from README: {missing}" if missing else "exit codes documented")
+    return Outcome(not missing, f"missing from the docs: {missing}" if missing else "exit codes documented")
 
 
 def _extras_documented(folder: Path) -> Outcome:
-    text = (ROOT / "README.md").read_text()
+    text = _documentation()
     missing = [c for c in ("opperf[torch]", "pip install") if c not in text]
-    return Outcome(not missing, f"missing from README: {missing}" if missing else "extras documented")
+    return Outcome(not missing, f"missing from the docs: {missing}" if missing else "extras documented")
 
 
 # --- the table -------------------------------------------------------------------------------------

@@ -1,10 +1,12 @@
-"""Every shell command block of the README runs, so its commands cannot rot.
+"""Every shell command block of the README and of the documents beside it (``docs/``) runs, so
+their commands cannot rot.
 
-Each command goes through ``opperf.cli.main`` as the shell would split it, in one folder, in README
-order (later commands read the files earlier ones wrote). Commands that would sweep a whole registry
-or run for minutes get a small selection and budget (``BOUNDED``: each substitution says why); files
-a command reads that no README command writes are made first by one small sweep (``INPUTS``); a
-command that needs hardware or a tool this machine lacks is skipped with the reason.
+Each command goes through ``opperf.cli.main`` as the shell would split it, in one folder, in the
+order ``DOCUMENTS`` reads them (later commands read the files earlier ones wrote). Commands that
+would sweep a whole registry or run for minutes get a small selection and budget (``BOUNDED``: each
+substitution says why); files a command reads that no documented command writes are made first by
+one small sweep (``INPUTS``); a command that needs hardware or a tool this machine lacks is skipped
+with the reason.
 """
 
 from __future__ import annotations
@@ -19,7 +21,20 @@ import pytest
 
 from opperf.cli import main
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+DOCUMENTS = (
+    ROOT / "README.md",
+    *(
+        ROOT / "docs" / name
+        for name in (
+            "command-line.md", "python-api.md", "measurement.md", "gpu.md", "sweeps.md",
+            "diff-and-ab.md", "reports.md", "results-format.md", "capture.md", "stages-and-patterns.md",
+            "figures.md", "contributing.md",
+        )
+    ),
+)  # fmt: skip
+"""The README, then the documents in the order the README's sections had them (the commands of the
+diff document read files the sweeps before it wrote)."""
 FAST = ["--budget", "0.02", "--threads", "1"]
 """What bounds a measuring command: a short budget per configuration, one thread."""
 
@@ -63,7 +78,8 @@ def readme_commands() -> list[str]:
     """The command lines of every shell block (fenced ``sh`` or plain, every line a command), comments
     dropped."""
     commands = []
-    for language, body in re.findall(r"```(\w*)\n(.*?)```", README.read_text(), re.S):
+    text = "\n".join(document.read_text() for document in DOCUMENTS)
+    for language, body in re.findall(r"```(\w*)\n(.*?)```", text, re.S):
         lines = [line.split("  #")[0].strip() for line in body.splitlines() if line.strip()]
         if (
             language in ("sh", "")
@@ -133,3 +149,8 @@ def test_every_readme_command_runs(tmp_path, monkeypatch, capsys):
     assert len(ran) >= 20
     for written in ("results.md", "conv.md", "torch.md", "compare.md", "ab.json", "all.json", "report.html"):
         assert (tmp_path / written).stat().st_size > 0, written
+
+
+def test_every_document_is_read():
+    """No document beside the README escapes the commands' test."""
+    assert set(DOCUMENTS[1:]) == set((ROOT / "docs").glob("*.md"))

@@ -505,8 +505,8 @@ def _same_by_medians(compared: Compared, threshold: float) -> bool:
     of separate sweeps has nothing more to check).
 
     A round's fastest pass carries the least of the load it met, so its ratio finds changes best
-    (README, Interleaved A/B); but where a configuration's passes fall in two modes, the fastest of
-    each side can come from the fast mode while most passes moved: with 10% injected, softmax
+    (docs/diff-and-ab.md, Interleaved A/B); but where a configuration's passes fall in two modes,
+    the fastest of each side can come from the fast mode while most passes moved: with 10% injected, softmax
     (10000, 100)'s backward rounds' fastest passes read 1.018 (interval 0.988-1.049, ``same``) where
     their medians read 0.96-1.15 a round. ``same`` says no change beyond the band; it must hold for
     both figures: the medians' estimate (their rounds' trimmed mean) must lie within the band too.

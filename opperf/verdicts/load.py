@@ -83,7 +83,7 @@ class PhaseRun:
         it is 0). Other processes only ever add time to a pass, so a round's fastest pass carries
         the least of the load it met; measured here, ratios of rounds' fastest passes found more of
         a 10% slowdown than ratios of their medians (32 against 25 of 43 rows, and 50 against 40
-        of 58) with no more false calls (README, Interleaved A/B)."""
+        of 58) with no more false calls (docs/diff-and-ab.md, Interleaved A/B)."""
         return self.fastest if self.fastest is not None and self.fastest > 0 else self.median
 
     @property
