@@ -259,3 +259,16 @@ def test_separate_sweeps_whose_sides_ran_at_different_speeds_call_no_row(tmp_pat
     assert all("separate sweeps cannot tell" in r.reason for r in timed)
     assert run(arguments(",".join(base), ",".join(new), "--fail-on", "regression")) == 0
     assert "Rows of separate sweeps are inconclusive" in capsys.readouterr().out
+
+
+def test_the_row_key_holds_every_option_that_changes_a_figure():
+    """Rows are kept apart by every option marked keyed (``RunOptions``), with the stage and the
+    variant: an option that changes timings (the cache mode, an L2 flush) and were missing here would
+    let ``diff`` and ``history`` compare rows of both settings as one."""
+    from opperf.options import KEYED
+    from opperf.verdicts.load import SETTINGS, record_key
+
+    assert set(SETTINGS) == {*KEYED, "stage", "variant"} - {"framework"}
+    record = {"framework": "torch", "namespace": "torch", "op": "exp", "inputs": {"input": {"shape": [8]}}}
+    hot, cold = (record_key({**record, "cache": cache}) for cache in ("hot", "cold"))
+    assert hot.identity == cold.identity and hot != cold and hot.differing(cold) == ("cache",)

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 
 from opperf.errors import OpperfError
+from opperf.options import KEYED
 from opperf.report.document import is_ab, read_document
 from opperf.utils.environment import fingerprint
 from opperf.utils.load import BUSY_THRESHOLD
@@ -121,20 +122,16 @@ def canonical_inputs(inputs: object) -> str:
 
 
 def record_key(record: Mapping[str, object]) -> Key:
+    """A record's key: its identity, and every option marked keyed (``RunOptions``) as the record
+    carries it (None where an older file left it out), with its stage and variant."""
     return Key(
         framework=str(record["framework"]),
         namespace=str(record["namespace"]),
         op=str(record["op"]),
         inputs=canonical_inputs(record["inputs"]),
-        dtype=record.get("dtype"),
-        device=record.get("device"),
-        profiler=record.get("profiler"),
-        mode=record.get("mode"),
-        threads=record.get("threads"),
-        cache=record.get("cache"),
-        run_backward=record.get("run_backward"),
         stage=str(record.get("stage", "eager")),
         variant=str(record.get("variant") or ""),
+        **{name: record.get(name) for name in KEYED if name != "framework"},
     )
 
 
