@@ -126,9 +126,14 @@ class DeviceFault:
     reply: Measurement | RoundMeasured
 
 
+def _measurement_of(reply: Measurement | RoundMeasured) -> Measurement:
+    """The measurement a reply carries (a round's, or the reply itself)."""
+    return reply.measurement if isinstance(reply, RoundMeasured) else reply
+
+
 def _after_retry(reply: Measurement | RoundMeasured) -> Measurement | RoundMeasured:
     """A reply that failed again in a fresh worker, saying so."""
-    measurement = reply.measurement if isinstance(reply, RoundMeasured) else reply
+    measurement = _measurement_of(reply)
     noted = replace(
         measurement, reason=f"{measurement.reason} (and again in a fresh worker, tried once more)"
     )
@@ -248,7 +253,7 @@ def serve(backend: Backend, replies: BinaryIO, requests: BinaryIO, cpus: Sequenc
 def _answer(replies: BinaryIO, session: Session, reply: Measurement | RoundMeasured) -> bool:
     """Send a measurement's reply; False when it says the worker's device may be unusable
     (``DeviceFault``), after which the worker exits."""
-    measurement = reply.measurement if isinstance(reply, RoundMeasured) else reply
+    measurement = _measurement_of(reply)
     if measurement.status is Status.FAILED and session.device_fault(
         measurement.reason, measurement.spec.options.device
     ):

@@ -19,7 +19,7 @@ from opperf.errors import OpperfError
 from opperf.utils.words import counted
 from opperf.verdicts.decide import Verdict, noise, resolution, status_verdict, timing_verdict
 from opperf.verdicts.distributions import t_ppf
-from opperf.verdicts.inference import REPLICATED_RUNS, Contrast, NoiseModel, assess, bh_qvalues
+from opperf.verdicts.inference import REPLICATED_RUNS, Contrast, NoiseModel, assess, bh_qvalues, trimmed
 from opperf.verdicts.load import PHASES, AbJob, Key, Run, RunRecord, worst_status
 
 
@@ -130,9 +130,9 @@ class Compared:
     new: Side
     contrast: Contrast
     doubt: str | None
-    medians: Contrast | None = None
-    """Paired rounds: the contrast of the rounds' medians beside that of their fastest passes
-    (``contrast``), which ``same`` must also hold for (``_same_by_medians``)."""
+    median_estimate: float | None = None
+    """Paired rounds: the log ratio of the rounds' medians (their trimmed mean) beside that of their
+    fastest passes (``contrast``), which ``same`` must also hold for (``_same_by_medians``)."""
 
 
 def side(records: Sequence[RunRecord], phase: str) -> Side | None:
@@ -358,19 +358,19 @@ def _paired(
     for phase in PHASES:
         b, n = side(base, phase), side(new, phase)
         if b is not None and n is not None:
-            medians = None
+            median_estimate = None
             if rounds and b.runs == n.runs:
                 ratios = [math.log(y / x) for x, y in zip(b.run_paired, n.run_paired, strict=True)]
                 contrast = Contrast.paired(ratios, math.log(b.median), round_noise(b, n))
                 by_median = [math.log(y / x) for x, y in zip(b.run_medians, n.run_medians, strict=True)]
-                medians = Contrast.paired(by_median, math.log(b.median), round_noise(b, n))
+                median_estimate = trimmed(by_median)[0]
             else:
                 contrast = Contrast.two_sample(
                     [math.log(m) for m in b.run_medians], [math.log(m) for m in n.run_medians]
                 )
             short = f"{counted(b.runs, 'round')} of the job's {min_rounds}" if b.runs < min_rounds else None
             reason = short or doubt(b, n, rounds)
-            compared.append(Compared(key, phase, b, n, contrast, reason, medians))
+            compared.append(Compared(key, phase, b, n, contrast, reason, median_estimate))
         elif b is not None or n is not None:
             rows.append(
                 Row(
@@ -512,7 +512,8 @@ def _same_by_medians(compared: Compared, threshold: float) -> bool:
     both figures: the medians' estimate (their rounds' trimmed mean) must lie within the band too.
     (Their interval as well cost a quarter of the `same` rows of a 578-row job: medians carry the
     load that fastest passes shed.)"""
-    return compared.medians is None or abs(compared.medians.estimate) < math.log1p(threshold)
+    estimate = compared.median_estimate
+    return estimate is None or abs(estimate) < math.log1p(threshold)
 
 
 def _shift_doubt(model: NoiseModel | None, threshold: float) -> str | None:

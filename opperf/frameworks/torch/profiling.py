@@ -119,9 +119,8 @@ class NativeSampler:
             backward_work, backward_reason = [], NO_BACKWARD_DEVICE_WORK
         forward_s = tuple(self._seconds(work) for work in forward_work)
         backward_s = tuple(self._seconds(work) for work in backward_work) or None
-        operators = {
-            w.operator.removeprefix(ENGINE_PREFIX) for work in (*forward_work, *backward_work) for w in work
-        }
+        every = (w for work in (*forward_work, *backward_work) for w in work)
+        operators = {w.launched_by.removeprefix(ENGINE_PREFIX) for w in every}
         met = None if sampled.met_target is None else _precise(forward_s, backward_s, plan.target)
         sampled = replace(sampled, forward=forward_s, backward=backward_s, met_target=met)
         if not self.on_gpu:
@@ -278,11 +277,12 @@ class Work:
     name: str
     seconds: float
     kind: str = "operator"
-    operator: str = ""
+    operator: str | None = None
 
-    def __post_init__(self) -> None:
-        if not self.operator:
-            object.__setattr__(self, "operator", self.name)
+    @property
+    def launched_by(self) -> str:
+        """The operator this work belongs to: itself on the host, the launching one on a GPU."""
+        return self.operator or self.name
 
 
 def _precise(forward: Sequence[float], backward: Sequence[float] | None, target: float) -> bool:
@@ -376,7 +376,7 @@ def _device_marked_work(events: Sequence) -> MarkedWork:
     starts = [start for start, _, _ in markers]
     work: list[list[Work]] = [[] for _ in markers]
     for event in device:
-        start, operator = launched.get(event.linked_correlation_id(), (event.start_ns(), ""))
+        start, operator = launched.get(event.linked_correlation_id(), (event.start_ns(), None))
         index = bisect.bisect_right(starts, start) - 1
         if index >= 0 and start <= markers[index][1]:
             kind = DEVICE_KINDS[activity_type(event)]
