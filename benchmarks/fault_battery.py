@@ -240,7 +240,7 @@ def accepted(*args: str, check: Callable[[Path, Ran], str | None] = lambda f, r:
 
 API_WRAP = """
 import sys
-from opperf.errors import OpperfError
+from opperf.utils.errors import OpperfError
 try:
 {body}
 except OpperfError as error:
@@ -610,9 +610,9 @@ print('RESULT', record.get('status'), record.get('reason'))
 """
 GUARD = """
 import json
-from opperf.isolation import IsolatedRunner
-from opperf.options import RunOptions
-from opperf.results import BenchmarkSpec, TensorSpec, freeze_inputs
+from opperf.measure.isolation import IsolatedRunner
+from opperf.results.options import RunOptions
+from opperf.results.measurement import BenchmarkSpec, TensorSpec, freeze_inputs
 options = RunOptions(framework="torch", runs=3, warmup=1)
 def spec(op, inputs):
     return BenchmarkSpec(namespace="torch", op=op, inputs=freeze_inputs(inputs), options=options)
@@ -653,7 +653,7 @@ def _cgroup_available(folder: Path) -> Outcome:
     with memory_cgroup(600 * MiB) as group:
         if group is None:
             return Outcome(None, "no memory cgroup can be made here (needs root and cgroup v1)")
-        code = "from opperf.utils import memory; print(memory.available_host_bytes())"
+        code = "from opperf.measure import memory; print(memory.available_host_bytes())"
         done = subprocess.run(
             in_cgroup(group, [PYTHON, "-c", code]),
             capture_output=True,
@@ -977,8 +977,8 @@ def _stalled_reply(folder: Path) -> Outcome:
     code = f"""
     import time
     from opperf import RunOptions
-    from opperf.isolation import IsolatedRunner
-    from opperf.results import BenchmarkSpec, TensorSpec, freeze_inputs
+    from opperf.measure.isolation import IsolatedRunner
+    from opperf.results.measurement import BenchmarkSpec, TensorSpec, freeze_inputs
     spec = BenchmarkSpec(namespace="mx.nd", op="add", options=RunOptions(runs=2, warmup=1),
                          inputs=freeze_inputs({{"lhs": TensorSpec((4, 4)), "rhs": TensorSpec((4, 4))}}))
     started = time.monotonic()
@@ -1856,7 +1856,8 @@ def _observe_mode(framework: str, options: str, expect_training: bool) -> Callab
     code = f"""
     import json
     {imports}
-    from opperf import RunOptions, benchmark
+    from opperf import RunOptions
+    from opperf import benchmark
     seen = set()
     def exp({argument}):
         data = {argument}

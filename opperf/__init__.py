@@ -1,9 +1,9 @@
 """opperf: benchmark every operator of a deep-learning framework, forward, backward and memory."""
 
-from opperf.benchmark import RunOptions, benchmark
-from opperf.errors import OpperfError
-from opperf.results import BenchmarkSpec, Measurement, Status, TensorSpec
-from opperf.utils.benchmark_utils import run_benchmark_operator, run_performance_test
+from opperf.compat.upstream import run_benchmark_operator, run_performance_test
+from opperf.measure.benchmark import RunOptions, benchmark
+from opperf.results.measurement import BenchmarkSpec, Measurement, Status, TensorSpec
+from opperf.utils.errors import OpperfError
 
 __all__ = [
     "BenchmarkSpec",

@@ -7,7 +7,7 @@ import signal
 import pytest
 
 from opperf.frameworks import get_backend
-from opperf.rules.profiles import SMALL
+from opperf.operators.rules.profiles import SMALL
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,13 @@ import sys
 
 import pytest
 
-from opperf.ab import (
+from opperf.cli import main
+from opperf.measure.isolation import BuildDescription, IsolatedRunner
+from opperf.measure.sampling import SamplingPlan
+from opperf.results.load import Key, PhaseRun, Run, RunRecord
+from opperf.results.measurement import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs
+from opperf.results.options import RunOptions
+from opperf.verdicts.ab.job import (
     MAX_ROUND_TARGET,
     REWARM_PASSES,
     ROUND_MIN_RUNS,
@@ -22,15 +28,9 @@ from opperf.ab import (
     round_options,
     round_plan,
 )
-from opperf.cli import main
-from opperf.isolation import BuildDescription, IsolatedRunner
-from opperf.options import RunOptions
-from opperf.results import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs
-from opperf.sampling import SamplingPlan
-from opperf.sequential import Schedule
+from opperf.verdicts.ab.sequential import Schedule
 from opperf.verdicts.decide import Verdict
 from opperf.verdicts.diff import diff
-from opperf.verdicts.load import Key, PhaseRun, Run, RunRecord
 
 QUICK = ("--threads", "1", "--warmup", "1", "--runs", "3", "--rounds", "2")
 
@@ -332,7 +332,7 @@ def test_a_worker_imports_nothing_beyond_numpy_and_the_framework(tmp_path):
         f"        if name.split('.')[0] in {blocked!r}: raise ImportError('blocked: ' + name)\n"
         "sys.meta_path.insert(0, Block())\n"
         f"sys.path.insert(0, {str(root)!r})\n"
-        "import opperf.worker, opperf.frameworks.mxnet.backend\n"
+        "import opperf.measure.worker, opperf.frameworks.mxnet.backend\n"
         "print('imported')\n"
     )
     found = subprocess.run(

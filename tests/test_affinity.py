@@ -4,10 +4,10 @@ import os
 
 import pytest
 
-from opperf.errors import OpperfError
 from opperf.frameworks.mxnet.backend import engine_threads
-from opperf.isolation import IsolatedRunner
+from opperf.measure.isolation import IsolatedRunner
 from opperf.utils.affinity import AUTO, NONE, available_cpus, parse_cpu_list, worker_cpus
+from opperf.utils.errors import OpperfError
 
 
 @pytest.mark.parametrize(

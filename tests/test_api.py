@@ -6,7 +6,7 @@ from mxnet import nd
 
 from opperf import OpperfError, run_benchmark_operator, run_performance_test
 from opperf.nd_operations.nn_conv_operators import run_pooling_operators_benchmarks
-from opperf.rules.profiles import SMALL
+from opperf.operators.rules.profiles import SMALL
 from opperf.utils import benchmark_utils
 
 SHAPE = {"lhs": (64, 64), "rhs": (64, 64)}

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from opperf.frameworks.mxnet.arrays import INTEGER_RANGE, host_values
-from opperf.results import TensorSpec
+from opperf.results.measurement import TensorSpec
 
 
 def _draw(spec, dtype="float32", seed=0):

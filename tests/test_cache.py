@@ -3,10 +3,10 @@
 import mxnet as mx
 import pytest
 
-from opperf.benchmark import RunOptions, benchmark
-from opperf.errors import OpperfError
-from opperf.results import Status
+from opperf.measure.benchmark import RunOptions, benchmark
+from opperf.results.measurement import Status
 from opperf.utils.cache import MAX_INPUT_SETS, input_sets, last_level_cache_bytes
+from opperf.utils.errors import OpperfError
 
 MIB = 2**20
 

@@ -7,11 +7,11 @@ from collections import Counter
 
 import pytest
 
-from opperf import configs
 from opperf.cli import main
-from opperf.configs import Call, ConfigsFile, Configuration, Header
-from opperf.models import capture_model, load_model
-from opperf.results import TensorSpec, freeze_inputs
+from opperf.results import configs
+from opperf.results.configs import Call, ConfigsFile, Configuration, Header
+from opperf.results.measurement import TensorSpec, freeze_inputs
+from opperf.sweep.models import capture_model, load_model
 
 SMALL_SHAPES = {
     ("mxnet", "resnet18_v1"): (1, 3, 32, 32),
@@ -312,8 +312,8 @@ DLOP = "tests/data/dlop"
 
 
 def test_dlop_bench_files_read_as_configurations():
-    from opperf.dlop import read_dlop
     from opperf.frameworks.torch.capture import accepted_arguments
+    from opperf.results.dlop import read_dlop
 
     conv = read_dlop(f"dlop:{DLOP}/conv2d.json", accepted_arguments)
     assert conv.header.framework == "torch" and len(conv.configurations) == 3
@@ -353,9 +353,9 @@ def test_dlop_file_of_unknown_operator_is_a_usage_error(tmp_path, capsys):
 def test_model_report_joins_profile_capture_and_replay():
     """Hand-computed: add has two configurations (medians 2 ms x 3 calls, 1 ms x 1), relu one (4 ms x
     1); the profiler saw 6 ms of add, 2 ms of relu and 2 ms of a factory the capture left out."""
-    from opperf.model_report import InModel, build
-    from opperf.options import RunOptions
-    from opperf.results import BenchmarkSpec, Measurement, Status
+    from opperf.results.measurement import BenchmarkSpec, Measurement, Status
+    from opperf.results.model_report import InModel, build
+    from opperf.results.options import RunOptions
 
     big = freeze_inputs({"input": TensorSpec((8,)), "other": TensorSpec((8,))})
     captured = _file(Configuration("add", ADD.inputs, 3), Configuration("add", big, 1), RELU)

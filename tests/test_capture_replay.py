@@ -121,7 +121,7 @@ def _workers(pid: int) -> list[int]:
             with contextlib.suppress(OSError):
                 fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
                 command = Path(f"/proc/{entry}/cmdline").read_bytes()
-                if int(fields[1]) == pid and fields[0] != "Z" and b"opperf.worker" in command:
+                if int(fields[1]) == pid and fields[0] != "Z" and b"opperf.measure.worker" in command:
                     found.append(int(entry))
     return found
 

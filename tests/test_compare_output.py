@@ -12,8 +12,8 @@ import torch
 
 from opperf import RunOptions, run_benchmark_operator, run_performance_test
 from opperf.cli import main
-from opperf.comparison import COMPARE_THREADS, compare, counterpart, translate
-from opperf.results import TensorSpec
+from opperf.results.measurement import TensorSpec
+from opperf.verdicts.compare.comparison import COMPARE_THREADS, compare, counterpart, translate
 
 QUICK = RunOptions(warmup=0, runs=2, run_backward=False)
 ADD = {"lhs": (64, 64), "rhs": (64, 64)}

@@ -5,9 +5,9 @@ import math
 import pytest
 
 from opperf import run_benchmark_operator
-from opperf.benchmark import RunOptions
 from opperf.cli import main
-from opperf.comparison import Counterpart, compare, counterpart, translate
+from opperf.measure.benchmark import RunOptions
+from opperf.verdicts.compare.comparison import Counterpart, compare, counterpart, translate
 
 QUICK = RunOptions(warmup=1, runs=2, threads=1)
 NAMESPACES = ("mx.nd", "mx.np", "torch")
@@ -75,7 +75,7 @@ def test_cli_comparison_table(tmp_path):
 
 
 def _rounds(seconds: list[float]) -> tuple:
-    from opperf.results import BenchmarkSpec, Measurement, Status
+    from opperf.results.measurement import BenchmarkSpec, Measurement, Status
 
     spec = BenchmarkSpec("mx.nd", "exp", ())
     return tuple(Measurement(spec=spec, status=Status.OK, forward=(t, t * 1.01, t * 1.02)) for t in seconds)
@@ -84,7 +84,7 @@ def _rounds(seconds: list[float]) -> tuple:
 def test_each_namespace_gets_a_ratio_interval_and_verdict_against_the_first():
     """Five rounds each: twice the time in every round is slower; within 1% round by round, same; a
     namespace measured in one round only gets no interval (no estimate of the rounds' noise)."""
-    from opperf.verdicts.namespaces import versus
+    from opperf.verdicts.compare.namespaces import versus
 
     base = [1e-3 * f for f in (1.0, 1.01, 0.99, 1.0, 1.02)]
     configurations = [
@@ -102,7 +102,7 @@ def test_each_namespace_gets_a_ratio_interval_and_verdict_against_the_first():
 
 
 def test_a_phase_one_namespace_does_no_work_in_is_noted():
-    from opperf.verdicts.namespaces import no_work_note
+    from opperf.verdicts.compare.namespaces import no_work_note
 
     note = no_work_note({"mx.nd": 0.94e-3, "torch": 5e-6}, "backward")
     assert note.startswith(
@@ -116,8 +116,8 @@ def test_a_configurations_rounds_settle_when_every_verdict_is_same_called_or_bel
     """Five rounds: twice the time is called far inside the level and within 1% is same, both
     settled; rounds that scatter by 20% leave an unsettled inconclusive verdict; a 4 us operator on
     a 1 us timer is inconclusive below its resolution, and settled."""
-    from opperf.comparison import _settled
-    from opperf.verdicts.namespaces import versus
+    from opperf.verdicts.compare.comparison import _settled
+    from opperf.verdicts.compare.namespaces import versus
 
     base = [1e-3 * f for f in (1.0, 1.01, 0.99, 1.0, 1.02)]
     scattered = [t * f for t, f in zip(base, (1.2, 0.85, 1.15, 0.8, 1.1), strict=True)]
@@ -133,7 +133,7 @@ def test_a_configurations_rounds_settle_when_every_verdict_is_same_called_or_bel
 def _ticks(micros: list[int]) -> tuple:
     """Rounds of a fast operator timed in whole microseconds: each round's five passes ``m`` or
     ``m + 1`` us."""
-    from opperf.results import BenchmarkSpec, Measurement, Status
+    from opperf.results.measurement import BenchmarkSpec, Measurement, Status
 
     spec = BenchmarkSpec("mx.nd", "exp", ())
     return tuple(
@@ -146,7 +146,7 @@ def test_compare_takes_its_minimum_rounds_and_more_only_while_unsettled():
     (row,) = compare("exp", [{"data": (64, 64)}], ("mx.nd", "mx.np"), QUICK, rounds=6, min_rounds=3)
     taken = len(row.rounds["mx.nd"])
     assert 3 <= taken <= 6 and len(row.rounds["mx.np"]) == taken
-    from opperf.comparison import _settled
+    from opperf.verdicts.compare.comparison import _settled
 
     shorter = {ns: found[: taken - 1] for ns, found in row.rounds.items()}
     assert taken == 3 or not _settled(shorter, ("mx.nd", "mx.np"))
@@ -159,7 +159,7 @@ def test_rows_alike_at_a_timer_coarser_than_the_threshold_are_never_same():
     ``same`` in some runs and not in others)."""
     import random
 
-    from opperf.verdicts.namespaces import versus
+    from opperf.verdicts.compare.namespaces import versus
 
     draw = random.Random(3)
     steady = [  # rows of 1 ms whose rounds agree within 1%: the rounds' variance prior

@@ -10,9 +10,9 @@ from torch.nn import functional
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from opperf.cli import main
-from opperf.counterparts import COUNTERPARTS, SEVERAL_OPERATORS, counterparts
 from opperf.frameworks import get_backend
-from opperf.sweep import canonical_names
+from opperf.operators.counterparts import COUNTERPARTS, SEVERAL_OPERATORS, counterparts
+from opperf.sweep.run import canonical_names
 
 
 @pytest.fixture(scope="module")

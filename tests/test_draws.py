@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from opperf.results import TensorSpec
+from opperf.results.measurement import TensorSpec
 
 # Configurations as a sweep makes them: each seeds its generator afresh and draws its tensors in turn;
 # most begin with the same (8, 16) draw, one draws in another order, one draws a sparse and an

@@ -5,8 +5,8 @@ import pytest
 from markers import cpu_only_build
 
 from opperf import OpperfError, run_benchmark_operator, run_performance_test
-from opperf.benchmark import RunOptions, benchmark
-from opperf.results import Status
+from opperf.measure.benchmark import RunOptions, benchmark
+from opperf.results.measurement import Status
 
 
 def test_unknown_operator_suggests_close_names():

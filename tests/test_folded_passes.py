@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from opperf import harness
-from opperf.benchmark import RunOptions, benchmark
 from opperf.frameworks import get_backend
-from opperf.isolation import Round, _Prepared
-from opperf.results import Status
-from opperf.sampling import SamplingPlan
+from opperf.measure import harness
+from opperf.measure.benchmark import RunOptions, benchmark
+from opperf.measure.isolation import Round, _Prepared
+from opperf.measure.sampling import SamplingPlan
+from opperf.results.measurement import Status
 
 mx = pytest.importorskip("mxnet")
 torch = pytest.importorskip("torch")

@@ -6,11 +6,11 @@ import mxnet as mx
 import torch
 from torch.nn import functional
 
-from opperf.benchmark import RunOptions, benchmark
 from opperf.cli import main
 from opperf.frameworks import framework_of
-from opperf.isolation import IsolatedRunner, thread_environment
-from opperf.results import BenchmarkSpec, Status, TensorSpec, freeze_inputs
+from opperf.measure.benchmark import RunOptions, benchmark
+from opperf.measure.isolation import IsolatedRunner, thread_environment
+from opperf.results.measurement import BenchmarkSpec, Status, TensorSpec, freeze_inputs
 
 QUICK = RunOptions(warmup=1, runs=2)
 
@@ -62,7 +62,8 @@ def test_framework_code_stays_behind_the_backend_interface():
 
     script = (
         "import sys\n"
-        "import opperf.cli, opperf.comparison, opperf.report.document, opperf.report.markdown\n"
+        "import opperf.cli, opperf.verdicts.compare.comparison, opperf.results.document\n"
+        "import opperf.report.markdown\n"
         "assert 'torch' not in sys.modules and 'mxnet' not in sys.modules, 'reports imported a framework'\n"
         "from opperf.frameworks import get_backend\n"
         "get_backend('mxnet').operators()\n"

@@ -10,19 +10,20 @@ import json
 import numpy as np
 import pytest
 
-from opperf import fused, harness
 from opperf.frameworks import get_backend
-from opperf.options import RunOptions
+from opperf.measure import harness
+from opperf.operators import fused
+from opperf.operators.rules import NoRuleError
 from opperf.report.csv_report import render_csv
-from opperf.report.document import build_document, measurement_from_record, record
 from opperf.report.fused import fused_rows, render_fused
 from opperf.report.html_views import staged_rows
-from opperf.report.rows import result_row
-from opperf.results import BenchmarkSpec, Measurement, Status, freeze_inputs
-from opperf.rules import NoRuleError
-from opperf.sweep import SweepConfig, specs_for
+from opperf.results.document import build_document, measurement_from_record, record
+from opperf.results.load import read_run, record_key
+from opperf.results.measurement import BenchmarkSpec, Measurement, Status, freeze_inputs
+from opperf.results.options import RunOptions
+from opperf.results.rows import result_row
+from opperf.sweep.run import SweepConfig, specs_for
 from opperf.verdicts.diff import diff
-from opperf.verdicts.load import read_run, record_key
 from opperf.verdicts.markdown import table_row
 from opperf.verdicts.table import render_csv as render_diff_csv
 
@@ -167,7 +168,7 @@ def test_mxnet_contrib_has_no_operator_for_conv_relu_so_the_graph_is_unchanged()
 
 def test_mxnet_proof_is_read_from_the_exported_graph_and_fails_clearly_when_there_is_none():
     from opperf.frameworks.mxnet.fused import build, exported_ops
-    from opperf.harness import SkipError
+    from opperf.measure.harness import SkipError
 
     built = build(_spec("mxnet", "conv_bn", "graph", "unfused"))
     with pytest.raises(SkipError, match=f"^{fused.CANNOT_PROVE}: .*HybridBlock.export"):
@@ -255,7 +256,7 @@ def test_torch_inductor_that_refuses_the_tracing_options_is_skipped_as_unprovabl
 
 def test_torch_inductor_proof_fails_clearly_without_generated_code_and_reads_epilogues(tmp_path):
     from opperf.frameworks.torch.fused import inductor_fused, inductor_kernels
-    from opperf.harness import SkipError
+    from opperf.measure.harness import SkipError
 
     with pytest.raises(SkipError, match=f"^{fused.CANNOT_PROVE}: inductor traced no output_code.py"):
         inductor_kernels(tmp_path / "empty")
@@ -332,9 +333,9 @@ def test_explain_shows_a_patterns_layers_and_variants_and_float64_runs(capsys):
 
 @pytest.mark.slow
 def test_a_sweep_of_a_pattern_in_workers_keeps_variants_and_proofs_and_reports_them():
-    from opperf.report.document import build_document
     from opperf.report.markdown import render_markdown
-    from opperf.sweep import run_sweep
+    from opperf.results.document import build_document
+    from opperf.sweep.run import run_sweep
 
     options = RunOptions(stages=("eager", "fused"), budget_s=0.05, threads=1, profiler="python")
     result = run_sweep(SweepConfig(options=options, ops=("conv_relu",)))

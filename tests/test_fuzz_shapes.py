@@ -11,11 +11,8 @@ from dataclasses import replace
 
 import pytest
 
-from opperf.errors import OpperfError
 from opperf.frameworks import get_backend
-from opperf.options import RunOptions
-from opperf.report.markdown import render_markdown
-from opperf.rules.fuzz import (
+from opperf.operators.rules.fuzz import (
     REGIMES,
     ShapeConstraints,
     base_constraints,
@@ -23,15 +20,18 @@ from opperf.rules.fuzz import (
     memory_cap_elements,
     operator_seed,
 )
-from opperf.rules.profiles import STANDARD
-from opperf.sweep import SweepConfig, select_operators, specs_for
+from opperf.operators.rules.profiles import STANDARD
+from opperf.report.markdown import render_markdown
+from opperf.results.options import RunOptions
+from opperf.sweep.run import SweepConfig, select_operators, specs_for
+from opperf.utils.errors import OpperfError
 
 PLAN = """
 import json, sys
 from opperf.frameworks import get_backend
-from opperf.options import RunOptions
-from opperf.rules.fuzz import shapes_checksum
-from opperf.sweep import SweepConfig, select_operators, specs_for
+from opperf.results.options import RunOptions
+from opperf.operators.rules.fuzz import shapes_checksum
+from opperf.sweep.run import SweepConfig, select_operators, specs_for
 backend = get_backend("mxnet")
 config = SweepConfig(options=RunOptions(shapes="fuzz", fuzz_count=4, seed=11))
 ops = select_operators(backend, sys.argv[1].split(","), ())
@@ -61,8 +61,8 @@ VALUES = """
 import hashlib, json, sys
 import numpy as np
 from opperf.frameworks import get_backend
-from opperf.options import RunOptions
-from opperf.sweep import SweepConfig, select_operators, specs_for
+from opperf.results.options import RunOptions
+from opperf.sweep.run import SweepConfig, select_operators, specs_for
 backend = get_backend(sys.argv[1])
 options = RunOptions(framework=sys.argv[1], shapes="fuzz", fuzz_count=3, seed=11, run_backward=False)
 digests = []

@@ -13,9 +13,9 @@ torch = pytest.importorskip("torch")
 if not torch.cuda.is_available():
     pytest.skip("no CUDA GPU visible to PyTorch: these tests run on a GPU machine", allow_module_level=True)
 
-from opperf.benchmark import RunOptions, benchmark  # noqa: E402
-from opperf.isolation import IsolatedRunner  # noqa: E402
-from opperf.results import BenchmarkSpec, Status, TensorSpec, freeze_inputs  # noqa: E402
+from opperf.measure.benchmark import RunOptions, benchmark  # noqa: E402
+from opperf.measure.isolation import IsolatedRunner  # noqa: E402
+from opperf.results.measurement import BenchmarkSpec, Status, TensorSpec, freeze_inputs  # noqa: E402
 
 GPU = {"framework": "torch", "device": "gpu(0)", "warmup": 5, "runs": 40}
 

@@ -2,10 +2,17 @@
 
 import pytest
 
-from opperf.report.assessment import Calibration, flags
-from opperf.report.document import measurement_from_record, record
-from opperf.report.schema import record_problem
-from opperf.results import BenchmarkSpec, Measurement, RunOptions, Status, TensorSpec, freeze_inputs
+from opperf.measure.roofline.assessment import Calibration, flags
+from opperf.results.document import measurement_from_record, record
+from opperf.results.measurement import (
+    BenchmarkSpec,
+    Measurement,
+    RunOptions,
+    Status,
+    TensorSpec,
+    freeze_inputs,
+)
+from opperf.results.schema import record_problem
 from opperf.utils import gpu_state
 from opperf.utils.gpu_state import GpuReading, GpuState
 

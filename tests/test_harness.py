@@ -9,13 +9,13 @@ import time
 
 import pytest
 
-from opperf.errors import OpperfError
 from opperf.frameworks import get_backend
-from opperf.harness import PerCallSampler, harness_overhead, measure
-from opperf.options import RunOptions
-from opperf.results import BenchmarkSpec, Status, TensorSpec, freeze_inputs
-from opperf.sampling import SamplingPlan, StopReason
-from opperf.utils.timing import PythonTimer
+from opperf.measure.harness import PerCallSampler, harness_overhead, measure
+from opperf.measure.sampling import SamplingPlan, StopReason
+from opperf.measure.timing import PythonTimer
+from opperf.results.measurement import BenchmarkSpec, Status, TensorSpec, freeze_inputs
+from opperf.results.options import RunOptions
+from opperf.utils.errors import OpperfError
 
 SPECS = {
     "mxnet": BenchmarkSpec("mx.nd", "exp", freeze_inputs({"data": TensorSpec((8, 8))})),

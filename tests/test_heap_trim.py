@@ -1,8 +1,8 @@
-"""Trimming the heap between configurations once the process has grown enough (opperf.utils.memory)."""
+"""Trimming the heap between configurations once the process has grown enough (opperf.measure.memory)."""
 
 from __future__ import annotations
 
-from opperf.utils.memory import HeapTrimmer, resident_bytes
+from opperf.measure.memory import HeapTrimmer, resident_bytes
 
 
 def _half_freed(megabytes: int) -> list[bytearray]:

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from opperf.cli import main
-from opperf.history.steps import detect_steps
-from opperf.history.store import History
+from opperf.verdicts.history.steps import detect_steps
+from opperf.verdicts.history.store import History
 
 DATA = Path(__file__).parent / "data" / "verdicts"
 
@@ -193,7 +193,7 @@ def test_two_writers_both_land(tmp_path):
 
 
 def test_a_store_of_the_previous_version_is_read_and_upgraded_on_add(tmp_path):
-    from opperf.history.store import SCHEMA
+    from opperf.verdicts.history.store import SCHEMA
 
     db = tmp_path / "old.sqlite"
     with sqlite3.connect(db) as connection:  # version 1: no meta, no ticks
@@ -234,7 +234,7 @@ def _series_of(
 def test_a_run_on_a_slow_stretch_of_the_machine_is_no_step():
     """Every configuration 15% slower in runs 3 to 5 (the machine, not the operators): no step once
     each run's machine factor is taken out; without it, every series had two."""
-    from opperf.history.steps import detect_steps, judge
+    from opperf.verdicts.history.steps import detect_steps, judge
 
     levels = [
         [1e-3 * (1 + i / 10) * (1.15 if run in (3, 4, 5) else 1.0) for run in range(9)] for i in range(24)
@@ -247,7 +247,7 @@ def test_a_run_on_a_slow_stretch_of_the_machine_is_no_step():
 def test_one_tick_of_the_timer_is_no_step():
     """9 us against 8 us on MXNet's 1 us profiler is one tick: no step (one was reported so); two
     ticks above the resolution floor on a longer series is one."""
-    from opperf.history.steps import judge
+    from opperf.verdicts.history.steps import judge
 
     flat = [[(run, 1e-3) for run in range(6)] for _ in range(20)]
     tick_row = [(run, 9e-6 if run < 3 else 8e-6) for run in range(6)]
@@ -259,7 +259,7 @@ def test_one_tick_of_the_timer_is_no_step():
 def test_an_injected_step_is_found_in_every_series_it_touched_and_nowhere_else():
     """A 1.3x step into 5 of 30 configurations from run 4 of 8, runs scattered by 3%: found in all
     5, with the false discovery rate held over all series."""
-    from opperf.history.steps import judge
+    from opperf.verdicts.history.steps import judge
 
     levels = [[1e-3 * (1.3 if i < 5 and run >= 3 else 1.0) for run in range(8)] for i in range(30)]
     judged = judge(_series_of(levels, 0.03, 7), [None] * 30, 0.05, 0.05)

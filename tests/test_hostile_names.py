@@ -1,5 +1,5 @@
 """Names, inputs and reasons from result files are data in every rendering: text, never formulas, in
-spreadsheets (``opperf.report.cells``: CSV and xlsx, of sweeps and of diffs); one cell in a Markdown
+spreadsheets (``opperf.utils.cells``: CSV and xlsx, of sweeps and of diffs); one cell in a Markdown
 table; text, never mathtext, in plots; a page of a safe name in a published dashboard."""
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from opperf.cli import main
-from opperf.report.cells import FORMULA_STARTS, inert_csv_cell, reads_as_formula
 from opperf.report.csv_report import render_csv
 from opperf.report.xlsx import workbook_bytes
 from opperf.report.xlsx_tables import results_tables
+from opperf.utils.cells import FORMULA_STARTS, inert_csv_cell, reads_as_formula
 
 GOLDEN = Path(__file__).parent / "golden" / "results_v1.json"
 HOSTILE_NAMES = (

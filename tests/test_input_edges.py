@@ -10,7 +10,7 @@ import pytest
 
 from opperf import run_benchmark_operator
 from opperf.cli import main
-from opperf.errors import OpperfError
+from opperf.utils.errors import OpperfError
 
 QUICK = ["--ops", "exp", "--runs", "2", "--warmup", "0", "--threads", "1", "--no-isolation", "--quiet"]
 

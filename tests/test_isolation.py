@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from opperf.isolation import IsolatedRunner, describe_exit
-from opperf.options import RunOptions
-from opperf.results import BenchmarkSpec, Status, TensorSpec, freeze_inputs
+from opperf.measure.isolation import IsolatedRunner, describe_exit
+from opperf.results.measurement import BenchmarkSpec, Status, TensorSpec, freeze_inputs
+from opperf.results.options import RunOptions
 
 
 def _job(op, namespace="mx.nd", backward=False, **inputs):

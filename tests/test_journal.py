@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from opperf.checkpoint import FORMAT_VERSION, JournalWriter, check_settings, load_journal
 from opperf.cli import main
-from opperf.errors import OpperfError
-from opperf.report.document import record
-from opperf.results import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs
+from opperf.results.document import record
+from opperf.results.measurement import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs
+from opperf.sweep.checkpoint import FORMAT_VERSION, JournalWriter, check_settings, load_journal
+from opperf.utils.errors import OpperfError
 
 ROOT = Path(__file__).resolve().parents[1]
 SWEEP = ("--categories", "unary,rounding", "--runs", "3", "--warmup", "1", "--quiet")
@@ -115,8 +115,8 @@ def test_foreign_file_is_not_taken_for_a_journal(tmp_path):
 
 
 def test_records_round_trip_for_every_input_kind():
-    from opperf.report.document import measurement_from_record, record
-    from opperf.results import Alias
+    from opperf.results.document import measurement_from_record, record
+    from opperf.results.measurement import Alias
 
     inputs = {
         "data": (TensorSpec((4, 2)), TensorSpec((4, 2), dtype="float16")),

@@ -62,7 +62,8 @@ def test_reports_diff_help_and_framework_free_parts_run_without_any_framework():
     parts = [f"opperf.frameworks.{name}.{part}" for name in FRAMEWORKS for part in FRAMEWORK_FREE]
     code = (
         "import importlib, sys\n"
-        "import opperf.cli, opperf.cli.sweep, opperf.cli.diff, opperf.comparison, opperf.work\n"
+        "import opperf.cli, opperf.cli.sweep, opperf.cli.diff, opperf.verdicts.compare.comparison\n"
+        "import opperf.measure.roofline.work\n"
         "import opperf.report.markdown, opperf.report.csv_report, opperf.verdicts.diff\n"
         f"for name in {parts!r}: importlib.import_module(name)\n"
         "opperf.cli.build_parser().format_help()\n"
@@ -70,3 +71,43 @@ def test_reports_diff_help_and_framework_free_parts_run_without_any_framework():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_import_graph_keeps_its_layers_and_has_no_circle():
+    """Issue 29's targets for the package's shape (``benchmarks/import_graph.py`` prints the arrows):
+    no set of files importing each other, at most 10 imports running back up the declared layers,
+    and at most 12 entries at the top of ``opperf/``. Every module sits in a declared layer."""
+    from benchmarks.import_graph import circles, floor, graph, top_entries
+
+    edges = graph()
+    assert circles(edges) == []
+    upward = [
+        (source, target)
+        for source, targets in edges.items()
+        for target in targets
+        if floor(target) > floor(source)
+    ]
+    assert len(upward) <= 10, upward
+    assert len(top_entries()) <= 12, top_entries()
+
+
+def test_the_import_graph_sees_function_local_imports_and_circles(tmp_path):
+    """The graph's reader on a module it is given: a function-local import is an arrow, an import
+    under TYPE_CHECKING is not, a name imported from a module is that module, and two modules
+    importing each other are one circle."""
+    from benchmarks.import_graph import circles, imported
+
+    source = tmp_path / "a.py"
+    source.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from opperf.results import measurement\n"
+        "if TYPE_CHECKING:\n"
+        "    from opperf.report.markdown import render\n"
+        "def later():\n"
+        "    from opperf.utils.stats import summarize\n"
+    )
+    known = dict.fromkeys(["opperf.results", "opperf.results.measurement", "opperf.report.markdown",
+                           "opperf.utils.stats", "opperf.a"], source)  # fmt: skip
+    assert set(imported(source, "opperf.a", known)) == {"opperf.results.measurement", "opperf.utils.stats"}
+    assert circles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
+    assert circles({"a": {"b"}, "b": set()}) == []

@@ -6,14 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from opperf import longtail
 from opperf.cli import main
 from opperf.frameworks import get_backend
 from opperf.frameworks.mxnet.arrays import host_values
-from opperf.results import TensorSpec, is_tensor_list
-from opperf.rules import inputs_for
-from opperf.stages import compare
-from opperf.sweep import select_operators
+from opperf.measure.stages import compare
+from opperf.operators import longtail
+from opperf.operators.rules import inputs_for
+from opperf.results.measurement import TensorSpec, is_tensor_list
+from opperf.sweep.run import select_operators
 
 NAMES = [op.name for op in longtail.catalogue()]
 

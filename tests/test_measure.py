@@ -5,10 +5,10 @@ import math
 import mxnet as mx
 import pytest
 
-from opperf.benchmark import RunOptions, benchmark
-from opperf.harness import harness_overhead
-from opperf.results import Status
-from opperf.sampling import StopReason
+from opperf.measure.benchmark import RunOptions, benchmark
+from opperf.measure.harness import harness_overhead
+from opperf.measure.sampling import StopReason
+from opperf.results.measurement import Status
 
 ITEMS = 64 * 64
 FLOAT32 = 4
@@ -61,7 +61,7 @@ def test_no_backward_without_a_gradient():
 
 
 def test_index_inputs_take_no_gradient():
-    from opperf.results import TensorSpec
+    from opperf.results.measurement import TensorSpec
 
     indices = TensorSpec((4, 8), low=0, high=100, integral=True)
     (m,) = benchmark(

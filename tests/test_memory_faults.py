@@ -18,11 +18,11 @@ import pytest
 import torch
 
 from opperf import RunOptions, Status, benchmark
-from opperf.errors import OpperfError
-from opperf.isolation import IsolatedRunner
-from opperf.results import BenchmarkSpec, TensorSpec, freeze_inputs
-from opperf.utils import memory
+from opperf.measure import memory
+from opperf.measure.isolation import IsolatedRunner
+from opperf.results.measurement import BenchmarkSpec, TensorSpec, freeze_inputs
 from opperf.utils.cgroups import memory_headroom_bytes
+from opperf.utils.errors import OpperfError
 
 ROOT = Path(__file__).resolve().parent.parent
 MiB = 2**20
@@ -148,7 +148,7 @@ def _run_in_cgroup(group: Path, limit: int, script: str, env: dict | None = None
 
 
 def test_available_memory_inside_a_memory_cgroup_is_the_cgroups(memory_cgroup):
-    script = "from opperf.utils import memory; print(memory.available_host_bytes())"
+    script = "from opperf.measure import memory; print(memory.available_host_bytes())"
     done = _run_in_cgroup(memory_cgroup, 600 * MiB, script)
     assert done.returncode == 0, done.stderr
     available = int(done.stdout.split()[-1])
@@ -230,10 +230,9 @@ def test_a_bad_memory_limit_is_a_clear_error(monkeypatch):
 GUARD_SCRIPT = textwrap.dedent(
     """
     import json
-    from opperf.isolation import IsolatedRunner
-    from opperf.options import RunOptions
-    from opperf.results import BenchmarkSpec, TensorSpec, freeze_inputs
-
+    from opperf.measure.isolation import IsolatedRunner
+    from opperf.results.options import RunOptions
+    from opperf.results.measurement import BenchmarkSpec, TensorSpec, freeze_inputs
     options = RunOptions(framework="torch", runs=3, warmup=1)
     def spec(op, inputs):
         return BenchmarkSpec(namespace="torch", op=op, inputs=freeze_inputs(inputs), options=options)

@@ -1,4 +1,4 @@
-from opperf.op_info import ArgKind, parse_argument
+from opperf.operators.info import ArgKind, parse_argument
 
 
 def test_required_shape():

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from opperf.cli import main
-from opperf.errors import OpperfError
+from opperf.utils.errors import OpperfError
 from opperf.utils.files import write_atomically
 
 QUICK = ["--runs", "2", "--warmup", "0", "--threads", "1", "--no-isolation", "--quiet"]
@@ -115,8 +115,8 @@ def test_rendered_figures_carry_no_float_noise(tmp_path):
 def test_a_full_disk_under_the_journal_is_one_error_and_closing_it_raises_nothing(tmp_path):
     """The line that does not fit is taken back, and closing the journal has no buffered remainder to
     fail on again (it raised a second OSError, chained under the first)."""
-    from opperf.checkpoint import JournalWriter, load_journal
-    from opperf.results import BenchmarkSpec, Measurement, Status
+    from opperf.results.measurement import BenchmarkSpec, Measurement, Status
+    from opperf.sweep.checkpoint import JournalWriter, load_journal
 
     with small_disk(tmp_path, "12k") as disk:
         writer = JournalWriter(str(disk / "j.jsonl"), {"settings": 1}, append=False)

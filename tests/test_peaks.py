@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from opperf.utils.peaks import (
+from opperf.measure.roofline.peaks import (
     CACHE_FILE_NAME,
     CACHE_SCHEMA_VERSION,
     Calibration,

@@ -16,7 +16,7 @@ import pytest
 from browser import chromium, needs_browser
 
 from opperf.cli import main
-from opperf.history.store import History
+from opperf.verdicts.history.store import History
 
 openpyxl = pytest.importorskip("openpyxl", reason="the opperf[xlsx] extra is not installed (make venv)")
 pytest.importorskip("matplotlib", reason="the opperf[plot] extra is not installed (make venv)")

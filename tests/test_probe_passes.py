@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from opperf import harness
-from opperf.benchmark import RunOptions, benchmark
 from opperf.frameworks import get_backend
-from opperf.results import Status
+from opperf.measure import harness
+from opperf.measure.benchmark import RunOptions, benchmark
+from opperf.results.measurement import Status
 
 torch = pytest.importorskip("torch")
 

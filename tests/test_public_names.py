@@ -10,8 +10,8 @@ import pytest
 from opperf import RunOptions, benchmark
 from opperf.cli import main
 from opperf.frameworks import get_backend
-from opperf.public_names import resolve_public_name
-from opperf.sweep import select_operators
+from opperf.sweep.public_names import resolve_public_name
+from opperf.sweep.run import select_operators
 
 QUICK = RunOptions(runs=1, warmup=0, run_backward=False)
 

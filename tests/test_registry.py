@@ -1,9 +1,9 @@
 """Registry introspection against real MXNet 1.9.1."""
 
-from opperf import fused, longtail
 from opperf.frameworks.mxnet.categories import CATEGORY_NAMES
 from opperf.frameworks.mxnet.registry import exposure, is_backward_name, load_registry
-from opperf.op_info import ArgKind
+from opperf.operators import fused, longtail
+from opperf.operators.info import ArgKind
 
 
 def test_every_registered_name_is_accounted_for():

@@ -1,5 +1,5 @@
 """A configs file from elsewhere replays only what a sweep would run: hostile files against real
-registries and real sweeps (``opperf.rules.replay``)."""
+registries and real sweeps (``opperf.operators.rules.replay``)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 
 from opperf.cli import main
 from opperf.frameworks import get_backend
-from opperf.results import freeze_inputs, input_from_json
-from opperf.rules import replay_refusal
-from opperf.rules.profiles import INT64, STANDARD
+from opperf.operators.rules import replay_refusal
+from opperf.operators.rules.profiles import INT64, STANDARD
+from opperf.results.measurement import freeze_inputs, input_from_json
 
 FAST = ["--warmup", "1", "--runs", "2", "--no-backward", "--threads", "1", "--quiet"]
 
@@ -95,8 +95,8 @@ def test_what_a_capture_records_is_accepted(operators, framework, op, inputs):
 @pytest.mark.parametrize("framework", ["mxnet", "torch"])
 def test_every_swept_configuration_replays_from_its_record(operators, framework):
     """A results file of a whole sweep, replayed: none of its configurations is refused."""
-    from opperf.results import describe_value
-    from opperf.rules import NoRuleError, inputs_for
+    from opperf.operators.rules import NoRuleError, inputs_for
+    from opperf.results.measurement import describe_value
 
     backend = get_backend(framework)
     replayed = 0

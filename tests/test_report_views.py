@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 from browser import chromium, needs_browser
 
-from opperf import longtail
 from opperf.cli import main
+from opperf.operators import longtail
 
 openpyxl = pytest.importorskip("openpyxl", reason="the opperf[xlsx] extra is not installed (make venv)")
 pytest.importorskip("matplotlib", reason="the opperf[plot] extra is not installed (make venv)")
@@ -199,7 +199,7 @@ def test_the_page_runs_its_script_in_a_real_browser(page, tmp_path):
 def test_a_long_stage_plot_keeps_the_extremes_either_way():
     """More measured configurations than a plot draws: the fastest and the slowest half each."""
     from opperf.report.html_views import PLOTTED, _extremes, staged_rows
-    from opperf.report.rows import result_row
+    from opperf.results.rows import result_row
 
     def record(size: int, stage: str, median: float) -> dict:
         forward = {"median_s": median, "samples_s": [median]}
@@ -223,9 +223,9 @@ def test_a_comparison_file_pairs_records_whose_names_differ(tmp_path):
     """A comparison document (a results document whose ``comparison.rows`` name each namespace's
     record, as ``opperf compare --output-format json`` writes it) of real measurements: mx.nd's
     FullyConnected beside mx.npx's fully_connected, which matching by name would never pair."""
-    from opperf.comparison import compare, configurations
-    from opperf.options import RunOptions
-    from opperf.report.document import SCHEMA_VERSION, record
+    from opperf.results.document import SCHEMA_VERSION, record
+    from opperf.results.options import RunOptions
+    from opperf.verdicts.compare.comparison import compare, configurations
 
     options = RunOptions(runs=3, warmup=1, run_backward=False)
     (row,) = compare(

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from opperf.report.csv_report import render_csv
-from opperf.report.document import SchemaError, build_document
 from opperf.report.json_report import load_json, render_json
 from opperf.report.markdown import render_markdown
-from opperf.results import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs
+from opperf.results.document import SchemaError, build_document
+from opperf.results.measurement import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs
 
 GOLDEN = Path(__file__).parent / "golden"
 PEAKS = {

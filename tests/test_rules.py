@@ -5,9 +5,9 @@ import pytest
 from opperf.frameworks.mxnet.categories import CATEGORY_NAMES
 from opperf.frameworks.mxnet.invoke import GRAPH_BUILDERS
 from opperf.frameworks.mxnet.rules.skips import SKIP_REASONS
-from opperf.results import TensorSpec
-from opperf.rules import NoRuleError, distinct, inputs_for
-from opperf.rules.profiles import INT64, SMALL
+from opperf.operators.rules import NoRuleError, distinct, inputs_for
+from opperf.operators.rules.profiles import INT64, SMALL
+from opperf.results.measurement import TensorSpec
 
 
 def _configurations(op):
@@ -95,8 +95,8 @@ def test_creation_operators_are_sized_by_the_profile(name, extent, registry):
 @pytest.mark.parametrize("framework", ["mxnet", "torch"])
 def test_a_rule_that_repeats_a_configuration_gives_it_once(framework):
     from opperf.frameworks import get_backend
-    from opperf.options import RunOptions
-    from opperf.sweep import SweepConfig, select_operators, specs_for
+    from opperf.results.options import RunOptions
+    from opperf.sweep.run import SweepConfig, select_operators, specs_for
 
     # One spec per configuration for every operator (MXNet's samplers, eye and arange and 21 torch
     # operators repeated theirs), also after MXNet drops the tensors an operator ignores: a result

@@ -16,10 +16,10 @@ import pytest
 from opperf import OpperfError, RunOptions
 from opperf.cli import main
 from opperf.cli.progress import SweepBar
-from opperf.options import OVERSUBSCRIPTION_LIMIT
-from opperf.sweep import SweepConfig, run_sweep
+from opperf.measure.roofline.peaks import MachinePeaks, load_peaks
+from opperf.results.options import OVERSUBSCRIPTION_LIMIT
+from opperf.sweep.run import SweepConfig, run_sweep
 from opperf.utils.affinity import available_cpus
-from opperf.utils.peaks import MachinePeaks, load_peaks
 
 ROOT = Path(__file__).resolve().parents[1]
 USABLE = len(available_cpus())

@@ -2,7 +2,7 @@
 
 import pytest
 
-from opperf.sampling import (
+from opperf.measure.sampling import (
     SETTLE_WINDOW,
     WARMUP_SHARE,
     SamplingPlan,

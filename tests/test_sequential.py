@@ -1,4 +1,5 @@
-"""Sequential rounds of an A/B job (``opperf.sequential``): which configurations get another round,
+"""Sequential rounds of an A/B job (``opperf.verdicts.ab.sequential``): which configurations get another
+round,
 by hand-made rounds and in a real job, reconstructed from its file."""
 
 from __future__ import annotations
@@ -10,14 +11,21 @@ from collections.abc import Mapping
 
 import pytest
 
-from opperf.ab import Build, ab_document, run_ab
-from opperf.options import RunOptions
 from opperf.report.json_report import render_json
-from opperf.results import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs
-from opperf.sequential import EXTRA_SHARE, RoundBook, Schedule, beyond_band, changed_every_round, decided
-from opperf.sweep import SweepConfig
+from opperf.results.load import canonical_inputs, read_ab
+from opperf.results.measurement import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs
+from opperf.results.options import RunOptions
+from opperf.sweep.run import SweepConfig
+from opperf.verdicts.ab.job import Build, ab_document, run_ab
+from opperf.verdicts.ab.sequential import (
+    EXTRA_SHARE,
+    RoundBook,
+    Schedule,
+    beyond_band,
+    changed_every_round,
+    decided,
+)
 from opperf.verdicts.diff import diff, diff_ab
-from opperf.verdicts.load import canonical_inputs, read_ab
 
 
 def _spec(size: int) -> BenchmarkSpec:

@@ -8,8 +8,8 @@ import random
 import pytest
 
 from opperf.cli import main
-from opperf.errors import OpperfError
-from opperf.shards import Shard, partition
+from opperf.sweep.shards import Shard, partition
+from opperf.utils.errors import OpperfError
 
 QUICK = ("--categories", "rounding,join_split", "--warmup", "0", "--runs", "2", "--threads", "1", "--quiet")
 

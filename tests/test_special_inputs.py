@@ -6,12 +6,12 @@ import mxnet as mx
 import numpy as np
 import pytest
 
-from opperf.benchmark import RunOptions
 from opperf.frameworks.mxnet.arrays import host_values, make_array
 from opperf.frameworks.mxnet.invoke import graph_symbol
-from opperf.results import Status, TensorSpec
-from opperf.rules.profiles import SMALL
-from opperf.sweep import SweepConfig, run_sweep
+from opperf.measure.benchmark import RunOptions
+from opperf.operators.rules.profiles import SMALL
+from opperf.results.measurement import Status, TensorSpec
+from opperf.sweep.run import SweepConfig, run_sweep
 
 
 def _sweep(*ops: str):

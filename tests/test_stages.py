@@ -9,17 +9,18 @@ import os
 import numpy as np
 import pytest
 
-from opperf import harness, longtail
 from opperf.frameworks import get_backend
-from opperf.options import RunOptions
-from opperf.report.coverage import Coverage
-from opperf.report.document import measurement_from_record, record
+from opperf.measure import harness
+from opperf.measure.roofline.peaks import default_cache_dir
+from opperf.measure.stages import StageCheck, compare
+from opperf.operators import longtail
 from opperf.report.stages import render_tag_speedups, tag_speedups
-from opperf.results import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs
-from opperf.stages import StageCheck, compare
-from opperf.sweep import SweepConfig, specs_for
-from opperf.utils.peaks import default_cache_dir
-from opperf.verdicts.load import record_key
+from opperf.results.coverage import Coverage
+from opperf.results.document import measurement_from_record, record
+from opperf.results.load import record_key
+from opperf.results.measurement import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs
+from opperf.results.options import RunOptions
+from opperf.sweep.run import SweepConfig, specs_for
 
 FAST = {"warmup": 1, "runs": 3, "profiler": "python", "threads": 1}
 
@@ -118,7 +119,7 @@ def test_every_configuration_runs_in_every_stage_asked_for_one_after_another():
 
 
 def test_the_stage_is_in_every_record_in_the_row_key_and_read_back():
-    spec = BenchmarkSpec("opperf.longtail", "box_iou", (), RunOptions(), category=longtail.CATEGORY)
+    spec = BenchmarkSpec("opperf.operators.longtail", "box_iou", (), RunOptions(), category=longtail.CATEGORY)
     check = StageCheck(True, 1e-7)
     eager = Measurement(spec=spec, status=Status.OK, forward=(2e-3, 2e-3))
     graph = Measurement(
@@ -198,9 +199,9 @@ def test_a_stage_an_operator_cannot_take_leaves_its_coverage_ok_unless_nothing_e
 def test_a_pass_of_several_calls_gives_per_call_figures():
     """A CUDA graph's replay runs ``calls`` calls: its samples, host latency and device work are
     divided among them."""
-    from opperf.harness import HostLatency, Samples
-    from opperf.results import DeviceWork
-    from opperf.sampling import Sampled, StopReason
+    from opperf.measure.harness import HostLatency, Samples
+    from opperf.measure.sampling import Sampled, StopReason
+    from opperf.results.measurement import DeviceWork
 
     sampled = Sampled((20e-6, 40e-6), None, warmup_runs=1, stop_reason=StopReason.FIXED, met_target=None)
     samples = Samples(

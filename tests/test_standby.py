@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from opperf.isolation import IsolatedRunner
-from opperf.options import RunOptions
-from opperf.results import BenchmarkSpec, Status, TensorSpec, freeze_inputs
+from opperf.measure.isolation import IsolatedRunner
+from opperf.results.measurement import BenchmarkSpec, Status, TensorSpec, freeze_inputs
+from opperf.results.options import RunOptions
 from opperf.utils.affinity import available_cpus
 
 

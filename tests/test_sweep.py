@@ -2,10 +2,10 @@
 
 import pytest
 
-from opperf.benchmark import RunOptions
-from opperf.results import Status
-from opperf.rules.profiles import SMALL
-from opperf.sweep import SweepConfig, run_sweep
+from opperf.measure.benchmark import RunOptions
+from opperf.operators.rules.profiles import SMALL
+from opperf.results.measurement import Status
+from opperf.sweep.run import SweepConfig, run_sweep
 
 # Categories in which every operator of MXNet 1.9.1 runs forward (and backward where it has one);
 # run in-process here: isolation has its own tests.

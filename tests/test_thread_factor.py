@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from opperf.errors import OpperfError
-from opperf.options import RunOptions, _thread_setting, thread_counts
-from opperf.report.document import build_document
+from opperf.measure.threads import ThreadPlan
+from opperf.operators.rules.profiles import SMALL
 from opperf.report.markdown import render_markdown
 from opperf.report.scaling import scalings
-from opperf.results import Status
-from opperf.rules.profiles import SMALL
-from opperf.sweep import SweepConfig, run_sweep
-from opperf.threads import ThreadPlan
+from opperf.results.document import build_document
+from opperf.results.measurement import Status
+from opperf.results.options import RunOptions, _thread_setting, thread_counts
+from opperf.sweep.run import SweepConfig, run_sweep
 from opperf.utils.affinity import available_cpus
+from opperf.utils.errors import OpperfError
 
 
 def test_thread_settings_parse_and_expand() -> None:

@@ -1,6 +1,6 @@
 from itertools import count
 
-from opperf.utils.timing import PythonTimer
+from opperf.measure.timing import PythonTimer
 
 
 def test_python_timer_uses_injected_clock_and_synchronises():

@@ -7,14 +7,14 @@ import sys
 
 import pytest
 
-from opperf.benchmark import RunOptions, benchmark
-from opperf.errors import OpperfError
 from opperf.frameworks import get_backend
-from opperf.harness import harness_overhead, measure
-from opperf.op_info import ArgKind
-from opperf.results import Status
-from opperf.rules.profiles import SMALL
-from opperf.sweep import SweepConfig, run_sweep, select_operators
+from opperf.measure.benchmark import RunOptions, benchmark
+from opperf.measure.harness import harness_overhead, measure
+from opperf.operators.info import ArgKind
+from opperf.operators.rules.profiles import SMALL
+from opperf.results.measurement import Status
+from opperf.sweep.run import SweepConfig, run_sweep, select_operators
+from opperf.utils.errors import OpperfError
 
 torch = pytest.importorskip("torch")
 
@@ -252,7 +252,7 @@ def test_what_profiled_passes_leave_on_the_heap_is_given_back(backend):
     from torch.profiler import record_function
 
     from opperf.frameworks.torch import profiling
-    from opperf.utils.memory import release_free_memory
+    from opperf.measure.memory import release_free_memory
 
     def resident_bytes() -> int:
         with open("/proc/self/statm", encoding="utf-8") as statm:
@@ -297,7 +297,7 @@ def test_memory_is_the_outputs_size_and_scales_with_it(backend):
 
 def test_inputs_autograd_refuses_take_no_gradient(backend, registry):
     """batch_norm's running statistics cannot require grad; the other inputs still get a backward."""
-    from opperf.sweep import specs_for
+    from opperf.sweep.run import specs_for
 
     config = SweepConfig(options=RunOptions(**QUICK), profile=SMALL)
     (spec,) = specs_for(registry.by_name["batch_norm"], config, backend)
@@ -373,7 +373,7 @@ def test_a_sweep_of_whole_categories_runs_every_operator():
 
 
 def test_sweeps_record_the_peak_resident_memory_of_the_process_that_measured():
-    from opperf.utils.memory import peak_rss_bytes
+    from opperf.measure.memory import peak_rss_bytes
 
     config = SweepConfig(options=RunOptions(**QUICK), profile=SMALL, ops=("exp",), isolate=False)
     environment = run_sweep(config).environment
@@ -481,9 +481,9 @@ def test_device_work_is_counted_per_call_the_most_time_first_and_the_rest_summed
 
 
 def test_a_device_timed_record_keeps_its_host_latency_and_device_work_through_the_file():
-    from opperf.report.document import measurement_from_record, record
-    from opperf.report.schema import record_problem
-    from opperf.results import BenchmarkSpec, DeviceWork, Measurement, TensorSpec, freeze_inputs
+    from opperf.results.document import measurement_from_record, record
+    from opperf.results.measurement import BenchmarkSpec, DeviceWork, Measurement, TensorSpec, freeze_inputs
+    from opperf.results.schema import record_problem
 
     spec = BenchmarkSpec("torch", "exp", freeze_inputs({"input": TensorSpec((8, 8))}), RunOptions(**QUICK))
     measured = Measurement(

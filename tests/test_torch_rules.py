@@ -6,10 +6,10 @@ from dataclasses import replace
 import pytest
 
 from opperf.frameworks.torch.rules.skips import DEVICE_SKIP_REASONS, SKIP_REASONS
-from opperf.op_info import ArgKind, Argument
-from opperf.results import TensorSpec
-from opperf.rules import NoRuleError, inputs_for
-from opperf.rules.profiles import INT64, SMALL
+from opperf.operators.info import ArgKind, Argument
+from opperf.operators.rules import NoRuleError, inputs_for
+from opperf.operators.rules.profiles import INT64, SMALL
+from opperf.results.measurement import TensorSpec
 
 pytest.importorskip("torch")
 

@@ -4,10 +4,10 @@ operator they unlock runs through the sweep on the small profile."""
 
 import pytest
 
-from opperf.benchmark import RunOptions
-from opperf.results import Status, TensorSpec
-from opperf.rules.profiles import SMALL
-from opperf.sweep import SweepConfig, run_sweep
+from opperf.measure.benchmark import RunOptions
+from opperf.operators.rules.profiles import SMALL
+from opperf.results.measurement import Status, TensorSpec
+from opperf.sweep.run import SweepConfig, run_sweep
 
 torch = pytest.importorskip("torch")
 

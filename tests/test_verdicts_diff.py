@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from opperf.cli.diff import add_arguments, run
-from opperf.errors import OpperfError
+from opperf.results.load import read_side
+from opperf.utils.errors import OpperfError
 from opperf.verdicts.decide import Verdict
 from opperf.verdicts.diff import diff
-from opperf.verdicts.load import read_side
 
 DATA = Path(__file__).parent / "data" / "verdicts"
 SLOWED = Path(__file__).parent / "data" / "verdicts3"
@@ -265,8 +265,8 @@ def test_the_row_key_holds_every_option_that_changes_a_figure():
     """Rows are kept apart by every option marked keyed (``RunOptions``), with the stage and the
     variant: an option that changes timings (the cache mode, an L2 flush) and were missing here would
     let ``diff`` and ``history`` compare rows of both settings as one."""
-    from opperf.options import KEYED
-    from opperf.verdicts.load import SETTINGS, record_key
+    from opperf.results.load import SETTINGS, record_key
+    from opperf.results.options import KEYED
 
     assert set(SETTINGS) == {*KEYED, "stage", "variant"} - {"framework"}
     record = {"framework": "torch", "namespace": "torch", "op": "exp", "inputs": {"input": {"shape": [8]}}}

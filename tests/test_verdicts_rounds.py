@@ -9,6 +9,7 @@ import statistics
 
 import pytest
 
+from opperf.results.load import PhaseRun, phase_run, smallest_gap, timer_tick
 from opperf.verdicts.diff import Compared, Side, measured_noise
 from opperf.verdicts.distributions import t_ppf
 from opperf.verdicts.inference import (
@@ -22,7 +23,6 @@ from opperf.verdicts.inference import (
     z_score,
 )
 from opperf.verdicts.inference import test as row_test
-from opperf.verdicts.load import PhaseRun, phase_run, smallest_gap, timer_tick
 
 
 def test_a_round_compares_its_fastest_pass_and_knows_its_tick():
@@ -257,8 +257,8 @@ def _ab_file(tmp_path, rows: dict[int, list[tuple[float, float]]]):
 def _verdicts(path: str) -> dict[int, object]:
     import json
 
+    from opperf.results.load import read_ab
     from opperf.verdicts.diff import diff_ab
-    from opperf.verdicts.load import read_ab
 
     result = diff_ab(read_ab(path), threshold=0.05, alpha=0.05)
     return {json.loads(row.key.inputs)["data"]["shape"][0]: row for row in result.rows}

@@ -11,12 +11,8 @@ import pytest
 from opperf.frameworks.mxnet.arrays import flatten_outputs
 from opperf.frameworks.mxnet.invoke import direct_call
 from opperf.frameworks.mxnet.work import COUNTERS as MXNET_COUNTERS
-from opperf.options import RunOptions
-from opperf.results import BenchmarkSpec, TensorSpec, freeze_inputs
-from opperf.rules import inputs_for
-from opperf.rules.profiles import SMALL
-from opperf.utils.peaks import MachinePeaks
-from opperf.work import (
+from opperf.measure.roofline.peaks import MachinePeaks
+from opperf.measure.roofline.work import (
     Bound,
     Rates,
     Work,
@@ -24,6 +20,10 @@ from opperf.work import (
     count_work,
     fraction_of_peak,
 )
+from opperf.operators.rules import inputs_for
+from opperf.operators.rules.profiles import SMALL
+from opperf.results.measurement import BenchmarkSpec, TensorSpec, freeze_inputs
+from opperf.results.options import RunOptions
 
 T = TensorSpec
 F32 = 4

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from opperf import RunOptions, Status
-from opperf.isolation import IsolatedRunner
-from opperf.results import BenchmarkSpec, TensorSpec, freeze_inputs
+from opperf.measure.isolation import IsolatedRunner
+from opperf.results.measurement import BenchmarkSpec, TensorSpec, freeze_inputs
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import NoReturn
 
-from opperf.errors import OpperfError
+from opperf.utils.errors import OpperfError
 from opperf.utils.signals import exit_status, hold_late_signals, stop_like_ctrl_c
 
 SUBCOMMANDS = {

@@ -14,17 +14,6 @@ import shutil
 import signal
 import sys
 
-from opperf.ab import (
-    DEFAULT_MIN_ROUNDS,
-    DEFAULT_ROUNDS,
-    ROUND_SHARE,
-    SIDES,
-    Build,
-    ab_document,
-    ab_environment,
-    mismatches,
-    run_ab,
-)
 from opperf.cli.common import (
     JOURNAL_SUFFIX,
     add_affinity,
@@ -35,16 +24,27 @@ from opperf.cli.common import (
     whole,
 )
 from opperf.cli.progress import RoundsBar, wanted
-from opperf.errors import OpperfError
 from opperf.frameworks import get_backend
-from opperf.options import RunOptions
+from opperf.operators.rules.profiles import STANDARD
 from opperf.report.json_report import render_json
-from opperf.rules.profiles import STANDARD
-from opperf.sequential import EXTRA_SHARE
-from opperf.sweep import DEFAULT_TIMEOUT_S, SweepConfig
+from opperf.results.options import RunOptions
+from opperf.sweep.run import DEFAULT_TIMEOUT_S, SweepConfig
+from opperf.utils.errors import OpperfError
 from opperf.utils.files import claimed, write_atomically
 from opperf.utils.signals import exit_status, stop_on_signals
 from opperf.utils.words import counted
+from opperf.verdicts.ab.job import (
+    DEFAULT_MIN_ROUNDS,
+    DEFAULT_ROUNDS,
+    ROUND_SHARE,
+    SIDES,
+    Build,
+    ab_document,
+    ab_environment,
+    mismatches,
+    run_ab,
+)
+from opperf.verdicts.ab.sequential import EXTRA_SHARE
 
 HELP = "measure two builds or settings interleaved in one job (then: opperf diff AB.json)"
 

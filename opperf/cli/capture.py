@@ -1,6 +1,6 @@
 """``opperf capture``: run a model once and write the operator configurations it called (JSON Lines).
 
-The file replays with ``opperf sweep --configs FILE``; its format is described in ``opperf.configs``.
+The file replays with ``opperf sweep --configs FILE``; its format is described in ``opperf.results.configs``.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import sys
 
 from opperf.cli.common import add_quiet, check_writable
 from opperf.cli.progress import Stages, wanted
-from opperf.configs import render
 from opperf.frameworks import FRAMEWORKS
-from opperf.models import MODES, capture_model, load_model
+from opperf.results.configs import render
+from opperf.sweep.models import MODES, capture_model, load_model
 from opperf.utils.files import write_atomically
 
 HELP = "record the operator configurations a model calls, for `sweep --configs`"

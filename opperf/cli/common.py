@@ -8,8 +8,8 @@ import os
 import tempfile
 from collections.abc import Callable
 
-from opperf.errors import OpperfError
 from opperf.utils.affinity import AUTO, check_setting
+from opperf.utils.errors import OpperfError
 from opperf.utils.files import write_atomically
 
 
@@ -148,7 +148,7 @@ def selected_tags(arguments: argparse.Namespace) -> tuple[str, ...]:
 
 
 JOURNAL_SUFFIX = ".journal.jsonl"
-"""What a sweep's journal adds to its report's name (``opperf.checkpoint``)."""
+"""What a sweep's journal adds to its report's name (``opperf.sweep.checkpoint``)."""
 
 
 def check_writable(path: str, flag: str = "--output-file", example: str = "results.json") -> None:

@@ -10,7 +10,11 @@ import sys
 
 from opperf.cli.common import add_quiet, check_writable, names, report_format, whole, write_or_print
 from opperf.cli.progress import Stages, wanted
-from opperf.comparison import (
+from opperf.report.json_report import render_json
+from opperf.results.options import RunOptions
+from opperf.utils.errors import OpperfError
+from opperf.utils.files import write_atomically
+from opperf.verdicts.compare.comparison import (
     COMPARE_MIN_ROUNDS,
     COMPARE_ROUNDS,
     DEFAULT_OPERATORS,
@@ -21,11 +25,7 @@ from opperf.comparison import (
     comparison_options,
     configurations,
 )
-from opperf.comparison import render_markdown as render_comparison
-from opperf.errors import OpperfError
-from opperf.options import RunOptions
-from opperf.report.json_report import render_json
-from opperf.utils.files import write_atomically
+from opperf.verdicts.compare.comparison import render_markdown as render_comparison
 
 HELP = "compare one operator across namespaces (mx.nd, mx.np, torch) on the same inputs"
 FORMATS = ("md", "json")

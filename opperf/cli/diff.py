@@ -12,15 +12,15 @@ import os
 from collections.abc import Sequence
 
 from opperf.cli.common import check_writable, fraction, report_format, write_or_print
-from opperf.errors import OpperfError
 from opperf.report.xlsx import require_openpyxl, write_workbook
 from opperf.report.xlsx_tables import diff_tables
-from opperf.utils.environment import BUILD_FIELDS, MACHINE_FIELDS
+from opperf.results.environment import BUILD_FIELDS, MACHINE_FIELDS
+from opperf.results.load import Run, differences, read_ab, read_side
+from opperf.utils.errors import OpperfError
 from opperf.utils.files import write_atomically
 from opperf.verdicts.decide import FailOn
 from opperf.verdicts.diff import DEFAULT_ALPHA, DEFAULT_THRESHOLD, Diff, diff, diff_ab
 from opperf.verdicts.document import diff_document, render_json
-from opperf.verdicts.load import Run, differences, read_ab, read_side
 from opperf.verdicts.markdown import render_markdown
 from opperf.verdicts.table import render_csv
 

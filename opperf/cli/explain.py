@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import argparse
 
-from opperf import fused, longtail
 from opperf.frameworks import FRAMEWORKS, framework_module, get_backend
-from opperf.op_info import Argument, OpInfo
-from opperf.options import RunOptions
-from opperf.results import BenchmarkSpec, describe_value, freeze_inputs
-from opperf.rules import NoRuleError, inputs_for
-from opperf.rules.generic import rule_name
-from opperf.rules.profiles import STANDARD
-from opperf.sweep import select_operators
+from opperf.measure.roofline.work import count_work, counters
+from opperf.operators import fused, longtail
+from opperf.operators.info import Argument, OpInfo
+from opperf.operators.rules import NoRuleError, inputs_for
+from opperf.operators.rules.generic import rule_name
+from opperf.operators.rules.profiles import STANDARD
+from opperf.results.measurement import BenchmarkSpec, describe_value, freeze_inputs
+from opperf.results.options import RunOptions
+from opperf.sweep.run import select_operators
 from opperf.utils.devices import requested_device
-from opperf.work import count_work, counters
 
 HELP = "explain how opperf benchmarks one operator: category, rule, inputs, roofline counter"
 
@@ -96,7 +96,7 @@ def explain_longtail(op: OpInfo) -> str:
         f"  computes:    {entry.computes}",
         "  arguments:",
         *(f"    {a.name}: {a.type_string}" for a in op.arguments),
-        "  input rule:  the catalogue's sizes (opperf/longtail/entries.py)",
+        "  input rule:  the catalogue's sizes (opperf/operators/longtail/entries.py)",
         f"  input configurations (sizes {', '.join('x'.join(map(str, size)) for size in entry.sizes)}):",
     ]
     for index, inputs in enumerate(entry.configurations(), start=1):
@@ -116,7 +116,7 @@ def explain_fused(op: OpInfo) -> str:
         f"  computes:    {pattern.computes}",
         "  variants (--stages picks the stages; fusion backends prove fusion from their graph):",
         *(f"    {v.stage}/{v.name}: {v.runs}" for v in fused.VARIANTS if v.framework == op.framework),
-        "  input rule:  the pattern table's sizes (opperf/fused/patterns.py)",
+        "  input rule:  the pattern table's sizes (opperf/operators/fused/patterns.py)",
         "  input configurations:",
     ]
     for index, inputs in enumerate(pattern.configurations(), start=1):

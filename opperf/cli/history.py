@@ -18,11 +18,11 @@ import sys
 from tabulate import tabulate
 
 from opperf.cli.common import fraction
-from opperf.errors import OpperfError
-from opperf.history.steps import DEFAULT_ALPHA, Step, steps_of
-from opperf.history.store import History, Series
-from opperf.report.document import is_ab, read_document
+from opperf.results.document import is_ab, read_document
+from opperf.utils.errors import OpperfError
 from opperf.utils.words import counted
+from opperf.verdicts.history.steps import DEFAULT_ALPHA, Step, steps_of
+from opperf.verdicts.history.store import History, Series
 
 ADD_FIX = "add the JSON results files of sweeps (`opperf --output-format json` or `--json-file`)"
 HELP = "keep result files' figures over time (SQLite) and detect steps: add, show, detect, runs, remove"

@@ -10,10 +10,10 @@ from collections.abc import Iterable
 
 from tabulate import tabulate
 
-from opperf import longtail
 from opperf.cli.common import SHOW_TAGS, add_selection, add_tag_selection, selected_tags
 from opperf.frameworks import FRAMEWORKS, get_backend
-from opperf.sweep import select_operators
+from opperf.operators import longtail
+from opperf.sweep.run import select_operators
 from opperf.utils.words import counted
 
 HELP = "list the operators a sweep would run (name, category, entry point, aliases)"

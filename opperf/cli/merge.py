@@ -7,9 +7,9 @@ import argparse
 import sys
 
 from opperf.cli.common import check_writable
-from opperf.merge import FIX, merge, missing_shards
-from opperf.report.document import read_document
 from opperf.report.json_report import render_json
+from opperf.results.document import read_document
+from opperf.sweep.merge import FIX, merge, missing_shards
 from opperf.utils.files import write_atomically
 
 HELP = "put the shards of one sweep (sweep --shard K/N) back in one results file"

@@ -13,16 +13,16 @@ import sys
 from opperf.cli.capture import add_model_arguments
 from opperf.cli.common import check_writable, report_format, whole, write_or_print
 from opperf.cli.progress import Stages, SweepBar, wanted
-from opperf.configs import ConfigsFile, by_operator
-from opperf.errors import OpperfError
 from opperf.frameworks import framework_module, get_backend
-from opperf.model_report import InModel, ModelReport, build
-from opperf.models import capture_model, load_model, running
-from opperf.options import RunOptions
 from opperf.report.model_markdown import render_model_markdown
 from opperf.report.xlsx import require_openpyxl, write_workbook
 from opperf.report.xlsx_tables import model_tables
-from opperf.sweep import SweepConfig, run_sweep
+from opperf.results.configs import ConfigsFile, by_operator
+from opperf.results.model_report import InModel, ModelReport, build
+from opperf.results.options import RunOptions
+from opperf.sweep.models import capture_model, load_model, running
+from opperf.sweep.run import SweepConfig, run_sweep
+from opperf.utils.errors import OpperfError
 from opperf.utils.files import write_atomically
 from opperf.utils.signals import exit_status, stop_on_signals
 from opperf.utils.words import counted
@@ -85,7 +85,7 @@ def run(arguments: argparse.Namespace) -> int:
     finally:
         stages.close()
     if arguments.configs_file:
-        from opperf.configs import render
+        from opperf.results.configs import render
 
         write_atomically(arguments.configs_file, render(configs))
     options = RunOptions(framework=framework, run_backward=False, mode="inference", threads=threads)

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from opperf.results import Measurement
+from opperf.results.measurement import Measurement
 
 
 def wanted(arguments: argparse.Namespace) -> bool:

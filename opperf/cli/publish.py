@@ -13,10 +13,10 @@ from pathlib import Path
 
 from opperf.cli.common import add_quiet, fraction
 from opperf.cli.progress import CountBar, wanted
-from opperf.errors import OpperfError
-from opperf.history.store import History
 from opperf.report.dashboard import publish
+from opperf.utils.errors import OpperfError
 from opperf.utils.words import counted
+from opperf.verdicts.history.store import History
 
 HELP = "a static HTML dashboard over the history store: index, a page per operator, regressions"
 

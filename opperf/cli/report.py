@@ -12,10 +12,10 @@ import argparse
 import sys
 
 from opperf.cli.common import check_writable
-from opperf.errors import OpperfError
 from opperf.report.charts import pyplot
 from opperf.report.html_report import render_html
 from opperf.report.inputs import read_inputs
+from opperf.utils.errors import OpperfError
 from opperf.utils.files import write_atomically
 
 HELP = "an offline HTML page with plots and tables over result and diff files (needs opperf[plot])"

@@ -11,7 +11,6 @@ import signal
 import sys
 from collections.abc import Callable
 
-from opperf import configs, fused
 from opperf.cli import compare
 from opperf.cli.common import (
     JOURNAL_SUFFIX,
@@ -28,24 +27,26 @@ from opperf.cli.common import (
     whole,
 )
 from opperf.cli.progress import SweepBar, wanted
-from opperf.errors import OpperfError
 from opperf.frameworks import FRAMEWORKS, FrameworkFlag, framework_module, get_backend
-from opperf.history.store import History
-from opperf.options import RunOptions, was_given
-from opperf.report.coverage import Coverage, render_coverage
+from opperf.operators import fused
+from opperf.operators.rules.profiles import INT64, STANDARD
 from opperf.report.csv_report import render_csv
-from opperf.report.document import build_document
 from opperf.report.hud import render_hud
 from opperf.report.json_report import render_json
 from opperf.report.markdown import render_markdown
 from opperf.report.xlsx import require_openpyxl, write_workbook
 from opperf.report.xlsx_tables import results_tables
-from opperf.results import Status
-from opperf.rules.profiles import INT64, STANDARD
-from opperf.shards import Shard
-from opperf.sweep import DEFAULT_TIMEOUT_S, SweepConfig, SweepResult, canonical_names, run_sweep
+from opperf.results import configs, replay
+from opperf.results.coverage import Coverage, render_coverage
+from opperf.results.document import build_document
+from opperf.results.measurement import Status
+from opperf.results.options import RunOptions, was_given
+from opperf.sweep.run import DEFAULT_TIMEOUT_S, SweepConfig, SweepResult, canonical_names, run_sweep
+from opperf.sweep.shards import Shard
+from opperf.utils.errors import OpperfError
 from opperf.utils.files import write_atomically
 from opperf.utils.signals import exit_status, stop_on_signals
+from opperf.verdicts.history.store import History
 
 HELP = "benchmark a framework's operators and write a report (the default subcommand)"
 RENDERERS = {"json": render_json, "md": render_markdown, "csv": render_csv, "hud": render_hud}
@@ -236,9 +237,7 @@ def replay_configurations(arguments: argparse.Namespace) -> tuple[configs.Config
         return ()
     canonical = canonical_names(get_backend(arguments.framework).operators())
     capture = framework_module(arguments.framework, "capture")
-    chosen = configs.load_replay(
-        arguments.configs, arguments.framework, capture.accepted_arguments, canonical
-    )
+    chosen = replay.load_replay(arguments.configs, arguments.framework, capture.accepted_arguments, canonical)
     return configs.sample(chosen, arguments.configs_sample, arguments.seed)
 
 
@@ -258,7 +257,7 @@ def _replayed_framework(arguments: argparse.Namespace) -> None:
     """A replay without --framework runs the framework its configs files were captured with."""
     if not arguments.configs or was_given(arguments, "framework"):
         return
-    framework = configs.replay_framework(arguments.configs)
+    framework = replay.replay_framework(arguments.configs)
     if framework not in FRAMEWORKS:
         raise OpperfError(
             f"{arguments.configs[0]} holds {framework} configurations; opperf replays "

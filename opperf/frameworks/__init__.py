@@ -17,12 +17,14 @@ import importlib.util
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from opperf.errors import OpperfError
-from opperf.harness import Session
-from opperf.op_info import Identity, OpInfo
-from opperf.results import InputValue
+from opperf.utils.errors import OpperfError
+
+if TYPE_CHECKING:
+    from opperf.measure.harness import Session
+    from opperf.operators.info import Identity, OpInfo
+    from opperf.results.measurement import InputValue
 
 FRAMEWORKS: Mapping[str, str] = {
     "mxnet": "opperf.frameworks.mxnet.backend:MXNetBackend",

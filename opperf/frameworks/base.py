@@ -6,9 +6,9 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import ClassVar, Protocol
 
-from opperf import fused, longtail
-from opperf.harness import Session
-from opperf.op_info import OpInfo
+from opperf.measure.harness import Session
+from opperf.operators import fused, longtail
+from opperf.operators.info import OpInfo
 
 
 class Registry(Protocol):
@@ -33,8 +33,9 @@ class BackendBase:
         self.session = self.session_type()
 
     def operators(self) -> tuple[OpInfo, ...]:
-        """The registry's operators, then opperf's long-tail operators (``opperf.longtail``) and fused
-        patterns (``opperf.fused``)."""
+        """The registry's operators, then opperf's long-tail operators (``opperf.operators.longtail``) and
+        fused
+        patterns (``opperf.operators.fused``)."""
         return (
             self.registry().operators + longtail.operators(self.framework) + fused.operators(self.framework)
         )

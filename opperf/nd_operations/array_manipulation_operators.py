@@ -1,6 +1,6 @@
 """Joining, splitting, reshaping, expanding."""
 
-from opperf.nd_operations.runner import category_runner
+from opperf.compat.runner import category_runner
 
 run_join_split_operators_benchmarks = category_runner("join_split")
 run_shape_operators_benchmarks = category_runner("shape")

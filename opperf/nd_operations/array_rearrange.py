@@ -1,5 +1,5 @@
 """Transposes and reorderings."""
 
-from opperf.nd_operations.runner import category_runner
+from opperf.compat.runner import category_runner
 
 run_rearrange_operators_benchmarks = category_runner("rearrange")

@@ -1,6 +1,6 @@
 """Binary operators: broadcasting, element-wise, and tensor-scalar."""
 
-from opperf.nd_operations.runner import category_runner
+from opperf.compat.runner import category_runner
 
 run_mx_binary_broadcast_operators_benchmarks = category_runner("binary_broadcast")
 run_mx_binary_element_wise_operators_benchmarks = category_runner("binary_elemwise")

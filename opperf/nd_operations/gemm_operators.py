@@ -1,5 +1,5 @@
 """Matrix products: dot, batch_dot, khatri_rao, linalg gemm."""
 
-from opperf.nd_operations.runner import category_runner
+from opperf.compat.runner import category_runner
 
 run_gemm_operators_benchmarks = category_runner("gemm")

@@ -1,5 +1,5 @@
 """Activations and softmax."""
 
-from opperf.nd_operations.runner import category_runner
+from opperf.compat.runner import category_runner
 
 run_activation_operators_benchmarks = category_runner("activation")

@@ -1,5 +1,5 @@
 """Dense, normalisation, embedding, dropout and other basic layers."""
 
-from opperf.nd_operations.runner import category_runner
+from opperf.compat.runner import category_runner
 
 run_nn_basic_operators_benchmarks = category_runner("nn_basic")

@@ -1,6 +1,6 @@
 """Convolution, transposed convolution and pooling."""
 
-from opperf.nd_operations.runner import category_runner
+from opperf.compat.runner import category_runner
 
 run_convolution_operators_benchmarks = category_runner("convolution")
 run_transpose_convolution_operators_benchmarks = category_runner("transpose_convolution")

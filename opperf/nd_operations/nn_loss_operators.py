@@ -1,5 +1,5 @@
 """Losses and output layers."""
 
-from opperf.nd_operations.runner import category_runner
+from opperf.compat.runner import category_runner
 
 run_loss_operators_benchmarks = category_runner("loss")

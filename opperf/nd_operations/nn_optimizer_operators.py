@@ -1,5 +1,5 @@
 """Fused optimizer updates (sgd, adam, lamb, ...)."""
 
-from opperf.nd_operations.runner import category_runner
+from opperf.compat.runner import category_runner
 
 run_optimizer_operators_benchmarks = category_runner("optimizer")

@@ -1,5 +1,5 @@
 """Fused recurrent layers (RNN: rnn_relu, rnn_tanh, lstm, gru)."""
 
-from opperf.nd_operations.runner import category_runner
+from opperf.compat.runner import category_runner
 
 run_rnn_operators_benchmarks = category_runner("rnn")

@@ -1,5 +1,5 @@
 """Reductions over axes (sum, mean, norm, ...)."""
 
-from opperf.nd_operations.runner import category_runner
+from opperf.compat.runner import category_runner
 
 run_mx_reduction_operators_benchmarks = category_runner("reduction")

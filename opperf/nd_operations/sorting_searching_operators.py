@@ -1,5 +1,5 @@
 """Sorting and searching (sort, topk, argmax, ...)."""
 
-from opperf.nd_operations.runner import category_runner
+from opperf.compat.runner import category_runner
 
 run_sorting_searching_operators_benchmarks = category_runner("sorting_searching")

@@ -1,5 +1,5 @@
 """Unary element-wise operators (abs, exp, sin, ...) and rounding."""
 
-from opperf.nd_operations.runner import category_runner
+from opperf.compat.runner import category_runner
 
 run_mx_unary_operators_benchmarks = category_runner("unary", "rounding")

@@ -1,1 +1,2 @@
-"""Renderers: each takes a sweep's results and returns text. None imports a framework."""
+"""Renderers: each takes results (typed by ``opperf.results``) and returns text, a page or a
+workbook. None imports a framework."""

@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from opperf.report.extras import require
-from opperf.report.rows import MS, Group, ResultRow
+from opperf.results.rows import MS, Group, ResultRow
 
 PURPOSE = "opperf report --html"
 WIDTH = 9.0

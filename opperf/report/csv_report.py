@@ -6,7 +6,7 @@ import json
 
 import pandas as pd
 
-from opperf.report.cells import inert_csv_cell
+from opperf.utils.cells import inert_csv_cell
 
 COLUMNS = (
     "n",
@@ -29,7 +29,7 @@ SHOWN_DIGITS = 10
 
 
 def _shown(value: object) -> object:
-    """A cell's value: a float to ``SHOWN_DIGITS``, text never read as a formula (``report.cells``)."""
+    """A cell's value: a float to ``SHOWN_DIGITS``, text never read as a formula (``utils.cells``)."""
     return float(f"{value:.{SHOWN_DIGITS}g}") if isinstance(value, float) else inert_csv_cell(value)
 
 

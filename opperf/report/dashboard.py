@@ -18,11 +18,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from opperf.history.steps import Step, steps_of
-from opperf.history.store import Series
 from opperf.report.lines import history_chart, sparkline
 from opperf.report.page import ASSETS, Column, asset, cards, data_table, escape, flag_badges, number, page
 from opperf.utils.files import UnwritableError, folder_beside, write_atomically
+from opperf.verdicts.history.steps import Step, steps_of
+from opperf.verdicts.history.store import Series
 
 MS = 1e3
 

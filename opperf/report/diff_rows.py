@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from opperf.errors import OpperfError
-from opperf.report.markdown import _inputs as describe_inputs
+from opperf.results.inputs import describe_inputs
+from opperf.utils.errors import OpperfError
 
 DIFF_FORMAT_KEY = "diff_format_version"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from opperf.errors import OpperfError
+from opperf.utils.errors import OpperfError
 
 
 def require(module: str, extra: str, purpose: str) -> ModuleType:

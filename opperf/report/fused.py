@@ -15,9 +15,9 @@ import json
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
-from opperf.fused import CATEGORY, GRAPH_UNCHANGED
-from opperf.report.markdown_table import markdown_table
+from opperf.operators.fused import CATEGORY, GRAPH_UNCHANGED
 from opperf.report.stages import NATIVE_NOTE, TIMER
+from opperf.utils.markdown_table import markdown_table
 
 MS = 1e3
 HEADERS = (

@@ -30,7 +30,7 @@ from opperf.report.page import (
     plot,
     section,
 )
-from opperf.report.rows import MS, Group, ResultRow, ResultsFile, comparison_groups, environment_items
+from opperf.results.rows import MS, Group, ResultRow, ResultsFile, comparison_groups, environment_items
 
 SHOWN = 25
 """Configurations a distribution or comparison plot shows (the tables list them all)."""

@@ -10,17 +10,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from opperf import longtail
-from opperf.model_report import ConfigurationRow, OperatorRow
+from opperf.measure.stages import EAGER
+from opperf.operators import longtail
 from opperf.report import view_charts
 from opperf.report.inputs import ModelFile, ReportInputs
-from opperf.report.model_markdown import _inputs as describe_model_inputs
 from opperf.report.page import Column, cards, data_table, escape, flag_badges, number, plot
-from opperf.report.rows import MS, ResultRow
 from opperf.report.scaling import BUSY, Scaling, scalings
 from opperf.report.sensitivity import Point, sensitivity_points
 from opperf.report.stages import NATIVE_NOTE, TagStage, tag_speedups
-from opperf.stages import EAGER
+from opperf.results.inputs import describe_inputs
+from opperf.results.model_report import ConfigurationRow, OperatorRow
+from opperf.results.rows import MS, ResultRow
 
 PLOTTED = 40
 """Configurations a speedup plot draws at most (the extremes either way; the table lists them all)."""
@@ -61,7 +61,7 @@ def _model(index: int, file: ModelFile) -> str:
     ]
     configuration_columns: list[Column[ConfigurationRow]] = [
         Column("operator", lambda c: escape(c.op), lambda c: c.op),
-        Column("inputs", lambda c: escape(describe_model_inputs(dict(c.inputs)))),
+        Column("inputs", lambda c: escape(describe_inputs(dict(c.inputs)))),
         Column("calls", lambda c: str(c.calls), lambda c: c.calls, True),
         Column("median ms", lambda c: _ms(c.median_s), lambda c: c.median_s, True),
         Column("median x calls ms", lambda c: _ms(c.total_s), lambda c: c.total_s, True),
@@ -222,7 +222,7 @@ def threads(inputs: ReportInputs) -> str:
     counts = sorted({f.threads for s in found for f in s.figures})
     columns: list[Column[Scaling]] = [
         Column("function", lambda s: escape(f"{s.key.namespace}.{s.key.op}"), lambda s: s.key.op),
-        Column("inputs", lambda s: escape(describe_model_inputs(dict(s.inputs)))),
+        Column("inputs", lambda s: escape(describe_inputs(dict(s.inputs)))),
     ]
     for count in counts:
         columns.append(

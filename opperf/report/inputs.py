@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from opperf.errors import OpperfError
-from opperf.model_report import ModelReport, from_json, is_model_report
 from opperf.report.diff_rows import DIFF_FORMAT_KEY, DiffFile, diff_file
-from opperf.report.document import SchemaError, check_document, is_ab, read_json
-from opperf.report.rows import ResultRow, ResultsFile, results_file
+from opperf.results.document import SchemaError, check_document, is_ab, read_json
+from opperf.results.model_report import ModelReport, from_json, is_model_report
+from opperf.results.rows import ResultRow, ResultsFile, results_file
+from opperf.utils.errors import OpperfError
 
 _FIX = (
     "pass JSON results files (`opperf --output-format json`), diff files "
@@ -68,9 +68,9 @@ def read_inputs(paths: list[str]) -> ReportInputs:
 
 def _ab_view(path: str) -> DiffFile:
     """An A/B file shown as the diff of its sides, at the diff's default threshold and FDR level."""
+    from opperf.results.load import read_ab
     from opperf.verdicts.diff import DEFAULT_ALPHA, DEFAULT_THRESHOLD, diff_ab
     from opperf.verdicts.document import diff_document
-    from opperf.verdicts.load import read_ab
 
     verdicts = diff_ab(read_ab(path), threshold=DEFAULT_THRESHOLD, alpha=DEFAULT_ALPHA)
     return diff_file(diff_document(verdicts), path)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from opperf.report.document import check_document
+from opperf.results.document import check_document
 
 
 def render_json(document: dict[str, object]) -> str:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from opperf.report.coverage import STATUS_KEYS
 from opperf.report.fused import render_fused
-from opperf.report.markdown_table import markdown_table
 from opperf.report.scaling import render_scaling
 from opperf.report.sensitivity import render_sensitivity
 from opperf.report.stages import render_tag_speedups
+from opperf.results.coverage import STATUS_KEYS
+from opperf.results.inputs import describe_inputs
+from opperf.utils.markdown_table import markdown_table
 
 MS = 1e3
 HEADERS = (
@@ -57,19 +58,6 @@ ENVIRONMENT_KEYS = (
 )
 
 
-def _inputs(inputs: dict[str, object]) -> str:
-    def show(value: object) -> str:
-        if isinstance(value, dict) and "shape" in value:
-            return "x".join(map(str, value["shape"])) or "scalar"
-        if isinstance(value, list) and value and all(isinstance(v, dict) and "shape" in v for v in value):
-            return "[" + ", ".join(show(v) for v in value) + "]"
-        if isinstance(value, list):
-            return "(" + ", ".join(map(str, value)) + ")"
-        return str(value)
-
-    return ", ".join(f"{name}={show(value)}" for name, value in inputs.items())
-
-
 def _timing(block: dict[str, object] | None) -> list[str]:
     """Median, IQR as a percentage of it, and sample count: the compact view; the JSON has the rest."""
     if not block:
@@ -100,7 +88,7 @@ def _row(result: dict[str, object]) -> list[str]:
     memory = result.get("memory_peak_bytes")
     return [
         _name(result),
-        _inputs(result["inputs"]),
+        describe_inputs(result["inputs"]),
         *_timing(result["forward"]),
         *_timing(result["backward"]),
         *_roofline(result.get("roofline")),
@@ -163,7 +151,7 @@ def render_markdown(document: dict[str, object]) -> str:
                 _name(r),
                 r["category"],
                 r["status"],
-                _inputs(r["inputs"]),
+                describe_inputs(r["inputs"]),
                 r["reason"] or "",
             ]
             for r in not_ok

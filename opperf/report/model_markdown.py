@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
-from opperf.model_report import ModelReport
-from opperf.report.markdown_table import markdown_table
+from opperf.results.inputs import describe_inputs
+from opperf.results.model_report import ModelReport
+from opperf.utils.markdown_table import markdown_table
 
 TOP_CONFIGURATIONS = 10
 
@@ -16,19 +15,6 @@ def _ms(seconds: float | None) -> str:
 
 def _share(share: float | None) -> str:
     return "-" if share is None else f"{share * 100:.1f}%"
-
-
-def _inputs(inputs: dict[str, object]) -> str:
-    """Inputs compactly: tensors as their shapes, other arguments as values."""
-    return ", ".join(f"{name}={_value(value)}" for name, value in inputs.items())
-
-
-def _value(value: object) -> str:
-    if isinstance(value, dict) and "shape" in value:
-        return "x".join(map(str, value["shape"])) or "scalar"
-    if isinstance(value, list) and value and all(isinstance(v, dict) and "shape" in v for v in value):
-        return "[" + ", ".join(_value(v) for v in value) + "]"
-    return value if isinstance(value, str) else json.dumps(value)
 
 
 def render_model_markdown(report: ModelReport) -> str:
@@ -48,7 +34,7 @@ def render_model_markdown(report: ModelReport) -> str:
         for row in report.operators
     ]
     top = [
-        [c.op, _inputs(dict(c.inputs)), c.calls, _ms(c.median_s), _ms(c.total_s), c.status]
+        [c.op, describe_inputs(dict(c.inputs)), c.calls, _ms(c.median_s), _ms(c.total_s), c.status]
         for c in report.configurations[:TOP_CONFIGURATIONS]
     ]
     coverage = "-" if report.coverage is None else f"{report.coverage * 100:.1f}%"

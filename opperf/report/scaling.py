@@ -15,9 +15,10 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from opperf.report.markdown_table import markdown_table
+from opperf.results.inputs import describe_inputs
+from opperf.results.load import Key, record_key
 from opperf.utils.load import BUSY_THRESHOLD
-from opperf.verdicts.load import Key, record_key
+from opperf.utils.markdown_table import markdown_table
 
 SUPERLINEAR_MARGIN = 0.1
 BUSY = "n/a (busy)"
@@ -91,8 +92,6 @@ def _cell(value: float | None, digits: str) -> str:
 
 def render_scaling(document: Mapping[str, object]) -> list[str]:
     """Markdown lines of the scaling table; none unless some configuration ran at several counts."""
-    from opperf.report.markdown import _inputs
-
     found = scalings(document["results"], document["environment"].get("usable_cpus"))
     if not found:
         return []
@@ -102,7 +101,7 @@ def render_scaling(document: Mapping[str, object]) -> list[str]:
     rows = []
     for scaling in found:
         by_count = {f.threads: f for f in scaling.figures}
-        row = [scaling.key.op, _inputs(dict(scaling.inputs))]
+        row = [scaling.key.op, describe_inputs(dict(scaling.inputs))]
         for count in counts:
             figure = by_count.get(count)
             row.append("—" if figure is None else BUSY if figure.busy else f"{figure.median_s * 1e3:.4f}")

@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from opperf.report.markdown_table import markdown_table
+from opperf.utils.markdown_table import markdown_table
 
 HEADERS = ("Operator", "Largest tensor", "Elements", "Layout", "Fwd median (ms)", "ns / element")
 

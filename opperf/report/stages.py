@@ -18,9 +18,9 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from opperf import longtail
-from opperf.report.markdown_table import markdown_table
-from opperf.stages import EAGER, STAGES
+from opperf.measure.stages import EAGER, STAGES
+from opperf.operators import longtail
+from opperf.utils.markdown_table import markdown_table
 
 STAGED = tuple(stage for stage in STAGES if stage != EAGER)
 TIMER = "python"

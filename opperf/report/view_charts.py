@@ -10,12 +10,12 @@ import statistics
 from collections import defaultdict
 from collections.abc import Sequence
 
-from opperf.model_report import ModelReport
 from opperf.report.charts import PURPOSE, WIDTH, _short, pyplot, to_svg
 from opperf.report.extras import require
 from opperf.report.scaling import Scaling
 from opperf.report.sensitivity import Point
 from opperf.report.stages import TagStage
+from opperf.results.model_report import ModelReport
 
 SERIES_COLOURS = {
     "mxnet graph": "#4C78A8", "mxnet compile": "#9ECAE9", "mxnet fused": "#72B7B2",

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from opperf.report.cells import reads_as_formula
 from opperf.report.extras import require
+from opperf.utils.cells import reads_as_formula
 
 PURPOSE = "--output-format xlsx"
 SHEET_NAME_LIMIT = 31
@@ -90,7 +90,7 @@ def workbook_bytes(tables: Sequence[Table]) -> bytes:
 
 def _set(cell: object, value: object) -> None:
     """Put a plain value in ``cell``: lists and dicts as text (a cell holds one value); text stays text,
-    never a formula (``report.cells``), with the characters a workbook cannot hold replaced."""
+    never a formula (``utils.cells``), with the characters a workbook cannot hold replaced."""
     from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 
     if isinstance(value, (list, tuple, dict)):

@@ -9,11 +9,11 @@ import statistics
 from collections import defaultdict
 from collections.abc import Mapping
 
-from opperf.model_report import ModelReport
 from opperf.report.diff_rows import diff_file
-from opperf.report.model_markdown import _inputs as describe_model_inputs
-from opperf.report.rows import MS, ResultRow, environment_items, results_file
 from opperf.report.xlsx import SheetColumn, Table
+from opperf.results.inputs import describe_inputs
+from opperf.results.model_report import ModelReport
+from opperf.results.rows import MS, ResultRow, environment_items, results_file
 
 MILLISECONDS = "0.0000"
 PERCENT = "0.0%"
@@ -175,7 +175,7 @@ def model_tables(report: ModelReport) -> list[Table]:
         for r in report.operators
     )  # fmt: skip
     configurations = tuple(
-        (c.op, describe_model_inputs(dict(c.inputs)), c.calls, _ms(c.median_s), _ms(c.total_s), c.status)
+        (c.op, describe_inputs(dict(c.inputs)), c.calls, _ms(c.median_s), _ms(c.total_s), c.status)
         for c in report.configurations
     )
     facts = (

@@ -1,1 +1,2 @@
-"""Framework-neutral building blocks: operator records, results, statistics, timing, environment."""
+"""Leaf helpers with no opperf dependency above them: errors, statistics, files, signals, load,
+CPU affinity, cgroups, caches, GPU state, words and table cells."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from opperf.errors import OpperfError
+from opperf.utils.errors import OpperfError
 
 AUTO = "auto"
 """Pin each worker to one CPU per intra-op thread, the last CPUs this process may use."""

@@ -40,6 +40,6 @@ PACKAGE_FOLDER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def opperf_command(module: str, *arguments: str, python: str = sys.executable) -> list[str]:
-    """The command that runs ``module`` (``opperf.worker``) with ``arguments`` as ``__main__`` in a
+    """The command that runs ``module`` (``opperf.measure.worker``) with ``arguments`` as ``__main__`` in a
     child of this process, in interpreter ``python``, isolated from its working directory."""
     return [python, "-s", "-c", _BOOTSTRAP, str(os.getpid()), PACKAGE_FOLDER, module, *arguments]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from opperf.errors import OpperfError
+from opperf.utils.errors import OpperfError
 
 _DEVICE = re.compile(r"^(cpu|gpu|cuda)(?:\((\d+)\)|:(\d+)|(\d+))?$")
 

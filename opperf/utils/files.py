@@ -9,7 +9,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from opperf.errors import OpperfError
+from opperf.utils.errors import OpperfError
 
 
 class UnwritableError(OpperfError):

@@ -15,12 +15,12 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from opperf.errors import OpperfError
+from opperf.results.load import PHASES, AbJob, Key, Run, RunRecord, worst_status
+from opperf.utils.errors import OpperfError
 from opperf.utils.words import counted
 from opperf.verdicts.decide import Verdict, noise, resolution, status_verdict, timing_verdict
 from opperf.verdicts.distributions import t_ppf
 from opperf.verdicts.inference import REPLICATED_RUNS, Contrast, NoiseModel, assess, bh_qvalues, trimmed
-from opperf.verdicts.load import PHASES, AbJob, Key, Run, RunRecord, worst_status
 
 
 @dataclass(frozen=True)

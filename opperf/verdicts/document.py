@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 import math
 
+from opperf.results.load import SETTINGS
 from opperf.verdicts.diff import Diff, Row, Side, Summary
-from opperf.verdicts.load import SETTINGS
 
 DIFF_FORMAT_VERSION = 1
 

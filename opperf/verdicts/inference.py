@@ -29,7 +29,8 @@ test, Berger 1982, so the pair keeps the level of each):
   the t has d0 + df degrees of freedom. This catches rows noisier than the diff's typical row,
   which the empirical null cannot see.
 
-Paired rounds of an A/B job (each round in fresh workers on both sides, ``opperf.ab``) are different:
+Paired rounds of an A/B job (each round in fresh workers on both sides, ``opperf.verdicts.ab.job``) are
+different:
 the machine's stretches cancel within a round's pair (the sides take turns, configuration by
 configuration) and the workers' state is drawn anew each round, so a row's rounds are independent
 replicates, rows differ in their own noise by design (a 20 ms configuration gets a pass or two a

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from opperf.report.markdown_table import markdown_table
+from opperf.utils.markdown_table import markdown_table
 from opperf.utils.words import counted
 from opperf.verdicts.decide import Verdict
 from opperf.verdicts.diff import Diff, Row, Summary

@@ -6,7 +6,7 @@ import csv
 import io
 import json
 
-from opperf.report.cells import inert_csv_cell
+from opperf.utils.cells import inert_csv_cell
 from opperf.verdicts.diff import Diff
 from opperf.verdicts.document import row_dict
 

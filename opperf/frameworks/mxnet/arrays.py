@@ -7,7 +7,7 @@ import zlib
 
 import numpy as np
 
-from opperf.results import InputValue, Structure, TensorSpec, is_given_array, is_tensor_list
+from opperf.results.measurement import InputValue, Structure, TensorSpec, is_given_array, is_tensor_list
 from opperf.utils.draws import DrawCache, GeneratorState, drawn
 
 NUMPY_FRONTEND = "np"
@@ -72,7 +72,7 @@ def _sparsified(values: np.ndarray, spec: TensorSpec, rng: np.random.Generator) 
 
 def _boxes(values: np.ndarray, low: float, high: float) -> np.ndarray:
     """Uniform values whose last four entries (last axis) become x1, y1, x2, y2 inside [low, high)
-    with sizes 5% to 50% of the range (see ``opperf.results.Structure``)."""
+    with sizes 5% to 50% of the range (see ``opperf.results.measurement.Structure``)."""
     span = high - low
     fraction = (values[..., -4:] - low) / span
     start = low + 0.5 * span * fraction[..., :2]

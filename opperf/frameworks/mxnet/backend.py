@@ -9,8 +9,6 @@ import platform
 from collections.abc import Callable, Mapping
 from typing import ClassVar
 
-from opperf import fused, longtail
-from opperf.errors import OpperfError
 from opperf.frameworks.base import BackendBase
 from opperf.frameworks.mxnet import devices
 from opperf.frameworks.mxnet.namespaces import NAMESPACE_MODULES, identify
@@ -19,13 +17,15 @@ from opperf.frameworks.mxnet.registry import (
     load_registry,
 )
 from opperf.frameworks.mxnet.session import MXNetSession
-from opperf.op_info import Identity, OpInfo
-from opperf.results import (
+from opperf.operators import fused, longtail
+from opperf.operators.info import Identity, OpInfo
+from opperf.results.measurement import (
     InputValue,
     TensorSpec,
     is_tensor_list,
 )
 from opperf.utils.affinity import available_cpus
+from opperf.utils.errors import OpperfError
 
 
 class MXNetBackend(BackendBase):

@@ -24,10 +24,10 @@ import json
 from collections import Counter
 from collections.abc import Iterator
 
-from opperf.configs import Call, Captured
 from opperf.frameworks.mxnet.registry import accepted_inputs, load_registry
-from opperf.op_info import ArgKind, OpInfo
-from opperf.results import InputValue, TensorSpec, freeze_inputs
+from opperf.operators.info import ArgKind, OpInfo
+from opperf.results.configs import Call, Captured
+from opperf.results.measurement import InputValue, TensorSpec, freeze_inputs
 
 
 def captured_by(mode: str) -> str:

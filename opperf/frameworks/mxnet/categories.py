@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from opperf.op_info import ArgKind, Category, OpInfo
+from opperf.operators.info import ArgKind, Category, OpInfo
 
 
 def _named(*names: str) -> Callable[[OpInfo], bool]:

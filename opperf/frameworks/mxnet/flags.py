@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import sys
 
-from opperf.errors import OpperfError
 from opperf.frameworks import FrameworkFlag
+from opperf.utils.errors import OpperfError
 
 ENGINES = {"threaded": "ThreadedEnginePerDevice", "naive": "NaiveEngine"}
 

@@ -9,7 +9,7 @@ of the block applied to symbols for the unfused and contrib blocks. ``backend='O
 name) leaves a 1.9.1 graph as it was without an error, and MKL-DNN fuses
 ``Activation(act_type='relu')`` but not ``relu``, so the blocks write ReLU as ``Activation``. Backward
 through an MKL-DNN fused block returns all-zero gradients without an error in MXNet 1.9.1, so its
-records refuse backward with that reason (``opperf.fused.MKLDNN_BACKWARD``).
+records refuse backward with that reason (``opperf.operators.fused.MKLDNN_BACKWARD``).
 
 MXNet 1.9.1 registers one contrib fused operator for these layers: ``_contrib_BatchNormWithReLU``
 (``gluon.nn.BatchNormReLU``), BatchNorm and ReLU in one; its convolution and fully connected operators
@@ -27,10 +27,10 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from opperf import fused
-from opperf.harness import SkipError
-from opperf.results import BenchmarkSpec, TensorSpec
-from opperf.stages import StageCheck, compare
+from opperf.measure.harness import SkipError
+from opperf.measure.stages import StageCheck, compare
+from opperf.operators import fused
+from opperf.results.measurement import BenchmarkSpec, TensorSpec
 
 _BACKENDS = {"mkldnn": "MKLDNN", "onednn": "ONEDNN"}
 _FEATURE_MAJOR = {"mkldnn": ("MKLDNN", 1), "onednn": ("ONEDNN", 2)}
@@ -94,7 +94,8 @@ class Staged:
 
 
 def build(spec: BenchmarkSpec, layers: tuple[str, ...] | None = None) -> Pattern:
-    """``spec``'s pattern as a Gluon block with the seeded parameters (``opperf.fused.parameters``), on
+    """``spec``'s pattern as a Gluon block with the seeded parameters
+    (``opperf.operators.fused.parameters``), on
     the run's device in its dtype; ``layers`` replaces the pattern's own (``contrib_layers``)."""
     import mxnet as mx
 
@@ -147,7 +148,7 @@ def stage_calls(
             outputs = built.block(*arrays)
         mx.nd.waitall()
     except Exception as error:
-        from opperf.frameworks.mxnet.session import describe_error
+        from opperf.frameworks.mxnet.errors import describe_error
 
         raise SkipError(
             f"{spec.stage} stage: MXNet cannot build {spec.variant}: {describe_error(error)}"
@@ -209,7 +210,7 @@ def exported_ops(block: object) -> list[str]:
             with open(f"{folder}/pattern-symbol.json", encoding="utf-8") as symbol:
                 return _json_ops(symbol.read())
         except Exception as error:
-            from opperf.frameworks.mxnet.session import describe_error
+            from opperf.frameworks.mxnet.errors import describe_error
 
             raise SkipError(
                 f"{fused.CANNOT_PROVE}: the block's graph cannot be read through HybridBlock.export "

@@ -1,5 +1,5 @@
 # ruff: noqa: N803  (``F``, the array namespace first, is Gluon's hybrid_forward convention)
-"""The long-tail operators in MXNet, each written once from its definition (``opperf.longtail``).
+"""The long-tail operators in MXNet, each written once from its definition (``opperf.operators.longtail``).
 
 Each takes ``F`` first, as a Gluon ``hybrid_forward`` does: ``mx.nd`` eagerly, ``mx.sym`` inside a
 hybridized block (the graph stage). Where the definition needs what a symbol cannot give (a shape, a
@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from opperf import longtail
+from opperf.operators import longtail
 
 _RATIO_CLIP = abs(math.log(16.0 / 1000))
 _ZERO_MEANS = (0.0, 0.0, 0.0, 0.0)

@@ -12,10 +12,10 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 
-from opperf.configs import Captured
 from opperf.frameworks.mxnet.profiling import ENGINE_BOOKKEEPING, _session
 from opperf.frameworks.mxnet.registry import load_registry
-from opperf.model_report import InModel
+from opperf.results.configs import Captured
+from opperf.results.model_report import InModel
 from opperf.utils.stats import summarize
 
 PROFILED_BY = "MXNet profiler aggregate statistics over imperative (non-hybridized) forward passes"

@@ -7,7 +7,7 @@ returns the initialised block and its example inputs.
 
 from __future__ import annotations
 
-from opperf.models import BuiltInModel
+from opperf.sweep.models import BuiltInModel
 
 
 def _zoo(name: str):

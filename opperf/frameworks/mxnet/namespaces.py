@@ -17,7 +17,7 @@ from opperf.frameworks.mxnet.registry import (
     exposure,
     load_registry,
 )
-from opperf.op_info import Identity
+from opperf.operators.info import Identity
 
 # Namespace -> module whose attributes are that namespace's functions.
 NAMESPACE_MODULES = {

@@ -1,4 +1,5 @@
-"""MXNet's own float32 compute rate, one candidate for the machine's compute roof (``opperf.utils.peaks``):
+"""MXNet's own float32 compute rate, one candidate for the machine's compute roof
+(``opperf.measure.roofline.peaks``):
 NumPy's BLAS is often not what a framework's kernels reach (oneDNN's convolutions read 263% of an
 OpenBLAS roof). The probe is the best of a matrix product and the convolutions ``PROBE_CONVOLUTIONS``
 lists. Run as a child (``opperf.frameworks.gemm_rates``) with the matrix size and the repeats, on the
@@ -11,7 +12,7 @@ import os
 import sys
 from collections.abc import Callable
 
-from opperf.utils.peaks import PROBE_CONVOLUTIONS, best_rate, convolution_flops
+from opperf.measure.roofline.peaks import PROBE_CONVOLUTIONS, best_rate, convolution_flops
 
 
 def _kernels(size: int) -> dict[str, tuple[Callable[[], object], int]]:

@@ -17,9 +17,9 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from opperf.harness import UnmeasurableError
-from opperf.results import TimerKind
-from opperf.utils.timing import Timed
+from opperf.measure.harness import UnmeasurableError
+from opperf.measure.timing import Timed
+from opperf.results.measurement import TimerKind
 
 # MXNet writes a trace file when the process exits; keep it out of the user's working directory.
 TRACE_FILE = os.path.join(tempfile.gettempdir(), "opperf-mxnet-trace.json")  # unread; overwritten

@@ -11,7 +11,7 @@ import functools
 from dataclasses import dataclass, replace
 
 from opperf.frameworks.mxnet.categories import categorize
-from opperf.op_info import OpInfo, parse_argument
+from opperf.operators.info import OpInfo, parse_argument
 
 # Registry name prefix -> (namespace the Python API shows it under, module holding its function,
 # whether the prefix is stripped from the function name). Order matters: the first match wins.

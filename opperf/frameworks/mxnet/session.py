@@ -16,7 +16,6 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from opperf import fused, longtail
 from opperf.frameworks.mxnet import devices, profiling, shapes
 from opperf.frameworks.mxnet import fused as fused_patterns
 from opperf.frameworks.mxnet.arrays import (
@@ -27,18 +26,20 @@ from opperf.frameworks.mxnet.arrays import (
     is_float_array,
     materialize,
 )
+from opperf.frameworks.mxnet.errors import describe_error
 from opperf.frameworks.mxnet.invoke import DIRECT_INVOCATION, GRAPH_BUILDERS, direct_call
 from opperf.frameworks.mxnet.namespaces import identify, is_generated, resolve
 from opperf.frameworks.mxnet.registry import NUMPY_NAMESPACES, load_registry
 from opperf.frameworks.mxnet.stages import operator_body, stage_calls
-from opperf.harness import Passes, PerCallSampler, Sampler, SkipError
-from opperf.op_info import OpInfo
-from opperf.results import Alias, BenchmarkSpec, TensorSpec, is_given_array
-from opperf.stages import EAGER
+from opperf.measure.harness import Passes, PerCallSampler, Sampler, SkipError
+from opperf.measure.memory import available_host_bytes, input_bytes
+from opperf.measure.stages import EAGER
+from opperf.measure.timing import PythonTimer
+from opperf.operators import fused, longtail
+from opperf.operators.info import OpInfo
+from opperf.results.measurement import Alias, BenchmarkSpec, TensorSpec, is_given_array
 from opperf.utils.cache import input_sets, last_level_cache_bytes
 from opperf.utils.draws import DrawCache
-from opperf.utils.memory import available_host_bytes, input_bytes
-from opperf.utils.timing import PythonTimer
 
 # Operators MXNet cannot record for autograd, and why; they are measured without recording.
 NOT_RECORDABLE: dict[str, str] = {
@@ -54,7 +55,7 @@ _NO_GRADIENT_MARKERS = ("FGradient", "non-differentiable", "is not differentiabl
 
 
 class MXNetSession:
-    """The harness's view of MXNet (see ``opperf.harness.Session``)."""
+    """The harness's view of MXNet (see ``opperf.measure.harness.Session``)."""
 
     def __init__(self) -> None:
         self._profiler_warm = False
@@ -346,18 +347,6 @@ def _frontend_scope(frontend: str) -> Iterator[None]:
 
     with mx.util.np_shape(True), mx.util.np_array(True):
         yield
-
-
-def _first_line(message: str) -> str:
-    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
-    for line in lines:
-        if "Check failed" in line or "Error" in line or "error" in line:
-            return line[:400]
-    return lines[0][:400] if lines else message[:400]
-
-
-def describe_error(error: BaseException) -> str:
-    return f"{type(error).__name__}: {_first_line(str(error))}"
 
 
 def _registry_info(spec: BenchmarkSpec, function: Callable[..., object] | None) -> OpInfo | None:

@@ -19,8 +19,8 @@ from collections.abc import Callable
 import numpy as np
 
 from opperf.frameworks.mxnet.registry import NUMPY_NAMESPACES
-from opperf.op_info import OpInfo
-from opperf.results import Alias, BenchmarkSpec, TensorSpec, is_given_array, is_tensor_list
+from opperf.operators.info import OpInfo
+from opperf.results.measurement import Alias, BenchmarkSpec, TensorSpec, is_given_array, is_tensor_list
 
 
 def output_bytes(spec: BenchmarkSpec, info: OpInfo) -> int | None:

@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from opperf.harness import SkipError
-from opperf.stages import StageCheck, compare
+from opperf.measure.harness import SkipError
+from opperf.measure.stages import StageCheck, compare
 
 NO_COMPILE = "MXNet has no compile stage (its graph stage, a hybridized CachedOp, is what it compiles to)"
 _ND = "mx.nd"
@@ -75,7 +75,7 @@ def stage_calls(
             outputs = block(*_arrays(first.kwargs, layout))
         mx.nd.waitall()
     except Exception as error:
-        from opperf.frameworks.mxnet.session import describe_error
+        from opperf.frameworks.mxnet.errors import describe_error
 
         raise SkipError(f"graph stage: MXNet cannot hybridize {op}: {describe_error(error)}") from error
     compile_s = time.perf_counter() - started

@@ -1,6 +1,7 @@
 """MXNet operators' work counters (FLOPs and bytes for roofline context), by registry name.
 
-The counters themselves are framework-neutral (``opperf.work``); this table says which counts each
+The counters themselves are framework-neutral (``opperf.measure.roofline.work``); this table says which
+counts each
 MXNet operator: registry names (canonical and alias) and the Python names the typed API records for
 front ends (``mx.nd.add``, ``mx.np.matmul``). Importing it does not import MXNet.
 """
@@ -11,7 +12,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from opperf.work import (
+from opperf.measure.roofline.work import (
     BOOLEAN_RESULT,
     ELEMENTWISE,
     HARD_SIGMOID_FLOPS,

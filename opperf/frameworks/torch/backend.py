@@ -6,7 +6,6 @@ import os
 import platform
 from collections.abc import Callable
 
-from opperf.errors import OpperfError
 from opperf.frameworks.base import BackendBase
 from opperf.frameworks.torch import devices
 from opperf.frameworks.torch.namespaces import (
@@ -16,9 +15,10 @@ from opperf.frameworks.torch.namespaces import (
 )
 from opperf.frameworks.torch.registry import load_registry
 from opperf.frameworks.torch.session import TorchSession
-from opperf.op_info import Identity, OpInfo
-from opperf.results import InputValue
+from opperf.operators.info import Identity, OpInfo
+from opperf.results.measurement import InputValue
 from opperf.utils.affinity import available_cpus
+from opperf.utils.errors import OpperfError
 
 
 class TorchBackend(BackendBase):

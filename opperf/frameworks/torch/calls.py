@@ -13,7 +13,7 @@ import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from opperf.op_info import Argument
+from opperf.operators.info import Argument
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ def takes_keywords(function: Callable[..., object], names: Sequence[str]) -> boo
 def arrange(arguments: Sequence[Argument], values: Mapping[str, object]) -> tuple[tuple, dict]:
     """(positional, keyword) arguments for ``values`` keyed by name, following the schema ``arguments``.
 
-    >>> from opperf.op_info import ArgKind
+    >>> from opperf.operators.info import ArgKind
     >>> x, k = Argument("x", ArgKind.TENSOR, True), Argument("k", ArgKind.TENSOR, True)
     >>> bias = Argument("bias", ArgKind.TENSOR, False, nullable=True)
     >>> arrange([x, bias, k], {"x": 1, "k": 3})

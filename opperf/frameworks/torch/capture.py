@@ -23,11 +23,11 @@ import functools
 from collections import Counter
 from collections.abc import Mapping
 
-from opperf.configs import Call, Captured
 from opperf.frameworks.torch.namespaces import TENSOR_NAMESPACE
 from opperf.frameworks.torch.registry import fold_name, is_backward_name, load_registry
 from opperf.frameworks.torch.schema import PYTHON_SELF_NAME
-from opperf.results import InputValue, TensorSpec, freeze_inputs
+from opperf.results.configs import Call, Captured
+from opperf.results.measurement import InputValue, TensorSpec, freeze_inputs
 
 
 def captured_by(mode: str) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from opperf.errors import OpperfError
 from opperf.utils.devices import parse_device, requested_device
+from opperf.utils.errors import OpperfError
 
 
 def normalize_device(device: str) -> str:

@@ -34,13 +34,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from opperf import fused
 from opperf.frameworks.torch.calls import Call
 from opperf.frameworks.torch.errors import describe_error
 from opperf.frameworks.torch.stages import warm_up_compiler
-from opperf.harness import SkipError
-from opperf.results import BenchmarkSpec, TensorSpec
-from opperf.stages import StageCheck, compare
+from opperf.measure.harness import SkipError
+from opperf.measure.stages import StageCheck, compare
+from opperf.operators import fused
+from opperf.results.measurement import BenchmarkSpec, TensorSpec
 
 _TENSORS = ("data", "residual")
 _MODULES = ("conv", "bn", "relu", "fc")
@@ -103,7 +103,8 @@ def available(variant: str) -> bool:
 
 
 def build(spec: BenchmarkSpec) -> Pattern:
-    """``spec``'s pattern as an eval-mode module with the seeded parameters (``opperf.fused.parameters``),
+    """``spec``'s pattern as an eval-mode module with the seeded parameters
+    (``opperf.operators.fused.parameters``),
     on the run's device in its dtype."""
     import torch
 

@@ -1,4 +1,4 @@
-"""The long-tail operators in PyTorch, each written once from its definition (``opperf.longtail``).
+"""The long-tail operators in PyTorch, each written once from its definition (``opperf.operators.longtail``).
 
 Written as the detection and NLP code they come from writes them: Python over basic operators, typed
 so that ``torch.jit.script`` can try them (the graph stage); where it cannot, the stage is skipped
@@ -11,7 +11,7 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F  # noqa: N812
 
-from opperf import longtail
+from opperf.operators import longtail
 
 _RATIO_CLIP = abs(math.log(16.0 / 1000))
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 
-from opperf.configs import Captured
 from opperf.frameworks.torch.profiling import _session, raw_events
-from opperf.model_report import InModel
+from opperf.results.configs import Captured
+from opperf.results.model_report import InModel
 from opperf.utils.stats import summarize
 
 PROFILED_BY = "torch.profiler CPU events of the captured aten calls over forward passes (mha fast path off)"

@@ -8,7 +8,7 @@ model in eval mode and its example inputs.
 
 from __future__ import annotations
 
-from opperf.models import BuiltInModel
+from opperf.sweep.models import BuiltInModel
 
 
 def _resnet18(shape: tuple[int, ...]) -> tuple[object, tuple]:

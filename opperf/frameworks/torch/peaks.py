@@ -1,5 +1,5 @@
 """PyTorch's own float32 compute rate, one candidate for the machine's compute roof
-(``opperf.utils.peaks``): the best of a matrix product and the convolutions ``PROBE_CONVOLUTIONS``
+(``opperf.measure.roofline.peaks``): the best of a matrix product and the convolutions ``PROBE_CONVOLUTIONS``
 lists. Run as a child (``opperf.frameworks.gemm_rates``) with the matrix size and the repeats, on
 every CPU this process may use, it prints one JSON object: ``{"gemm_flops_per_s": ..., "method": ...}``."""
 
@@ -9,8 +9,8 @@ import json
 import sys
 from collections.abc import Callable
 
+from opperf.measure.roofline.peaks import PROBE_CONVOLUTIONS, best_rate, convolution_flops
 from opperf.utils.affinity import available_cpus
-from opperf.utils.peaks import PROBE_CONVOLUTIONS, best_rate, convolution_flops
 from opperf.utils.words import counted
 
 

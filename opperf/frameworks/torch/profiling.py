@@ -35,10 +35,10 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from opperf.harness import HostLatency, Passes, Samples, UnmeasurableError
-from opperf.results import DeviceWork
-from opperf.sampling import SamplingPlan, is_precise, sample
-from opperf.utils.timing import PythonTimer
+from opperf.measure.harness import HostLatency, Passes, Samples, UnmeasurableError
+from opperf.measure.sampling import SamplingPlan, is_precise, sample
+from opperf.measure.timing import PythonTimer
+from opperf.results.measurement import DeviceWork
 
 FORWARD_MARK = "opperf::forward"
 BACKWARD_MARK = "opperf::backward"

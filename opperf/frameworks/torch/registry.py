@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from opperf.frameworks.torch.categories import categorize
-from opperf.frameworks.torch.namespaces import TENSOR_NAMESPACE, entry_points
+from opperf.frameworks.torch.entry_points import TENSOR_NAMESPACE, entry_points
 from opperf.frameworks.torch.schema import (
     PYTHON_SELF_NAME,
     Overload,
@@ -23,7 +23,7 @@ from opperf.frameworks.torch.schema import (
     python_arguments,
     read_overload,
 )
-from opperf.op_info import OpInfo
+from opperf.operators.info import OpInfo
 
 FRAMEWORK = "torch"
 ATEN_PREFIX = "aten::"

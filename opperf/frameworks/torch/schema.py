@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from opperf.op_info import ArgKind, Argument
+from opperf.operators.info import ArgKind, Argument
 
 # JIT type kinds -> schema notation. Anything else (type variables, dicts, futures, classes) belongs to
 # TorchScript builtins that eager Python code never calls with tensors.

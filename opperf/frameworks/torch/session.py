@@ -14,7 +14,6 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
-from opperf import fused, longtail
 from opperf.frameworks.torch import devices, gradients, profiling, shapes
 from opperf.frameworks.torch import fused as fused_patterns
 from opperf.frameworks.torch.calls import Call, arrange, takes_keywords
@@ -29,13 +28,14 @@ from opperf.frameworks.torch.tensors import (
     resolve_alias,
     torch_constant,
 )
-from opperf.harness import Passes, PerCallSampler, Sampler, SkipError
-from opperf.op_info import OpInfo
-from opperf.results import Alias, BenchmarkSpec, InputValue, TensorSpec
-from opperf.stages import EAGER
+from opperf.measure.harness import Passes, PerCallSampler, Sampler, SkipError
+from opperf.measure.memory import HeapTrimmer, available_host_bytes, input_bytes
+from opperf.measure.stages import EAGER
+from opperf.measure.timing import PythonTimer
+from opperf.operators import fused, longtail
+from opperf.operators.info import OpInfo
+from opperf.results.measurement import Alias, BenchmarkSpec, InputValue, TensorSpec
 from opperf.utils.cache import input_sets, last_level_cache_bytes
-from opperf.utils.memory import HeapTrimmer, available_host_bytes, input_bytes
-from opperf.utils.timing import PythonTimer
 
 # The largest tensor an operator may allocate in one configuration (unless its inputs together are
 # larger): 64 times the largest standard input, 4 MiB. Operators whose outputs grow faster than their
@@ -44,7 +44,7 @@ from opperf.utils.timing import PythonTimer
 LARGEST_TENSOR_BYTES = 256 * 2**20
 
 # How much a worker may grow between configurations before its heap is trimmed (its freed pages given
-# back: ``opperf.utils.memory.HeapTrimmer``).
+# back: ``opperf.measure.memory.HeapTrimmer``).
 TRIM_AFTER_GROWTH_BYTES = 64 * 2**20
 
 # Argument types whose values rules give as text: ``"quint8"`` for a ScalarType.
@@ -61,7 +61,7 @@ class _Prepared:
 
 
 class TorchSession:
-    """The harness's view of PyTorch (see ``opperf.harness.Session``)."""
+    """The harness's view of PyTorch (see ``opperf.measure.harness.Session``)."""
 
     def __init__(self) -> None:
         self._profiler_warm = False

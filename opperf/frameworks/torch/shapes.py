@@ -8,7 +8,7 @@ of a 65,536-vector is known to make a 32 GiB matrix before anything is allocated
 from __future__ import annotations
 
 from opperf.frameworks.torch.tensors import QUANTIZED_DTYPES, torch_dtype
-from opperf.results import InputValue, TensorSpec, is_given_array, is_tensor_list
+from opperf.results.measurement import InputValue, TensorSpec, is_given_array, is_tensor_list
 
 
 class NoShapeInferenceError(ValueError):

@@ -29,9 +29,9 @@ from pathlib import Path
 
 from opperf.frameworks.torch.calls import Call
 from opperf.frameworks.torch.errors import describe_error
-from opperf.harness import SkipError
-from opperf.stages import StageCheck, compare
-from opperf.utils.peaks import default_cache_dir
+from opperf.measure.harness import SkipError
+from opperf.measure.roofline.peaks import default_cache_dir
+from opperf.measure.stages import StageCheck, compare
 
 CACHE_VARIABLE = "TORCHINDUCTOR_CACHE_DIR"
 

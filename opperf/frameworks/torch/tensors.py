@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from opperf.results import Alias, InputValue, TensorSpec, is_given_array, is_tensor_list
+from opperf.results.measurement import Alias, InputValue, TensorSpec, is_given_array, is_tensor_list
 from opperf.utils.draws import DrawCache, GeneratorState, drawn
 
 # Integer tensors that are not indices are drawn from [1, 10): no zero divisors, no overflow.
@@ -89,7 +89,7 @@ def _uniform(spec: TensorSpec, generator):
 
 def _boxes(values, low: float, high: float):
     """Uniform values whose last four entries (last axis) become x1, y1, x2, y2 inside [low, high)
-    with sizes 5% to 50% of the range (see ``opperf.results.Structure``)."""
+    with sizes 5% to 50% of the range (see ``opperf.results.measurement.Structure``)."""
     import torch
 
     span = high - low

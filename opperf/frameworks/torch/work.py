@@ -1,6 +1,7 @@
 """PyTorch operators' work counters (FLOPs and bytes for roofline context), by aten name.
 
-The counters themselves are framework-neutral (``opperf.work``); this table says which counts each
+The counters themselves are framework-neutral (``opperf.measure.roofline.work``); this table says which
+counts each
 PyTorch operator. Tensor arguments go by their Python names (``input``, ``other``, ``weight``).
 Importing it does not import PyTorch.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from opperf.work import (
+from opperf.measure.roofline.work import (
     BOOLEAN_RESULT,
     DATA,
     ELEMENTWISE,

@@ -17,11 +17,11 @@ from opperf.frameworks.mxnet.rules.quantized_ops import QUANTIZED_RULES
 from opperf.frameworks.mxnet.rules.replay import REPLAY_POLICY
 from opperf.frameworks.mxnet.rules.skips import skip_reason
 from opperf.frameworks.mxnet.rules.sparse_ops import SPARSE_RULES
-from opperf.op_info import OpInfo
-from opperf.results import InputValue
-from opperf.rules.fuzz import ShapeConstraints, base_constraints
-from opperf.rules.generic import NoRuleError, rule_name
-from opperf.rules.profiles import SizeProfile
+from opperf.operators.info import OpInfo
+from opperf.operators.rules.fuzz import ShapeConstraints, base_constraints
+from opperf.operators.rules.generic import NoRuleError, rule_name
+from opperf.operators.rules.profiles import SizeProfile
+from opperf.results.measurement import InputValue
 
 __all__ = [
     "NON_CONTIGUOUS_STORAGE",

@@ -7,10 +7,10 @@ makes the operator unbenchmarkable, which the caller records as a skip with that
 
 from __future__ import annotations
 
-from opperf.op_info import ArgKind, Argument, OpInfo
-from opperf.results import InputValue, TensorSpec
-from opperf.rules.generic import LIST_LENGTH, Rule, RuleContext, type_default
-from opperf.rules.profiles import SizeProfile
+from opperf.operators.info import ArgKind, Argument, OpInfo
+from opperf.operators.rules.generic import LIST_LENGTH, Rule, RuleContext, type_default
+from opperf.operators.rules.profiles import SizeProfile
+from opperf.results.measurement import InputValue, TensorSpec
 
 # Binary operators whose names say they broadcast; the rest need equal shapes.
 BROADCASTING_PREFIXES = ("broadcast_", "_npi_")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from opperf.frameworks.mxnet.rules.layers import DEFAULT_RULES, Configurations, T
-from opperf.rules.profiles import LayerSizes
+from opperf.operators.rules.profiles import LayerSizes
 
 CLASSES = 4
 ANCHORS_PER_CELL = 3  # scales (8,) x ratios (0.5, 1, 2)

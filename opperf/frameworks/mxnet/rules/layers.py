@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from opperf.results import InputValue, TensorSpec
-from opperf.rules.profiles import LayerSizes
+from opperf.operators.rules.profiles import LayerSizes
+from opperf.results.measurement import InputValue, TensorSpec
 
 Configurations = list[dict[str, InputValue]]
 T = TensorSpec

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from opperf.frameworks.mxnet.rules.layers import Configurations, T
-from opperf.results import Alias
-from opperf.rules.profiles import LayerSizes
+from opperf.operators.rules.profiles import LayerSizes
+from opperf.results.measurement import Alias
 
 WEIGHTS = 3
 HALF_PRECISION_ROLES = frozenset({"weight", "grad"})

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from opperf.frameworks.mxnet.rules.layers import Configurations, T
-from opperf.rules.profiles import LayerSizes
+from opperf.operators.rules.profiles import LayerSizes
 
 INT8 = "int8"
 # Output ranges fixed ahead of time (calibrated), which some quantized operators require.

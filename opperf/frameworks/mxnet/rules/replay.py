@@ -1,8 +1,8 @@
-"""What an MXNet configs file may choose when it is replayed (``opperf.rules.replay``), as data."""
+"""What an MXNet configs file may choose when it is replayed (``opperf.operators.rules.replay``), as data."""
 
 from __future__ import annotations
 
-from opperf.rules.replay import ReplayPolicy
+from opperf.operators.rules.replay import ReplayPolicy
 
 REPLAY_POLICY = ReplayPolicy(
     tensor_dtypes=frozenset(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from opperf.op_info import OpInfo
+from opperf.operators.info import OpInfo
 
 _CACHED_OP = (
     "runs a whole hybridized graph (a CachedOp): it times the graph's operators, each benchmarked on "

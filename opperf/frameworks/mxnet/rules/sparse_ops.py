@@ -4,8 +4,8 @@ row_sparse weights and gradients."""
 from __future__ import annotations
 
 from opperf.frameworks.mxnet.rules.layers import Configurations, T
-from opperf.results import Alias
-from opperf.rules.profiles import LayerSizes
+from opperf.operators.rules.profiles import LayerSizes
+from opperf.results.measurement import Alias
 
 GRAPH_DENSITY = 0.01
 """Fraction of possible edges present in a generated graph's adjacency matrix."""

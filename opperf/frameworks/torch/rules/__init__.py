@@ -18,10 +18,10 @@ from opperf.frameworks.torch.rules.derived import (
 from opperf.frameworks.torch.rules.layers import HAND_RULES
 from opperf.frameworks.torch.rules.replay import REPLAY_POLICY
 from opperf.frameworks.torch.rules.skips import DEVICE_SKIP_REASONS, SKIP_REASONS, skip_reason
-from opperf.op_info import OpInfo
-from opperf.rules.fuzz import ShapeConstraints, base_constraints
-from opperf.rules.generic import NoRuleError, rule_name
-from opperf.rules.profiles import SizeProfile
+from opperf.operators.info import OpInfo
+from opperf.operators.rules.fuzz import ShapeConstraints, base_constraints
+from opperf.operators.rules.generic import NoRuleError, rule_name
+from opperf.operators.rules.profiles import SizeProfile
 
 NON_CONTIGUOUS_STORAGE = "sliced"
 """How fuzzed shapes marked non-contiguous are made: every second element of a tensor twice as wide."""

@@ -9,10 +9,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from opperf.op_info import ArgKind, Argument, OpInfo
-from opperf.results import InputValue, TensorSpec
-from opperf.rules.generic import LIST_LENGTH, NoRuleError, RuleContext, type_default
-from opperf.rules.profiles import SizeProfile
+from opperf.operators.info import ArgKind, Argument, OpInfo
+from opperf.operators.rules.generic import LIST_LENGTH, NoRuleError, RuleContext, type_default
+from opperf.operators.rules.profiles import SizeProfile
+from opperf.results.measurement import InputValue, TensorSpec
 
 Configurations = list[dict[str, InputValue]]
 Override = Callable[[RuleContext], dict[str, InputValue]]

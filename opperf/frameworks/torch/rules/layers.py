@@ -9,8 +9,8 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from opperf.frameworks.torch.rules.derived import Configurations, T, divisor
-from opperf.results import InputValue, TensorSpec
-from opperf.rules.profiles import LayerSizes
+from opperf.operators.rules.profiles import LayerSizes
+from opperf.results.measurement import InputValue, TensorSpec
 
 LayerRule = Callable[[LayerSizes], Configurations]
 

@@ -1,11 +1,11 @@
-"""What a PyTorch configs file may choose when it is replayed (``opperf.rules.replay``), as data."""
+"""What a PyTorch configs file may choose when it is replayed (``opperf.operators.rules.replay``), as data."""
 
 from __future__ import annotations
 
 from typing import get_args
 
-from opperf.results import Storage
-from opperf.rules.replay import ReplayPolicy
+from opperf.operators.rules.replay import ReplayPolicy
+from opperf.results.measurement import Storage
 
 DTYPES = frozenset(
     {

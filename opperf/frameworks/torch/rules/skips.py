@@ -3,7 +3,7 @@ everywhere (``SKIP_REASONS``), or on one kind of device only (``DEVICE_SKIP_REAS
 
 from __future__ import annotations
 
-from opperf.op_info import OpInfo
+from opperf.operators.info import OpInfo
 
 _CELL_PARAMS = (
     "takes CellParamsBase objects (torch.classes.rnn, made by quantized::make_quantized_cell_params), "

@@ -1,0 +1,3 @@
+"""Measuring one configuration: the harness and its samplers, stages, timers and memory (what a
+framework implements against), the roofline applied to a measurement, and the drivers that run
+measurements in worker processes (``benchmark``, ``isolation``, ``worker``, ``threads``)."""

@@ -1,0 +1,573 @@
+"""Running benchmarks in a worker process, so a crash or a hang costs one result, not the sweep.
+
+The worker is a spawned Python process (``opperf.utils.child``: nothing of the folder the sweep runs in
+is imported) that imports the framework once and measures specs sent to it over a pipe, one at a
+time, until told to stop. A worker that dies (segmentation fault, abort,
+out-of-memory kill) yields a ``crashed`` record with the signal and the end of its output; one that
+outlives the per-operator time limit (or stalls part way through a reply) is killed and yields
+``timeout`` records; one that outgrows its memory is stopped before the kernel's OOM killer acts
+(``opperf.measure.memory_guard``) and yields a ``crashed`` record saying so, with its peak. Either way
+the next spec gets a fresh worker. The worker's log is unlinked as soon as it is made, and the worker
+dies with the sweep, so a killed sweep leaves neither behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import pickle
+import select
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, BinaryIO
+
+from opperf.measure.memory import peak_rss_bytes
+from opperf.measure.memory_guard import MemoryGuard, OutOfMemory
+from opperf.measure.sampling import SamplingPlan
+from opperf.results.measurement import BenchmarkSpec, Measurement, Status
+from opperf.utils.affinity import available_cpus, pin_process
+from opperf.utils.child import opperf_command
+
+if TYPE_CHECKING:
+    from opperf.frameworks import Backend
+    from opperf.measure.harness import Passes, Session
+
+OUTPUT_TAIL_CHARS = 2000
+STARTUP_TIMEOUT_S = 120.0
+# How long a stopping sweep waits for its worker to exit (finishing the operator it runs) before
+# killing it.
+STOP_GRACE_S = 5.0
+# How long a reply is awaited before the memory guard first looks at the worker.
+FIRST_LOOK_S = 0.05
+
+
+@dataclass(frozen=True)
+class OverheadProbe:
+    """Measure what the harness itself costs per call with ``profiler`` on ``device``, in the worker,
+    where (pinned and threaded like the benchmarks) the operators run."""
+
+    profiler: str
+    device: str
+
+
+@dataclass(frozen=True)
+class DescribeProbe:
+    """Ask the worker which framework build it runs."""
+
+
+@dataclass(frozen=True)
+class Round:
+    """Measure round ``index`` of ``spec`` (an A/B job's rounds of one configuration). The worker
+    prepares the spec's inputs and passes in round 0 or when it holds another spec's (an A/B job's
+    rounds each pass over every configuration, in fresh workers), and measures a later round of the
+    spec it holds on that preparation; only round 0 checks that the tensors fit (an A/B job gives a
+    configuration that did not measure on a side no further round). No round probes peak
+    memory: an A/B job compares times, and the probe (a pass of its own after sampling, a round's
+    warm-up being too short to read the peak from) cost about 9 ms a configuration and side and left
+    round 0 noisier than the rounds after it; without it, A/A jobs over 578 rows took 17% less. The
+    peak is a sweep's figure.
+    ``plan`` is the round's sampling plan (its share of the spec's, ``opperf.verdicts.ab.job.round_plan``);
+    None
+    measures with the spec's own."""
+
+    spec: BenchmarkSpec
+    index: int
+    plan: SamplingPlan | None = None
+
+
+@dataclass(frozen=True)
+class RoundMeasured:
+    """A round's measurement, and the round whose preparation it used (``prepared_in``)."""
+
+    measurement: Measurement
+    prepared_in: int
+
+
+class _Prepared:
+    """The worker's one held preparation: the spec, its passes (or the result that they could not be
+    made) and the round that made them."""
+
+    def __init__(self) -> None:
+        self.spec: BenchmarkSpec | None = None
+        self.passes: Passes | Measurement | None = None
+        self.round = 0
+
+    def measure(self, session: Session, job: Round) -> RoundMeasured:
+        from opperf.measure import harness
+
+        first = job.index == 0 or job.spec != self.spec
+        if first:
+            self.release()  # the previous configuration's inputs go before the next's are made
+            passes = harness.prepare(session, job.spec, check_fit=job.index == 0)
+            self.spec, self.passes, self.round = job.spec, passes, job.index
+        if isinstance(self.passes, Measurement):
+            return RoundMeasured(self.passes, self.round)
+        # The preparation's pass warms the round it was made for; a later round re-warms on its own.
+        passes = self.passes if first else replace(self.passes, warmed=())
+        measurement = harness.measure_prepared(session, job.spec, passes, probe_memory=False, plan=job.plan)
+        return RoundMeasured(measurement, self.round)
+
+    def release(self) -> None:
+        self.spec, self.passes = None, None
+
+
+@dataclass(frozen=True)
+class DeviceFault:
+    """A worker's reply to a configuration that failed in a way that may have left its device
+    unusable (``Session.device_fault``); the worker exits after sending it, and the runner tries the
+    configuration once more in a fresh worker."""
+
+    reply: Measurement | RoundMeasured
+
+
+def _measurement_of(reply: Measurement | RoundMeasured) -> Measurement:
+    """The measurement a reply carries (a round's, or the reply itself)."""
+    return reply.measurement if isinstance(reply, RoundMeasured) else reply
+
+
+def _after_retry(reply: Measurement | RoundMeasured) -> Measurement | RoundMeasured:
+    """A reply that failed again in a fresh worker, saying so."""
+    measurement = _measurement_of(reply)
+    noted = replace(
+        measurement, reason=f"{measurement.reason} (and again in a fresh worker, tried once more)"
+    )
+    return replace(reply, measurement=noted) if isinstance(reply, RoundMeasured) else noted
+
+
+@dataclass(frozen=True)
+class BuildDescription:
+    """A worker's framework build: its interpreter, the framework's version and registered names."""
+
+    python: str
+    framework_version: str
+    registered: tuple[str, ...]
+
+    @classmethod
+    def of(cls, backend: Backend) -> BuildDescription:
+        version = str(backend.environment().get("framework_version"))
+        return cls(sys.executable, version, tuple(sorted(backend.registered_names())))
+
+
+_FRAME = struct.Struct("!Q")
+
+
+class _StalledError(Exception):
+    """The worker's reply did not come (or stopped part way) within the time it had."""
+
+
+class _OutOfMemoryError(Exception):
+    """The memory guard stopped the worker."""
+
+    def __init__(self, stopped: OutOfMemory) -> None:
+        super().__init__(stopped.reason)
+        self.stopped = stopped
+
+
+def send_frame(stream: BinaryIO, message: object) -> None:
+    payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_FRAME.pack(len(payload)) + payload)
+    stream.flush()
+
+
+def receive_frame(stream: BinaryIO) -> object:
+    header = stream.read(_FRAME.size)
+    if len(header) < _FRAME.size:
+        raise EOFError("the benchmark worker closed its pipe")
+    (length,) = _FRAME.unpack(header)
+    return pickle.loads(stream.read(length))
+
+
+def thread_environment(threads: int | None) -> dict[str, str]:
+    """Variables that fix a fresh process's thread pools before a framework reads them at import:
+    MXNet's OpenMP count cannot be changed once its engine has started."""
+    if threads is None:
+        return {}
+    return {name: str(threads) for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+
+
+def worker_main(framework: str, threads: int | None = None, cpus: Sequence[int] | None = None) -> None:
+    """The worker's loop: receive a BenchmarkSpec, send back its Measurement (an OverheadProbe: its seconds);
+    None ends the loop. With ``cpus`` the worker, and every thread the framework starts, runs on those.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what an interrupt stops
+    # The protocol's replies go to a private copy of stdout; file descriptors 1 and 2 then go to
+    # the log the parent reads after a crash, so nothing a framework prints can corrupt a frame.
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    serve(load_backend(framework, threads), replies, sys.stdin.buffer, cpus)
+
+
+def load_backend(framework: str, threads: int | None) -> Backend:
+    """The framework imported, its thread count set and its registry loaded, before any operator
+    runs: a worker's state when it says it is ready."""
+    from opperf.frameworks import get_backend
+
+    backend = get_backend(framework)
+    backend.set_threads(threads)
+    backend.operators()  # the registry, loaded once, before the collector is frozen
+    # The framework and its registry are millions of long-lived objects: frozen, they leave the full
+    # collections the memory probes run (to free each pass's outputs) a few milliseconds, not 30.
+    gc.freeze()
+    return backend
+
+
+def serve(backend: Backend, replies: BinaryIO, requests: BinaryIO, cpus: Sequence[int] | None) -> None:
+    """Say "ready", then answer requests until None or the parent closes the pipe. At the first
+    request the worker, and every thread the framework started or starts later, moves to ``cpus``:
+    not before, so that a standby worker (``IsolatedRunner(standby=True)``) imports the framework on
+    other CPUs than the worker measuring beside it."""
+    from opperf.measure import harness
+
+    send_frame(replies, "ready")
+    prepared = _Prepared()
+    pinned = not cpus
+    while True:
+        try:
+            job = receive_frame(requests)
+        except EOFError:  # the parent is gone
+            return
+        if job is None:
+            return
+        if not pinned:
+            pin_process(cpus)
+            pinned = True
+        if isinstance(job, OverheadProbe):
+            send_frame(replies, harness.harness_overhead(backend.session, job.profiler, job.device))
+        elif isinstance(job, DescribeProbe):
+            send_frame(replies, BuildDescription.of(backend))
+        elif isinstance(job, Round):
+            if not _answer(replies, backend.session, prepared.measure(backend.session, job)):
+                return
+        else:
+            prepared.release()
+            if not _answer(replies, backend.session, harness.measure(backend.session, job)):
+                return
+
+
+def _answer(replies: BinaryIO, session: Session, reply: Measurement | RoundMeasured) -> bool:
+    """Send a measurement's reply; False when it says the worker's device may be unusable
+    (``DeviceFault``), after which the worker exits."""
+    measurement = _measurement_of(reply)
+    if measurement.status is Status.FAILED and session.device_fault(
+        measurement.reason, measurement.spec.options.device
+    ):
+        send_frame(replies, DeviceFault(reply))
+        return False
+    send_frame(replies, reply)
+    return True
+
+
+def describe_exit(exitcode: int | None) -> str:
+    """``killed by SIGSEGV`` for a negative exit code, ``exited with status N`` otherwise."""
+    if exitcode is not None and exitcode < 0:
+        try:
+            return f"killed by {signal.Signals(-exitcode).name}"
+        except ValueError:
+            return f"killed by signal {-exitcode}"
+    return f"exited with status {exitcode}"
+
+
+class IsolatedRunner:
+    """Measures specs in a reusable worker process, with a time limit per group of specs."""
+
+    def __init__(
+        self,
+        framework: str = "mxnet",
+        timeout_s: float = 120.0,
+        threads: int | None = None,
+        cpus: Sequence[int] | None = None,
+        python: str = sys.executable,
+        environment: Mapping[str, str] | None = None,
+        standby: bool = False,
+    ) -> None:
+        """``python`` is the interpreter workers run in (another build of the framework, for an A/B
+        job; it loads this opperf package, and must have its dependencies), ``environment`` what their
+        environment adds.
+        ``standby``: whenever a worker is taken into use, the next one is started beside it, on the
+        CPUs the workers are not pinned to, so a fresh worker (``retire_worker``, or after a crash)
+        is ready when it is needed instead of starting then (about 2 s for MXNet)."""
+        self._framework = framework
+        self._failure: str | None = None  # why the last probe got no answer
+        self._python = python
+        self._environment = dict(environment or {})
+        self._threads = threads
+        self._cpus = tuple(cpus) if cpus else ()
+        self._timeout_s = timeout_s
+        self._process: subprocess.Popen | None = None
+        self._log: int | None = None  # the worker's log, already unlinked: read through this descriptor
+        self._job_output_start = 0
+        self._guard = MemoryGuard.from_environment()
+        self._standby = standby
+        self._next: tuple[subprocess.Popen, int] | None = None  # the standby worker and its log
+        self._retired: list[subprocess.Popen] = []  # asked to exit, not yet reaped
+        # The largest peak resident memory of this runner's workers, read after each reply and before a
+        # worker is killed; a worker that dies takes the peak of its last job with it.
+        self.peak_rss_bytes: int | None = None
+
+    @property
+    def worker_pid(self) -> int | None:
+        """The live worker's process id; None when there is none."""
+        return self._process.pid if self._process is not None and self._process.poll() is None else None
+
+    def __enter__(self) -> IsolatedRunner:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def run(self, jobs: Sequence[BenchmarkSpec]) -> Iterator[Measurement]:
+        """One Measurement per spec, in order; all of them together get ``timeout_s`` seconds."""
+        deadline = time.monotonic() + self._timeout_s
+        for index, job in enumerate(jobs):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                yield from (self._timed_out(j) for j in jobs[index:])
+                return
+            yield self._run_one(job, remaining)
+
+    def _run_one(self, job: BenchmarkSpec, remaining: float) -> Measurement:
+        return self._request(job, job, remaining)
+
+    def _request(self, message: object, job: BenchmarkSpec, remaining: float, retry: bool = True) -> object:
+        """Send ``message`` about ``job``; the worker's reply, or ``job``'s crashed or timed-out result.
+        A reply that says the worker's device may be unusable (``DeviceFault``) costs that worker, and
+        the request is made once more to a fresh one."""
+        started = time.monotonic()
+        try:
+            self._ensure_worker()
+            self._job_output_start = os.fstat(self._log).st_size
+            send_frame(self._process.stdin, message)
+            reply = self._receive(remaining)
+            self._note_peak_rss()
+        except _OutOfMemoryError as error:
+            self._kill()
+            return Measurement(
+                spec=job, status=Status.CRASHED, reason=str(error), memory_peak_bytes=error.stopped.peak_bytes
+            )
+        except _StalledError:
+            if self._process.poll() is not None:
+                return self._crashed(job)
+            self._kill()
+            return self._timed_out(job)
+        except (EOFError, OSError, pickle.UnpicklingError):
+            return self._crashed(job)
+        if not isinstance(reply, DeviceFault):
+            return reply
+        self.retire_worker()  # it exits on its own after the fault
+        if not retry:
+            return _after_retry(reply.reply)
+        return self._request(message, job, remaining - (time.monotonic() - started), retry=False)
+
+    def run_round(self, spec: BenchmarkSpec, index: int, plan: SamplingPlan | None = None) -> RoundMeasured:
+        """Round ``index`` of ``spec``, measured with ``plan`` (None: the spec's own) on the worker's
+        preparation of it (made in round 0, or again by a fresh worker); within ``timeout_s``."""
+        reply = self._request(Round(spec, index, plan), spec, self._timeout_s)
+        return RoundMeasured(reply, index) if isinstance(reply, Measurement) else reply
+
+    def harness_overhead(self, profiler: str, device: str) -> float | None:
+        """The harness's cost per call as the worker measures it; None if the worker could not."""
+        return self._ask(OverheadProbe(profiler, device))
+
+    def describe(self) -> BuildDescription:
+        """The framework build the worker runs (its version and operators); OSError naming why when
+        no worker can say (the interpreter is no Python, or lacks numpy or the framework)."""
+        answer = self._ask(DescribeProbe())
+        if not isinstance(answer, BuildDescription):
+            raise OSError(self._failure or "the benchmark worker did not describe its build")
+        return answer
+
+    def _ask(self, probe: object) -> object | None:
+        self._failure = None
+        try:
+            self._ensure_worker()
+            send_frame(self._process.stdin, probe)
+            answer = self._receive(self._timeout_s)
+            self._note_peak_rss()
+            return answer
+        except (_StalledError, _OutOfMemoryError, EOFError, OSError, pickle.UnpicklingError) as error:
+            self._failure = str(error) or type(error).__name__
+        self._kill()
+        return None
+
+    def _receive(self, timeout: float) -> object:
+        """The worker's next frame, read within ``timeout`` seconds however it arrives (a worker that
+        stops part way through a reply raises ``_StalledError`` at the deadline too), the memory guard
+        looking at the worker whenever it is quiet for the guard's interval. Raises ``EOFError`` when
+        the worker closed its end, ``_OutOfMemoryError`` when the guard stopped it."""
+        deadline = time.monotonic() + timeout
+        descriptor = self._process.stdout.fileno()
+        received = bytearray()
+        wanted, header = _FRAME.size, True
+        interval = FIRST_LOOK_S
+        while True:
+            if len(received) == wanted:
+                if not header:
+                    return pickle.loads(bytes(received[_FRAME.size :]))
+                wanted, header = _FRAME.size + _FRAME.unpack(received)[0], False
+                continue
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _StalledError
+            readable, _, _ = select.select([descriptor], [], [], min(left, interval))
+            if readable:
+                chunk = os.read(descriptor, wanted - len(received))
+                if not chunk:
+                    raise EOFError("the benchmark worker closed its pipe")
+                received += chunk
+                continue
+            reading = self._guard.look(self._process.pid)
+            if reading.stop is not None:
+                raise _OutOfMemoryError(reading.stop)
+            interval = reading.next_look_s
+
+    def _timed_out(self, job: BenchmarkSpec) -> Measurement:
+        reason = f"exceeded the time limit of {self._timeout_s:g} s per operator; the worker was killed"
+        return Measurement(spec=job, status=Status.TIMEOUT, reason=reason)
+
+    def _crashed(self, job: BenchmarkSpec) -> Measurement:
+        exitcode = None
+        if self._process is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._process.wait(timeout=5)
+            exitcode = self._process.returncode
+        tail = self._output_tail()
+        self._kill()
+        reason = f"worker {describe_exit(exitcode)}" + (f"; last output: {tail}" if tail else "")
+        return Measurement(spec=job, status=Status.CRASHED, reason=reason)
+
+    def _ensure_worker(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            return
+        self._kill()
+        if self._next is not None and self._next[0].poll() is not None:
+            self._discard_standby()  # it died waiting (killed from outside): not this job's crash
+        self._process, self._log = self._next or self._spawn(beside=False)
+        self._next = self._spawn(beside=True) if self._standby else None
+        try:
+            ready = self._receive(STARTUP_TIMEOUT_S)
+        except (_StalledError, _OutOfMemoryError, EOFError, pickle.UnpicklingError):
+            ready = None
+        if ready != "ready":
+            raise OSError(f"the benchmark worker did not start: {self._output_tail()}")
+
+    def _spawn(self, beside: bool) -> tuple[subprocess.Popen, int]:
+        """A new worker and its log (unlinked: the worker writes through its descriptor and the sweep
+        reads through this one). ``beside``: a standby, kept off the workers' CPUs while it starts
+        (it pins itself to them at its first request)."""
+        log, path = tempfile.mkstemp(prefix="opperf-worker-", suffix=".log")
+        os.unlink(path)
+        threads = [] if self._threads is None else ["--threads", str(self._threads)]
+        cpus = ["--cpus", ",".join(map(str, self._cpus))] if self._cpus else []
+        process = subprocess.Popen(
+            opperf_command("opperf.measure.worker", self._framework, *threads, *cpus, python=self._python),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            bufsize=0,
+            env={**os.environ, **thread_environment(self._threads), **self._environment},
+        )
+        others = self._other_cpus()
+        if beside and others:
+            with contextlib.suppress(OSError):
+                pin_process(others, process.pid)
+        return process, log
+
+    def _other_cpus(self) -> list[int]:
+        """The CPUs the workers are not pinned to (none when they are not pinned)."""
+        return sorted(set(available_cpus()) - set(self._cpus)) if self._cpus else []
+
+    def _output_tail(self) -> str:
+        """The end of what the worker printed since the current job was sent."""
+        if self._log is None:
+            return ""
+        try:
+            size = os.fstat(self._log).st_size - self._job_output_start
+            data = os.pread(self._log, max(0, size), self._job_output_start)
+        except OSError:
+            return ""
+        text = data.decode("utf-8", errors="replace")
+        return " ".join(text[-OUTPUT_TAIL_CHARS:].split())
+
+    def _note_peak_rss(self) -> None:
+        """Fold the live worker's peak resident memory into ``peak_rss_bytes``."""
+        peak = peak_rss_bytes(self._process.pid)
+        if peak is not None:
+            self.peak_rss_bytes = max(peak, self.peak_rss_bytes or 0)
+
+    def _kill(self) -> None:
+        if self._process is not None:
+            if self._process.poll() is None:
+                self._note_peak_rss()
+                self._process.kill()
+            self._process.wait()
+            _close_pipes(self._process)
+        if self._log is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._log)
+        self._process, self._log, self._job_output_start = None, None, 0
+
+    def retire_worker(self) -> None:
+        """Ask the worker to exit and let it go: the next request gets a fresh worker at once, while
+        the retired one finishes exiting on its own (its exit hooks still run, e.g. the removal of
+        torch's compile folder), moved off the workers' CPUs first so that its exit does not share
+        them with the next worker's first measurements. An idle MXNet worker takes up to a second to
+        exit, almost all of it waiting (measured here: 0.9-1.0 s, 0.04 s of it on a CPU); an A/B job
+        retires both sides' workers every round, and waiting for them was a sixth of its time.
+        ``close`` reaps them."""
+        self._reap_retired()
+        process = self._process
+        if process is None or process.poll() is not None:
+            self._kill()
+            return
+        self._note_peak_rss()
+        others = self._other_cpus()
+        if others:
+            with contextlib.suppress(OSError):
+                pin_process(others, process.pid)
+        with contextlib.suppress(OSError):
+            send_frame(process.stdin, None)
+        self._retired.append(process)
+        self._process = None  # ``_kill`` now closes only the log
+        _close_pipes(process)
+        self._kill()
+
+    def close(self) -> None:
+        """Stop the worker (``retire_worker``) and the standby if there is one, and wait for the
+        retired workers to exit, killing those still running after ``STOP_GRACE_S``."""
+        self.retire_worker()
+        self._discard_standby()
+        deadline = time.monotonic() + STOP_GRACE_S
+        for process in self._retired:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=max(0.0, deadline - time.monotonic()))
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        self._retired = []
+
+    def _reap_retired(self) -> None:
+        self._retired = [process for process in self._retired if process.poll() is None]
+
+    def _discard_standby(self) -> None:
+        if self._next is not None:
+            standby, log = self._next
+            standby.kill()
+            standby.wait()
+            _close_pipes(standby)
+            with contextlib.suppress(OSError):
+                os.close(log)
+            self._next = None
+
+
+def _close_pipes(process: subprocess.Popen) -> None:
+    """Close this side's ends of a worker's pipes (the worker may be gone already)."""
+    for stream in (process.stdin, process.stdout):
+        with contextlib.suppress(OSError):
+            stream.close()

@@ -1,0 +1,458 @@
+"""How each benchmark runs: every run option is stated once, here.
+
+A field of ``RunOptions`` carries its default, and in its metadata (``Option``) its command-line flag,
+help text, parser and check, and whether it is part of each results record (``keyed``: a figure changes
+when it does, so diff, history and merge match on it). Everything else is derived from this one
+table: the command line's flags, validation, the records' fields and their reading back, the sweep's
+settings that a journal must match, and the environment a results file records. Adding an option is
+a field here, its use where it acts, and a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from typing import TYPE_CHECKING, Any
+
+from opperf.measure.sampling import DEFAULT_BUDGET_S, DEFAULT_TARGET, SamplingPlan
+from opperf.measure.stages import STAGES, check_stages, parse_stages
+from opperf.utils.cache import CACHE_MODES
+from opperf.utils.errors import OpperfError
+
+if TYPE_CHECKING:
+    from opperf.frameworks import Backend
+
+PROFILERS = ("native", "python")
+MODES = ("inference", "training")
+DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "uint8", "int32", "int64")
+"""The dtypes opperf generates inputs in."""
+
+
+@dataclass(frozen=True)
+class Option:
+    """What the command line and the results file need to know of a run option.
+
+    ``parse`` turns flag text into the value (raising ValueError with the reason); ``check`` raises
+    ValueError for a value the option does not take, from the command line or the Python API alike.
+    ``negated`` makes the flag a switch that stores the opposite of the default (``--no-backward``).
+    ``choices`` returns the accepted values where they are a closed set.
+    """
+
+    flag: str
+    help: str
+    parse: Callable[[str], object] | None = None
+    check: Callable[[object], None] | None = None
+    choices: Callable[[], Sequence[str]] | None = None
+    keyed: bool = False
+    negated: bool = False
+    metavar: str | None = None
+
+
+def option(default: object, **settings: Any) -> Any:
+    """A ``RunOptions`` field with its default and its ``Option``."""
+    return field(default=default, metadata={"option": Option(**settings)})
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"expected an integer, got {text!r}") from None
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"expected a number, got {text!r}") from None
+
+
+def _device(text: str) -> str:
+    """A device as typed; an empty one (an unset CI variable) names none, and is refused."""
+    if not text.strip():
+        raise ValueError("an empty device names none; use cpu or gpu(N), or leave the flag out")
+    return text
+
+
+def _count(minimum: int, optional: bool = True) -> Callable[[object], None]:
+    """A check of whole numbers of at least ``minimum`` (or None, meaning the default, if ``optional``)."""
+
+    def check(value: object) -> None:
+        if value is None and optional:
+            return
+        if not isinstance(value, int) or isinstance(value, bool):
+            allowed = "an integer" + (" or None" if optional else "")
+            raise ValueError(f"must be {allowed}, got {value!r}")
+        if value < minimum:
+            raise ValueError(f"must be at least {minimum}, got {value}")
+
+    return check
+
+
+def _finite_positive(below_one: bool = False) -> Callable[[object], None]:
+    def check(value: object) -> None:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ValueError(f"must be a finite number, got {value!r}")
+        if value <= 0 or (below_one and value >= 1):
+            raise ValueError(
+                f"must be {'strictly between 0 and 1' if below_one else 'positive'}, got {value:g}"
+            )
+
+    return check
+
+
+def _one_of(
+    values: Callable[[], Sequence[str]], what: str, optional: bool = False
+) -> Callable[[object], None]:
+    def check(value: object) -> None:
+        if value not in values() and not (optional and value is None):
+            raise ValueError(f"unknown {what} {value!r}; choose one of: {', '.join(values())}")
+
+    return check
+
+
+def _frameworks() -> Sequence[str]:
+    from opperf.frameworks import FRAMEWORKS
+
+    return tuple(FRAMEWORKS)
+
+
+AUTO_THREADS = "auto"
+"""``--threads auto``: 1, 2, 4, ... up to the CPUs this process may use."""
+
+
+def _thread_setting(text: str) -> int | tuple[int, ...] | str:
+    """``4`` as 4, ``1,2`` as (1, 2) (sorted, each once), ``auto`` as itself."""
+    if text.strip().lower() == AUTO_THREADS:
+        return AUTO_THREADS
+    counts = sorted({_integer(part.strip()) for part in text.split(",")})
+    return counts[0] if len(counts) == 1 and "," not in text else tuple(counts)
+
+
+OVERSUBSCRIPTION_LIMIT = 4
+"""Thread counts above this many times the usable CPUs are refused: such threads only take turns."""
+
+
+def _check_threads(value: object) -> None:
+    if value == AUTO_THREADS:
+        return
+    if isinstance(value, tuple):
+        if not value:
+            raise ValueError("must list at least one thread count")
+        for count in value:
+            _count(1, optional=False)(count)
+        _check_oversubscription(max(value))
+        return
+    _count(1)(value)
+    if value is not None:
+        _check_oversubscription(value)
+
+
+def _check_oversubscription(count: int) -> None:
+    from opperf.utils.affinity import available_cpus
+
+    usable = len(available_cpus())
+    if count > OVERSUBSCRIPTION_LIMIT * usable:
+        raise ValueError(
+            f"{count} threads is far beyond the {usable} CPUs this process may use: threads beyond them "
+            f"only take turns; choose at most {OVERSUBSCRIPTION_LIMIT * usable} ({usable} runs one per CPU)"
+        )
+
+
+def thread_counts(setting: int | tuple[int, ...] | str | None, usable: int) -> tuple[int | None, ...]:
+    """The thread counts a ``--threads`` setting asks for, with ``usable`` CPUs: one count (or None, the
+    framework's own), a list's counts, or for auto the powers of two below ``usable`` and ``usable``."""
+    if setting == AUTO_THREADS:
+        counts = {1 << power for power in range(usable.bit_length()) if 1 << power <= usable}
+        return tuple(sorted(counts | {usable}))
+    if isinstance(setting, tuple):
+        return setting
+    return (setting,)
+
+
+def is_thread_factor(setting: object) -> bool:
+    """Whether a ``--threads`` setting makes threads a factor (a list or auto) rather than one count."""
+    return setting == AUTO_THREADS or isinstance(setting, tuple)
+
+
+def _shape_modes() -> Sequence[str]:
+    from opperf.operators.rules.fuzz import SHAPE_MODES
+
+    return SHAPE_MODES
+
+
+def _flag(value: object) -> None:
+    if not isinstance(value, bool):
+        raise ValueError(f"must be True or False, got {value!r}")
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How each benchmark runs. ``warmup`` and ``runs`` of None (the default) mean adaptive: warm up
+    until pass times settle, then measure until the median is known within ``target_precision``
+    (relative, at 95% confidence) or ``budget_s`` is spent; numbers mean exactly that many passes, as
+    in the original opperf."""
+
+    framework: str = option(
+        "mxnet",
+        flag="--framework",
+        help="whose operators to benchmark",
+        check=_one_of(_frameworks, "framework"),
+        choices=_frameworks,
+        keyed=True,
+    )
+    device: str = option(
+        "cpu(0)",
+        flag="--ctx",
+        help="device: cpu or gpu(N), which is cuda:N for PyTorch (default: gpu(0) where the framework "
+        "sees a GPU, else cpu)",
+        parse=_device,
+        keyed=True,
+    )
+    dtype: str = option(
+        "float32",
+        flag="--dtype",
+        help="tensor dtype",
+        check=_one_of(lambda: DTYPES, "dtype"),
+        choices=lambda: DTYPES,
+        keyed=True,
+    )
+    run_backward: bool = option(
+        True,
+        flag="--no-backward",
+        help="measure the forward pass only",
+        negated=True,
+        check=_flag,
+        keyed=True,
+    )
+    mode: str | None = option(
+        None,
+        flag="--mode",
+        help="autograd mode of forward passes: training (Dropout drops, BatchNorm uses batch statistics, "
+        "MKL-DNN writes its backward workspace) or inference (default: training with backward, inference "
+        "with --no-backward, as upstream opperf)",
+        check=_one_of(lambda: MODES, "mode", optional=True),
+        choices=lambda: MODES,
+        keyed=True,
+    )
+    profiler: str = option(
+        "native",
+        flag="--profiler",
+        help="native: the framework's profiler (operator time); python: perf_counter around each "
+        "synchronised call",
+        check=_one_of(lambda: PROFILERS, "profiler"),
+        choices=lambda: PROFILERS,
+        keyed=True,
+    )
+    cache: str = option(
+        "hot",
+        flag="--cache",
+        help="hot: passes reuse one input set, cached as in a training loop; cold: passes rotate through "
+        "input sets together twice the last-level cache (on a GPU: its L2 is flushed before each timed "
+        "call), so memory-bound operators are timed at memory bandwidth",
+        check=_one_of(lambda: CACHE_MODES, "cache mode"),
+        choices=lambda: CACHE_MODES,
+        keyed=True,
+    )
+    threads: int | tuple[int, ...] | str | None = option(
+        None,
+        flag="--threads",
+        help="intra-op threads of the framework (OpenMP for MXNet, torch.set_num_threads for PyTorch), "
+        "recorded in the results; compare frameworks on the same count (default: the framework's own). "
+        "A list (1,2) or auto (1, 2, 4, ... up to the usable CPUs) makes it a factor of a sweep: each "
+        "count gets its own pinned workers, interleaved per operator, and the report a scaling table",
+        parse=_thread_setting,
+        check=_check_threads,
+        keyed=True,
+        metavar="N|N,M,...|auto",
+    )
+    warmup: int | None = option(
+        None,
+        flag="--warmup",
+        help="exactly this many unmeasured passes first (default: adaptive, until pass times settle)",
+        parse=_integer,
+        check=_count(0),
+    )
+    runs: int | None = option(
+        None,
+        flag="--runs",
+        help="exactly this many measured passes per input (default: adaptive, until the median is "
+        "within --target-precision or --budget is spent)",
+        parse=_integer,
+        check=_count(1),
+    )
+    target_precision: float = option(
+        DEFAULT_TARGET,
+        flag="--target-precision",
+        help="adaptive sampling stops once the median's 95%% confidence interval is within this fraction "
+        "of it",
+        parse=_number,
+        check=_finite_positive(below_one=True),
+    )
+    budget_s: float = option(
+        DEFAULT_BUDGET_S,
+        flag="--budget",
+        help="seconds of warm-up and measurement per input configuration in adaptive sampling",
+        parse=_number,
+        check=_finite_positive(),
+    )
+    seed: int = option(
+        0, flag="--seed", help="seed of the generated inputs", parse=_integer, check=_count(0, optional=False)
+    )
+    stages: tuple[str, ...] = option(
+        ("eager",),
+        flag="--stages",
+        help=f"comma-separated stages each input configuration runs in, one record each: {', '.join(STAGES)} "
+        "(graph: MXNet's hybridized CachedOp, torch.jit for PyTorch; compile: torch.compile; cudagraph: "
+        "20 calls captured in a CUDA graph, replayed, divided: PyTorch on a GPU); the capture "
+        "or compile time is recorded once as compile_s and each stage's outputs are checked against eager; "
+        "fused: the fusion backends of fused patterns (category fused), each proved from its graph",
+        parse=parse_stages,
+        check=check_stages,
+        metavar="STAGES",
+    )
+    shapes: str = option(
+        "standard",
+        flag="--shapes",
+        help="standard: the size profile's shapes; fuzz: --fuzz-count shapes per operator, drawn from "
+        "--seed and the operator's name (log-uniform element counts from latency- to bandwidth-bound, "
+        "singleton and broadcast dimensions, non-contiguous PyTorch inputs); skewed: as fuzz, with one "
+        "dimension holding nearly all elements",
+        check=_one_of(_shape_modes, "shape mode"),
+        choices=_shape_modes,
+    )
+    fuzz_count: int = option(
+        5,
+        flag="--fuzz-count",
+        help="input configurations per operator with --shapes fuzz or skewed",
+        parse=_integer,
+        check=_count(1, optional=False),
+    )
+
+    @property
+    def plan(self) -> SamplingPlan:
+        return SamplingPlan(
+            warmup=self.warmup, runs=self.runs, target=self.target_precision, budget_s=self.budget_s
+        )
+
+    def validated(self, backend: Backend | None = None) -> RunOptions:
+        """These options, each checked, with the device normalised by ``backend`` when given; raises
+        OpperfError naming the bad value and what it takes."""
+        for item in fields(self):
+            check = _option(item.name).check
+            if check is not None:
+                try:
+                    check(getattr(self, item.name))
+                except ValueError as error:
+                    raise OpperfError(f"{item.name}: {error}") from None
+        resolved = self.mode or ("training" if self.run_backward else "inference")
+        if resolved == "inference" and self.run_backward:
+            raise OpperfError(
+                "mode inference times forward passes only; add --no-backward (run_backward=False) "
+                "or choose --mode training"
+            )
+        resolved_options = replace(self, mode=resolved)
+        if backend is None:
+            return resolved_options
+        missing = backend.missing_dtypes.get(self.dtype)
+        if missing is not None:
+            raise OpperfError(f"dtype {self.dtype}: {missing}")
+        return replace(resolved_options, device=backend.normalize_device(self.device))
+
+    def require_one_thread_count(self, where: str) -> None:
+        """Raise OpperfError when ``threads`` lists several counts: only a sweep takes them as a factor."""
+        if is_thread_factor(self.threads):
+            raise OpperfError(f"{where} takes one thread count (--threads N); several are a sweep's factor")
+
+    def keyed(self) -> dict[str, object]:
+        """The options each results record carries: those a figure depends on."""
+        return {name: getattr(self, name) for name in KEYED}
+
+    def settings(self) -> dict[str, object]:
+        """Every option by name: what a journal must match to be resumed, and what the environment of
+        a results file records."""
+        return {item.name: _plain(getattr(self, item.name)) for item in fields(self)}
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, object]) -> RunOptions:
+        """The options a results record carries (the others at their defaults)."""
+        return cls(**{name: record[name] for name in KEYED if name in record})
+
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        """One flag per option, with its default in the help text."""
+        for item in fields(cls):
+            spec = _option(item.name)
+            if spec.negated:
+                parser.add_argument(spec.flag, dest=item.name, action="store_false", help=spec.help)
+                continue
+            default = None if item.name == "device" else item.default
+            shown_default = ",".join(item.default) if isinstance(item.default, tuple) else item.default
+            shown = (
+                f" (default: {shown_default})" if item.default is not None and item.name != "device" else ""
+            )
+            parser.add_argument(
+                spec.flag,
+                dest=item.name,
+                default=default,
+                action=_Noted,
+                type=_argparse_type(spec) if spec.parse else None,
+                choices=spec.choices() if spec.choices else None,
+                metavar=spec.metavar,
+                help=spec.help + shown,
+            )
+
+    @classmethod
+    def from_arguments(cls, arguments: argparse.Namespace, **overrides: object) -> RunOptions:
+        """The options the parsed flags give; ``overrides`` (the device a framework defaults to) win."""
+        values = {
+            item.name: getattr(arguments, item.name) for item in fields(cls) if hasattr(arguments, item.name)
+        }
+        values = {name: value for name, value in values.items() if value is not None or name != "device"}
+        return cls(**{**values, **overrides})
+
+
+GIVEN = "given_options"
+"""The parsed arguments' attribute listing the run options whose flags were given (``was_given``)."""
+
+
+class _Noted(argparse.Action):
+    """Stores an option's value, and notes that its flag was given: a value a file could otherwise
+    supply (the framework of a configs file) defers to a flag the user gave."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        setattr(namespace, self.dest, values)
+        setattr(namespace, GIVEN, getattr(namespace, GIVEN, frozenset()) | {self.dest})
+
+
+def was_given(arguments: argparse.Namespace, name: str) -> bool:
+    """Whether the run option ``name``'s flag was on the command line (not its default)."""
+    return name in getattr(arguments, GIVEN, frozenset())
+
+
+def _plain(value: object) -> object:
+    """A setting as JSON reads it back (a tuple as a list), so a resumed journal's settings compare equal."""
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _option(name: str) -> Option:
+    return next(item for item in fields(RunOptions) if item.name == name).metadata["option"]
+
+
+def _argparse_type(spec: Option) -> Callable[[str], object]:
+    def convert(text: str) -> object:
+        try:
+            value = spec.parse(text) if spec.parse else text
+            if spec.check is not None:
+                spec.check(value)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+        return value
+
+    return convert
+
+
+KEYED: tuple[str, ...] = tuple(item.name for item in fields(RunOptions) if item.metadata["option"].keyed)
+"""The options every results record carries, in order."""

@@ -1,0 +1,261 @@
+"""What a results file must hold for opperf to read it: the types of every field a reader uses.
+
+Result files travel (CI artifacts, a colleague's sweep, a file attached to a bug report) and are
+edited by hand. Every reader (``merge``, ``diff``, ``report``, ``history add``, a replay) checks a
+file here first, so a truncated list, a string where samples go or a record that is not an object
+is one message naming the record and the field, never a traceback in the middle of a report.
+
+``problem(document)`` returns that message, or None for a file this version reads. Fields a record
+may lack are checked only where present; unknown fields are kept (later opperf versions add them).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import get_args
+
+from opperf.results.measurement import Status, TimerKind, input_from_json
+
+Check = Callable[[object], bool]
+
+
+CONFIGS_FORMAT = "opperf-configs"
+"""The ``format`` of a configs file's header line (``opperf.results.configs``): results readers name it
+when handed one."""
+
+
+@dataclass(frozen=True)
+class Expect:
+    """What a field holds: a check of its value, and the words a message uses for it."""
+
+    check: Check
+    words: str
+
+    @property
+    def or_null(self) -> Expect:
+        return Expect(lambda value: value is None or self.check(value), f"{self.words} or null")
+
+
+def _integer(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _count(value: object) -> bool:
+    return _integer(value) and value >= 0
+
+
+def _number(value: object) -> bool:
+    return _integer(value) or (isinstance(value, float) and not math.isnan(value))
+
+
+def _seconds(value: object) -> bool:
+    return _number(value) and 0 <= value < math.inf
+
+
+def _texts(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def _device_work(value: object) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(item, dict)
+        and item.get("phase") in ("forward", "backward")
+        and isinstance(item.get("kind"), str)
+        and isinstance(item.get("name"), str)
+        and _seconds(item.get("per_call"))
+        and _seconds(item.get("seconds"))
+        for item in value
+    )
+
+
+def _gpu_state(value: object) -> bool:
+    if value is None:
+        return True
+    readings = [value.get(when) for when in ("before", "after")] if isinstance(value, dict) else [None]
+    return all(
+        isinstance(reading, dict)
+        and _count(reading.get("sm_clock_mhz"))
+        and _count(reading.get("memory_clock_mhz"))
+        and (reading.get("throttle_reasons") is None or _texts(reading["throttle_reasons"]))
+        for reading in readings
+    )
+
+
+def _threads(value: object) -> bool:
+    return (
+        value is None
+        or _count(value)
+        or isinstance(value, str)
+        or (isinstance(value, list) and all(map(_count, value)))
+    )
+
+
+_STATUSES = tuple(status.value for status in Status)
+TEXT = Expect(lambda value: isinstance(value, str), "text")
+COUNT = Expect(_count, "a non-negative integer")
+NUMBER = Expect(_number, "a number")
+SECONDS = Expect(_seconds, "non-negative seconds")
+FLAG = Expect(lambda value: isinstance(value, bool), "true or false")
+TEXTS = Expect(_texts, "a list of text")
+OBJECT = Expect(lambda value: isinstance(value, dict), "an object")
+STATUS = Expect(lambda value: value in _STATUSES, f"one of {', '.join(_STATUSES)}")
+THREADS = Expect(_threads, "a thread count, a list of them or auto")
+
+_TIMING: Mapping[str, Expect] = {
+    "n": COUNT,
+    **{name: SECONDS.or_null for name in ("median_s", "mean_s", "min_s", "max_s", "stdev_s", "iqr_s")},
+    "p90_s": SECONDS.or_null,
+    "p99_s": SECONDS.or_null,
+    "iqr_ratio": NUMBER.or_null,
+    "noisy": FLAG.or_null,
+}
+
+_SAMPLING: Mapping[str, Expect] = {
+    "warmup_runs": COUNT.or_null,
+    "stop_reason": TEXT.or_null,
+    "met_target": FLAG.or_null,
+    "seconds": SECONDS.or_null,
+}
+
+REQUIRED: Mapping[str, Expect] = {
+    "framework": TEXT,
+    "namespace": TEXT,
+    "op": TEXT,
+    "inputs": OBJECT,
+    "status": STATUS,
+}
+"""Fields every record has, and what each holds: what no reader can do without (the results file's
+contract adds the fields below, which a trimmed file may leave out)."""
+
+OPTIONAL: Mapping[str, Expect] = {
+    "category": TEXT,
+    "reason": TEXT.or_null,
+    "forward": OBJECT.or_null,
+    "backward": OBJECT.or_null,
+    "memory_peak_bytes": COUNT.or_null,
+    "function": TEXT,
+    "device": TEXT,
+    "dtype": TEXT,
+    "profiler": TEXT,
+    "cache": TEXT,
+    "mode": TEXT.or_null,
+    "run_backward": FLAG,
+    "threads": THREADS,
+    "backward_reason": TEXT.or_null,
+    "profiled_ops": TEXTS,
+    "sampling": OBJECT.or_null,
+    "competing_load": NUMBER.or_null,
+    "stage": TEXT,
+    "variant": TEXT.or_null,
+    "compile_s": SECONDS.or_null,
+    "stage_check": OBJECT.or_null,
+    "timer": Expect(lambda value: value in (None, *get_args(TimerKind)), "device, profiler, host or null"),
+    "host_latency": OBJECT.or_null,
+    "gpu_state": Expect(_gpu_state, "an object with before and after readings, or null"),
+    "device_work": Expect(_device_work, "a list of objects with phase, kind, name, per_call, seconds"),
+    "flags": TEXTS,
+    "tags": TEXTS,
+    "roofline": OBJECT.or_null,
+    "side": TEXT,
+    "round": COUNT,
+    "prepared_in_round": COUNT,
+}
+"""Fields a record may have, and what each holds where it has them."""
+
+ENVIRONMENT: Mapping[str, Expect] = {
+    **{name: TEXT.or_null for name in ("framework", "framework_version", "device", "dtype", "profiler")},
+    **{name: TEXT.or_null for name in ("started", "finished", "cpu_model", "python", "shard", "kind")},
+    "wall_seconds": SECONDS.or_null,
+    "cpu_count": COUNT.or_null,
+    "threads": THREADS,
+    "command_line": Expect(lambda value: value is None or _texts(value), "a list of text or null"),
+    "merged_from": Expect(
+        lambda value: isinstance(value, list) and all(isinstance(item, dict) for item in value),
+        "a list of objects",
+    ),
+    "framework_settings": OBJECT.or_null,
+}
+"""Environment fields readers use, and what each holds where it is present."""
+
+
+def problem(document: object) -> str | None:
+    """What makes ``document`` unreadable as a results file of this version, naming the record and
+    field; None when it is readable. (The version itself is checked by the caller.)"""
+    if not isinstance(document, dict):
+        return "not a results file: the file holds no JSON object"
+    if not isinstance(document.get("environment"), dict):
+        return "its environment is missing or not an object"
+    found = _fields_problem(document["environment"], ENVIRONMENT)
+    if found is not None:
+        return f"environment.{found}"
+    if "coverage" in document and not isinstance(document["coverage"], dict):
+        return "its coverage is not an object"
+    for section in ("results", "skipped"):
+        records = document.get(section, [] if section == "skipped" else None)
+        if not isinstance(records, list):
+            return f"its {section} is missing or not a list of records"
+        for index, record in enumerate(records, start=1):
+            found = record_problem(record)
+            if found is not None:
+                return f"{section} record {index}: {found}"
+    return None
+
+
+def record_problem(record: object) -> str | None:
+    """What is wrong with one record, naming the field; None when it is readable."""
+    if not isinstance(record, dict):
+        return "not an object"
+    missing = [name for name in REQUIRED if name not in record]
+    if missing:
+        return f"no field {missing[0]!r}"
+    fields = {**REQUIRED, **{name: expect for name, expect in OPTIONAL.items() if name in record}}
+    found = _fields_problem(record, fields)
+    if found is not None:
+        return found
+    for name, value in record["inputs"].items():
+        try:
+            input_from_json(value)
+        except ValueError as error:
+            return f"inputs.{name}: {error}"
+    for phase in ("forward", "backward"):
+        if record.get(phase) is not None:
+            found = _timing_problem(record[phase])
+            if found is not None:
+                return f"{phase}.{found}"
+        latency = (record.get("host_latency") or {}).get(phase)
+        if latency is not None:
+            found = _timing_problem(latency) if isinstance(latency, dict) else "not an object"
+            if found is not None:
+                return f"host_latency.{phase}.{found}"
+    sampling = record.get("sampling")
+    if sampling is not None:
+        found = _fields_problem(sampling, _SAMPLING)
+        if found is not None:
+            return f"sampling.{found}"
+    return None
+
+
+def _timing_problem(block: Mapping[str, object]) -> str | None:
+    samples = block.get("samples_s")
+    if not isinstance(samples, list) or not samples or not all(map(_seconds, samples)):
+        return f"samples_s is {_shown(samples)}; expected a non-empty list of non-negative seconds"
+    interval = block.get("median_ci95_s")
+    if interval is not None and not (
+        isinstance(interval, list) and len(interval) == 2 and all(map(SECONDS.or_null.check, interval))
+    ):
+        return f"median_ci95_s is {_shown(interval)}; expected [low, high] in seconds"
+    return _fields_problem(block, _TIMING)
+
+
+def _fields_problem(block: Mapping[str, object], expected: Mapping[str, Expect]) -> str | None:
+    for name, expect in expected.items():
+        if name in block and not expect.check(block[name]):
+            return f"{name} is {_shown(block[name])}; expected {expect.words}"
+    return None
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."

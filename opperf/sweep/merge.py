@@ -1,0 +1,154 @@
+"""Result files put back together: the shards of one sweep (``sweep --shard K/N``) into one file.
+
+Files are merged only when they are one sweep's parts: the same framework build, device, dtype,
+profiler, sampling and size settings (``MATCHING``). Records are kept as each shard wrote them
+(their flags and roofline were judged against that shard's machine); a configuration that two files
+both measured is refused, and so are shards of different splits. Coverage is counted again over the
+whole. Imports no framework.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+
+from opperf.results.coverage import Coverage
+from opperf.results.document import SCHEMA_VERSION, is_ab, measurement_from_record
+from opperf.sweep.shards import Shard
+from opperf.utils.errors import OpperfError
+
+MATCHING = (
+    "framework",
+    "framework_version",
+    "framework_settings",
+    "device",
+    "dtype",
+    "profiler",
+    "warmup",
+    "runs",
+    "target_precision",
+    "budget_s",
+    "seed",
+    "cache",
+    "threads",
+    "run_backward",
+    "mode",
+    "stages",
+    "shapes",
+    "fuzz_count",
+    "size_profile",
+)
+"""Environment settings every merged file must share: they change what a figure means."""
+
+
+FIX = "pass the JSON results files of one sweep's shards (`opperf sweep --shard K/N`)"
+"""Which files merge takes, for a message about one it cannot read."""
+
+
+def _record_key(record: Mapping[str, object]) -> str:
+    keyed = {
+        name: record.get(name)
+        for name in ("framework", "namespace", "op", "inputs", "stage", "variant", "mode")
+    }
+    return json.dumps(keyed, sort_keys=True)
+
+
+def merge(documents: Sequence[tuple[str, Mapping[str, object]]]) -> dict[str, object]:
+    """One results document from ``(path, document)`` pairs of one sweep's parts."""
+    if len(documents) < 2:
+        raise OpperfError("merge needs two or more result files, e.g. the shards of one sweep")
+    for path, document in documents:
+        if is_ab(document):
+            raise OpperfError(f"{path}: an A/B file (opperf ab), not a sweep's shard; {FIX}")
+    first_path, first = documents[0]
+    reference = first["environment"]
+    for path, document in documents[1:]:
+        environment = document["environment"]
+        differing = [name for name in MATCHING if environment.get(name) != reference.get(name)]
+        if differing:
+            shown = ", ".join(f"{n} {reference.get(n)!r} vs {environment.get(n)!r}" for n in differing)
+            raise OpperfError(
+                f"{path} was not measured like {first_path} ({shown}); merge only parts of one sweep"
+            )
+    shards = [document["environment"].get("shard") for _, document in documents]
+    _check_shards([path for path, _ in documents], shards)
+    results: list[Mapping[str, object]] = []
+    seen: dict[str, str] = {}
+    for path, document in documents:
+        for record in document["results"]:
+            key = _record_key(record)
+            if key in seen:
+                raise OpperfError(
+                    f"{path} and {seen[key]} both measured {record.get('op')} {record.get('inputs')}; "
+                    "merge the parts of one sweep, not repeats (diff takes repeats as one side)"
+                )
+            seen[key] = path
+            results.append(record)
+    registered = max(int(document.get("coverage", {}).get("registered", 0)) for _, document in documents)
+    aliases = {
+        entry["op"]: tuple(entry.get("aliases", ()))
+        for _, document in documents
+        for entry in document.get("coverage", {}).get("by_operator", ())
+    }
+    coverage = Coverage.of([measurement_from_record(dict(r)) for r in results], registered, aliases)
+    environment = {
+        **reference,
+        "shard": None,
+        "wall_seconds": sum(float(d["environment"].get("wall_seconds") or 0) for _, d in documents),
+        "merged_from": [
+            {
+                key: document["environment"].get(key)
+                for key in ("shard", "started", "wall_seconds", "cpu_model")
+            }
+            | {"file": path}
+            for path, document in documents
+        ],
+    }
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "environment": environment,
+        "coverage": coverage.to_json(),
+        "results": results,
+    }
+
+
+def _check_shards(paths: Sequence[str], shards: Sequence[object]) -> None:
+    """Shards of one split, each once; files without a shard (whole sweeps of disjoint selections)
+    merge as they are."""
+    named = [(path, _shard(path, shard)) for path, shard in zip(paths, shards, strict=True) if shard]
+    if not named:
+        return
+    counts = {shard.count for _, shard in named}
+    if len(counts) > 1 or len(named) != len(paths):
+        raise OpperfError(
+            "the files are shards of different splits ("
+            + ", ".join(f"{p}: {s or 'none'}" for p, s in zip(paths, shards, strict=True))
+            + "); merge the K/N shards of one sweep"
+        )
+    indices = [shard.index for _, shard in named]
+    repeated = sorted({index for index in indices if indices.count(index) > 1})
+    if repeated:
+        raise OpperfError(f"shard {', '.join(map(str, repeated))} is given twice; pass each shard once")
+
+
+def _shard(path: str, text: object) -> Shard:
+    """The shard a file's environment names; OpperfError naming the file for anything but K/N with
+    1 <= K <= N."""
+    try:
+        return Shard.parse(str(text))
+    except OpperfError:
+        raise OpperfError(f"{path}: its shard is {text!r}, not K/N with 1 <= K <= N; {FIX}") from None
+
+
+def missing_shards(document: Mapping[str, object]) -> list[str]:
+    """The shards a merged split lacks (``K/N`` strings); empty when it is whole or was not sharded."""
+    parts = [
+        Shard.parse(str(entry["shard"]))
+        for entry in document["environment"].get("merged_from", ())
+        if entry.get("shard")
+    ]
+    if not parts:
+        return []
+    count = parts[0].count
+    present = {part.index for part in parts}
+    return [f"{index}/{count}" for index in range(1, count + 1) if index not in present]

@@ -1,0 +1,69 @@
+"""Shards: a sweep split across machines (``sweep --shard K/N``), balanced and stable.
+
+Operators are laid on a ring in the order of a hash of their names, and the ring is cut into N arcs
+of equal expected cost (an operator's cost is its number of input configurations, each of which
+adaptive sampling spends at most the same budget on). The partition is therefore:
+
+- deterministic: it depends on the operator names and costs alone, not on the machine or the order
+  the registry lists them in;
+- balanced: each shard's expected cost is within one operator's cost of total / N;
+- stable: adding or removing an operator moves only the operators next to the cuts (at most its cost
+  on each), not the whole assignment, as a round-robin or a sort by cost would.
+
+``opperf merge`` puts the shards' result files back together.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from opperf.utils.errors import OpperfError
+
+
+@dataclass(frozen=True, order=True)
+class Shard:
+    """Shard ``index`` (1-based, as users write it) of ``count``."""
+
+    index: int
+    count: int
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        """``"2/4"`` -> Shard(2, 4); OpperfError naming the expected form otherwise."""
+        index, slash, count = text.partition("/")
+        try:
+            shard = cls(int(index), int(count))
+        except ValueError:
+            shard = None
+        if not slash or shard is None or not 1 <= shard.index <= shard.count:
+            raise OpperfError(f"--shard {text!r}: expected K/N with 1 <= K <= N, e.g. 2/4")
+        return shard
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+def ring_position(name: str) -> int:
+    """Where an operator sits on the ring: a stable hash of its name (not Python's salted hash)."""
+    return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big")
+
+
+def partition(costs: Mapping[str, float], count: int) -> list[list[str]]:
+    """The operators of each of ``count`` shards, in ring order."""
+    ordered = sorted(costs, key=lambda name: (ring_position(name), name))
+    total = sum(costs[name] for name in ordered)
+    shards: list[list[str]] = [[] for _ in range(count)]
+    before = 0.0
+    for name in ordered:
+        middle = before + costs[name] / 2  # an operator goes where the middle of its cost falls
+        shards[min(int(middle * count / total), count - 1) if total else 0].append(name)
+        before += costs[name]
+    return shards
+
+
+def select(names: Sequence[str], costs: Mapping[str, float], shard: Shard) -> list[str]:
+    """``names`` (in their own order) that fall in ``shard``."""
+    chosen = set(partition(costs, shard.count)[shard.index - 1])
+    return [name for name in names if name in chosen]

@@ -1,0 +1,1 @@
+"""Interleaved comparisons between namespaces (mx.nd, mx.np, torch): the job and its verdicts."""

@@ -1,0 +1,561 @@
+"""One operator across namespaces (``mx.nd``, ``mx.np``/``mx.npx``, ``torch``), on one input configuration.
+
+Operators are matched by name where the namespaces agree, and by ``COUNTERPARTS``, a small explicit
+mapping, where they do not (``FullyConnected`` is ``torch.nn.functional.linear``). A configuration is
+stated once, in the first namespace's argument names; each other namespace gets it translated: tensors
+by position (``lhs``, ``rhs`` become ``x1``, ``x2`` and ``input``, ``other``), attributes by the
+mapping's renames (``pad`` becomes ``padding``), attributes a namespace infers from the tensors
+(``num_filter``) dropped.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from opperf.frameworks import framework_of_namespace, get_backend
+from opperf.measure.benchmark import RunOptions, benchmark, signature_of
+from opperf.operators.rules import inputs_for
+from opperf.operators.rules.profiles import STANDARD, SizeProfile
+from opperf.results.measurement import Measurement, Status, TensorSpec
+from opperf.utils.errors import OpperfError, suggest
+from opperf.utils.markdown_table import markdown_table
+from opperf.utils.words import counted
+from opperf.verdicts.ab.job import round_options
+from opperf.verdicts.compare.namespaces import Versus, no_work_note, versus
+from opperf.verdicts.diff import DEFAULT_ALPHA, DEFAULT_THRESHOLD
+
+Name = str | Callable[[Mapping[str, object]], str]
+"""A counterpart's function name, or how to choose it from the configuration (conv1d/2d/3d)."""
+
+Adapt = Callable[[Mapping[str, object], dict[str, object]], dict[str, object]]
+"""What a counterpart does to a translated configuration, given the source one: what an attribute the
+counterpart lacks did to the tensors (``flatten=True`` flattened FullyConnected's data)."""
+
+
+@dataclass(frozen=True)
+class Counterpart:
+    """How an operator of the first namespace is called in another one."""
+
+    namespace: str
+    name: Name
+    renames: Mapping[str, str] = field(default_factory=dict)
+    drop: frozenset[str] = frozenset()
+    extra: Mapping[str, object] = field(default_factory=dict)
+    adapt: Adapt | None = None
+
+    def function_name(self, configuration: Mapping[str, object]) -> str:
+        return self.name if isinstance(self.name, str) else self.name(configuration)
+
+
+def _spatial_dims(configuration: Mapping[str, object]) -> int:
+    kernel = configuration.get("kernel", (1, 1))
+    return len(kernel) if isinstance(kernel, (tuple, list)) else 1
+
+
+def _convolution(configuration: Mapping[str, object]) -> str:
+    return f"conv{_spatial_dims(configuration)}d"
+
+
+def _pooling(configuration: Mapping[str, object]) -> str:
+    if configuration.get("global_pool"):
+        raise OpperfError("global pooling has no torch.nn.functional counterpart with the same inputs")
+    kind = configuration.get("pool_type", "max")
+    if kind not in ("max", "avg"):
+        raise OpperfError(f"{kind!r} pooling has no torch.nn.functional counterpart")
+    return f"{kind}_pool{_spatial_dims(configuration)}d"
+
+
+_TORCH_AXIS = {"axis": "dim"}
+_TORCH_WINDOW = {"kernel": "kernel_size", "pad": "padding", "dilate": "dilation", "num_group": "groups"}
+_INFERRED_BY_TORCH = frozenset({"num_hidden", "num_filter", "no_bias", "flatten", "layout", "cudnn_off"})
+_BATCH_NORM = {
+    "gamma": "weight",
+    "beta": "bias",
+    "moving_mean": "running_mean",
+    "moving_var": "running_var",
+}
+
+
+def _flattened_data(source: Mapping[str, object], translated: dict[str, object]) -> dict[str, object]:
+    """FullyConnected with ``flatten=True`` (its default) reads data of (N, C, H, W) as (N, C*H*W);
+    ``linear`` applies to the last axis only, so it gets the data flattened as MXNet flattens it."""
+    data = source.get("data")
+    if not source.get("flatten", True) or not isinstance(data, TensorSpec) or len(data.shape) <= 2:
+        return translated
+    flat = (data.shape[0], math.prod(data.shape[1:]))
+    return {**translated, "input": replace(data, shape=flat)}
+
+
+def _same(name: str, np_name: str | None = None, torch_name: str | None = None, **torch: object):
+    """Counterparts of an operator whose mx.np and torch functions take tensors in the same order."""
+    return {
+        "mx.np": Counterpart("mx.np", np_name or name),
+        "torch": Counterpart("torch", torch_name or name, renames=_TORCH_AXIS, **torch),
+    }
+
+
+COUNTERPARTS: Mapping[str, Mapping[str, Counterpart]] = {
+    "add": _same("add"),
+    "broadcast_add": _same("add", "add", "add"),
+    "elemwise_add": _same("add", "add", "add"),
+    "subtract": _same("subtract", torch_name="sub"),
+    "multiply": _same("multiply", torch_name="mul"),
+    "broadcast_mul": _same("multiply", "multiply", "mul"),
+    "divide": _same("divide", torch_name="div"),
+    "exp": _same("exp"),
+    "log": _same("log"),
+    "sqrt": _same("sqrt"),
+    "sum": _same("sum"),
+    "mean": _same("mean"),
+    "dot": _same("dot", "dot", "matmul", drop=frozenset({"transpose_a", "transpose_b"})),
+    "batch_dot": {"mx.np": Counterpart("mx.npx", "batch_dot"), "torch": Counterpart("torch", "bmm")},
+    "softmax": {
+        "mx.np": Counterpart("mx.npx", "softmax"),
+        "torch": Counterpart("torch", "softmax", renames=_TORCH_AXIS, extra={"dim": -1}),
+    },
+    "relu": {"mx.np": Counterpart("mx.npx", "relu"), "torch": Counterpart("torch", "relu")},
+    "sigmoid": {"mx.np": Counterpart("mx.npx", "sigmoid"), "torch": Counterpart("torch", "sigmoid")},
+    "FullyConnected": {
+        "mx.np": Counterpart("mx.npx", "fully_connected"),
+        "torch": Counterpart("torch.nn.functional", "linear", drop=_INFERRED_BY_TORCH, adapt=_flattened_data),
+    },
+    "Convolution": {
+        "mx.np": Counterpart("mx.npx", "convolution"),
+        "torch": Counterpart(
+            "torch.nn.functional", _convolution, renames=_TORCH_WINDOW, drop=_INFERRED_BY_TORCH | {"kernel"}
+        ),
+    },
+    "Pooling": {
+        "mx.np": Counterpart("mx.npx", "pooling"),
+        "torch": Counterpart(
+            "torch.nn.functional",
+            _pooling,
+            renames=_TORCH_WINDOW,
+            drop=frozenset({"pool_type", "pooling_convention", "cudnn_off", "layout"}),
+        ),
+    },
+    "BatchNorm": {
+        "mx.np": Counterpart("mx.npx", "batch_norm"),
+        "torch": Counterpart(
+            "torch.nn.functional",
+            "batch_norm",
+            renames=_BATCH_NORM,
+            drop=frozenset({"fix_gamma", "use_global_stats", "axis", "cudnn_off"}),
+            extra={"training": True},
+        ),
+    },
+}
+"""Operators by their ``mx.nd`` name, then the namespace group (``mx.np`` covers ``mx.npx``)."""
+
+
+def counterpart(name: str, namespace: str) -> Counterpart:
+    """How ``name`` (an ``mx.nd`` operator) is called in ``namespace``: by the mapping, else by name.
+
+    The mapping's ``mx.np`` entry covers ``mx.npx`` too; asked for ``mx.npx`` itself, it answers only
+    where that entry lives in ``mx.npx`` (``fully_connected``), so ``mx.np.add`` is not found twice.
+    """
+    group = "torch" if framework_of_namespace(namespace) == "torch" else namespace
+    mapped = COUNTERPARTS.get(name, {}).get("mx.np" if group == "mx.npx" else group)
+    if mapped is not None and (group != "mx.npx" or mapped.namespace == "mx.npx"):
+        return mapped
+    return Counterpart(namespace, name, renames=_TORCH_AXIS if group == "torch" else {})
+
+
+def tensor_order(function: Callable[..., object], framework: str) -> list[str]:
+    """The tensor arguments of ``function`` in the order it takes them."""
+    info = get_backend(framework).identify(function).info
+    if info is not None:
+        return [a.name for a in info.arguments if a.is_tensor]
+    tensors = signature_of(function, None).tensors
+    return [name for name in inspect.signature(function).parameters if name in tensors]
+
+
+def translate(
+    configuration: Mapping[str, object],
+    source_tensors: Sequence[str],
+    target_tensors: Sequence[str],
+    target: Counterpart,
+) -> dict[str, object]:
+    """``configuration`` in the target's argument names: tensors by position, attributes renamed."""
+    translated: dict[str, object] = {}
+    for name, value in configuration.items():
+        if name in target.drop:
+            continue
+        if name in target.renames:
+            translated[target.renames[name]] = value
+        elif name in source_tensors:
+            position = source_tensors.index(name)
+            if position >= len(target_tensors):
+                raise OpperfError(f"{target.namespace} takes no tensor in the place of {name!r}")
+            translated[target_tensors[position]] = value
+        else:
+            translated[name] = value
+    translated = {**target.extra, **translated}
+    return target.adapt(configuration, translated) if target.adapt else translated
+
+
+COMPARE_THREADS = 1
+"""Intra-op threads of every namespace in a comparison unless ``--threads`` says otherwise: one count
+for all, whatever the import order, and one that a core shared with other processes does not collapse
+(PyTorch with as many threads as cores ran a (1024, 1024) ``add`` 47x slower here: 7.7 ms, against
+0.16 ms on one)."""
+
+
+def check_namespaces(namespaces: Sequence[str]) -> None:
+    """Raise OpperfError naming the first namespace opperf knows no function in, with those it knows."""
+    for namespace in namespaces:
+        if not get_backend(framework_of_namespace(namespace)).namespace_names(namespace):
+            raise OpperfError(
+                f"unknown namespace {namespace!r}; use mx.nd, mx.np, mx.npx, torch or torch.nn.functional, "
+                "for example"
+            )
+
+
+def check_devices(namespaces: Sequence[str], options: RunOptions) -> None:
+    """Raise OpperfError, before anything runs, when a framework of the comparison lacks the device
+    (``cpu(5)``, a GPU the build or machine has not): otherwise every record would fail with it."""
+    for framework in dict.fromkeys(framework_of_namespace(namespace) for namespace in namespaces):
+        options.validated(get_backend(framework))
+
+
+def comparison_options(options: RunOptions) -> RunOptions:
+    """``options`` with the thread count every namespace of a comparison runs with made explicit."""
+    options.require_one_thread_count("a comparison")
+    return replace(options, threads=COMPARE_THREADS if options.threads is None else options.threads)
+
+
+COMPARE_ROUNDS = 10
+"""The most rounds a comparison measures a configuration in (``--rounds``): the namespaces take turns
+in each, so every other namespace is a paired A/B job's new side against the first
+(``verdicts.compare.namespaces``)."""
+COMPARE_MIN_ROUNDS = 3
+"""The rounds every configuration gets; then another while a verdict of it is unsettled
+(``Versus.settled``), up to ``COMPARE_ROUNDS``. With five fixed rounds, 3 of 22 rows of ``mx.nd``
+against ``mx.np`` (add, exp, sum, dot, softmax) changed verdict from run to run, each a ratio within
+2% of 1 whose interval reached just past the 5% band in some runs: more rounds narrow such an
+interval; rows already ``same`` or clearly changed need none."""
+ROUND_BUDGET_SHARE = 5
+"""A round gets 1/ROUND_BUDGET_SHARE of ``--budget`` (1/rounds when fewer): a configuration settled
+in three rounds costs three fifths of a sweep's budget a namespace, one that takes ten twice it."""
+
+
+@dataclass(frozen=True)
+class Row:
+    """One input configuration of one operator, measured in each namespace (None where it failed to
+    map): ``rounds`` holds each round's measurement, ``measurements`` their samples together."""
+
+    operator: str
+    configuration: Mapping[str, object]
+    measurements: Mapping[str, Measurement | None]
+    problems: Mapping[str, str]
+    rounds: Mapping[str, tuple[Measurement, ...]] = field(default_factory=dict)
+
+
+def compare(
+    name: str,
+    configurations: Sequence[Mapping[str, object]],
+    namespaces: Sequence[str] = ("mx.nd", "mx.np", "torch"),
+    options: RunOptions | None = None,
+    rounds: int = COMPARE_ROUNDS,
+    min_rounds: int = COMPARE_MIN_ROUNDS,
+) -> list[Row]:
+    """Benchmark ``name`` (as called in the first namespace) with each configuration in every
+    namespace, in rounds in which the namespaces take turns (the first goes first in even rounds,
+    last in odd ones: what runs first in a round meets the machine in another state): ``min_rounds``
+    rounds, then another while a verdict of the configuration is unsettled, up to ``rounds``.
+
+    A namespace with no counterpart, or whose counterpart cannot take a configuration, gets no
+    measurement for it and the problem is recorded; an unknown operator in the first namespace raises.
+    """
+    if rounds < 1:
+        raise OpperfError(f"a comparison takes at least one round, got {rounds}")
+    options = comparison_options(options or RunOptions())
+    check_namespaces(namespaces)
+    first = namespaces[0]
+    source_backend = get_backend(framework_of_namespace(first))
+    source_function = source_backend.lookup(first, name)
+    if source_function is None:
+        known = source_backend.namespace_names(first)
+        raise OpperfError(f"no operator {name!r} in {first}{suggest(name, known)}")
+    source_tensors = tensor_order(source_function, framework_of_namespace(first))
+    share = round_options(options, min(rounds, ROUND_BUDGET_SHARE)) if rounds > 1 else options
+    rows = []
+    for configuration in configurations:
+        calls, problems = {}, {}
+        for namespace in namespaces:
+            try:
+                calls[namespace] = _call_in(name, namespace, configuration, source_tensors)
+            except OpperfError as error:
+                problems[namespace] = str(error)
+        measured: dict[str, list[Measurement]] = {namespace: [] for namespace in calls}
+        for index in range(rounds):
+            for namespace in calls if index % 2 == 0 else reversed(list(calls)):
+                if namespace in problems:
+                    continue
+                function, inputs = calls[namespace]
+                run_options = replace(share, framework=framework_of_namespace(namespace))
+                try:
+                    measured[namespace] += benchmark(function, [inputs], run_options)
+                except OpperfError as error:
+                    problems[namespace] = str(error)
+            measured = {ns: found for ns, found in measured.items() if ns not in problems}
+            if index + 1 >= min(min_rounds, rounds) and _settled(measured, namespaces):
+                break
+        measurements = {ns: _together(measured.get(ns)) for ns in namespaces}
+        rows.append(
+            Row(name, dict(configuration), measurements, problems, {k: tuple(v) for k, v in measured.items()})
+        )
+    return rows
+
+
+def _settled(measured: Mapping[str, Sequence[Measurement]], namespaces: Sequence[str]) -> bool:
+    """Whether every verdict of a configuration's rounds so far is settled (``Versus.settled``)."""
+    present = [ns for ns in namespaces if ns in measured]
+    if len(present) < 2:
+        return True
+    found = versus([measured], present, DEFAULT_THRESHOLD, DEFAULT_ALPHA)
+    return all(found_versus.settled(DEFAULT_ALPHA) for found_versus in found.values())
+
+
+def _together(rounds: Sequence[Measurement] | None) -> Measurement | None:
+    """A namespace's rounds as one measurement: every round's samples together (the first round
+    that did not measure, where one did not)."""
+    if not rounds:
+        return None
+    failed = next((m for m in rounds if m.status is not Status.OK), None)
+    if failed is not None:
+        return failed
+    backward = tuple(s for m in rounds for s in m.backward or ()) or None
+    return replace(rounds[0], forward=tuple(s for m in rounds for s in m.forward or ()), backward=backward)
+
+
+def _call_in(
+    name: str, namespace: str, configuration: Mapping[str, object], source_tensors: Sequence[str]
+) -> tuple[Callable[..., object], dict[str, object]]:
+    target = counterpart(name, namespace)
+    function_name = target.function_name(configuration)
+    framework = framework_of_namespace(namespace)
+    function = get_backend(framework).lookup(target.namespace, function_name)
+    if function is None:
+        raise OpperfError(f"no counterpart of {name!r} in {namespace} ({target.namespace}.{function_name})")
+    inputs = translate(configuration, source_tensors, tensor_order(function, framework), target)
+    return function, inputs
+
+
+def forward_ratio(row: Row, namespace: str, first: str) -> float | None:
+    """``namespace``'s forward median over ``first``'s, or None where either has none."""
+    forward = _median(row.measurements.get(namespace), "forward")
+    base = _median(row.measurements.get(first), "forward")
+    return forward / base if forward and base else None
+
+
+def verdicts(rows: Sequence[Row], namespaces: Sequence[str]) -> dict[tuple[int, str, str], Versus]:
+    """Every other namespace against the first, per row and phase (``verdicts.namespaces``), at
+    ``opperf diff``'s default threshold and FDR level."""
+    return versus([row.rounds for row in rows], namespaces, DEFAULT_THRESHOLD, DEFAULT_ALPHA)
+
+
+def _versus_cell(found: Versus | None) -> str:
+    if found is None:
+        return "—"
+    interval = f" ({found.low:.2f}-{found.high:.2f})" if found.low is not None else ""
+    return f"{found.ratio:.2f}{interval} {found.verdict.value}"
+
+
+def table_rows(rows: Sequence[Row], namespaces: Sequence[str]) -> list[list[str]]:
+    """Per row: operator, inputs, then each namespace's forward and backward medians (ms), and for
+    each namespace after the first its ratios against the first, with their intervals and verdicts."""
+    found = verdicts(rows, namespaces)
+    rendered = []
+    for index, row in enumerate(rows):
+        cells = [row.operator, _inputs(row.configuration)]
+        for namespace in namespaces:
+            measurement = row.measurements.get(namespace)
+            cells += [_ms(_median(measurement, "forward")), _ms(_median(measurement, "backward"))]
+            if namespace != namespaces[0]:
+                cells += [
+                    _versus_cell(found.get((index, namespace, phase))) for phase in ("forward", "backward")
+                ]
+        rendered.append(cells)
+    return rendered
+
+
+def table_headers(namespaces: Sequence[str]) -> list[str]:
+    headers = ["operator", "inputs"]
+    for namespace in namespaces:
+        headers += [f"{namespace} fwd ms", f"{namespace} bwd ms"]
+        if namespace != namespaces[0]:
+            headers += [f"fwd vs {namespaces[0]}", f"bwd vs {namespaces[0]}"]
+    return headers
+
+
+def notes(rows: Sequence[Row], namespaces: Sequence[str]) -> list[list[str]]:
+    """What a reader of the table should know of a row: why a verdict is inconclusive (with the doubt
+    flags its rounds carried), and a phase one namespace likely does no work in."""
+    found = verdicts(rows, namespaces)
+    listed = []
+    for index, row in enumerate(rows):
+        for phase in ("forward", "backward"):
+            medians = {ns: m for ns in namespaces if (m := _median(row.measurements.get(ns), phase))}
+            said = [no_work_note(medians, phase)] if len(medians) > 1 else []
+            for namespace in namespaces[1:]:
+                verdict = found.get((index, namespace, phase))
+                if verdict is not None and verdict.reason:
+                    flags = f" (flags: {', '.join(verdict.flags)})" if verdict.flags else ""
+                    said.append(f"{namespace} inconclusive: {verdict.reason}{flags}")
+            listed += [[row.operator, _inputs(row.configuration), phase, note] for note in said if note]
+    return listed
+
+
+def _median(measurement: Measurement | None, phase: str) -> float | None:
+    samples = getattr(measurement, phase, None) if measurement is not None else None
+    return statistics.median(samples) if samples else None
+
+
+def _ms(seconds: float | None) -> str:
+    return f"{seconds * 1e3:.4f}" if seconds is not None else "—"
+
+
+def _inputs(configuration: Mapping[str, object]) -> str:
+    def show(value: object) -> str:
+        if isinstance(value, TensorSpec):
+            return "x".join(map(str, value.shape))
+        if isinstance(value, tuple) and value and all(isinstance(v, int) for v in value):
+            return "x".join(map(str, value))
+        return str(value)
+
+    return ", ".join(f"{name}={show(value)}" for name, value in configuration.items())
+
+
+DEFAULT_OPERATORS = (
+    "add", "multiply", "exp", "sum", "dot", "softmax",
+    "Convolution", "Pooling", "FullyConnected", "BatchNorm",
+)  # fmt: skip
+"""What ``--compare`` runs when no operators are named: the common layers and element-wise basics."""
+
+
+def configurations(name: str, namespace: str, profile: SizeProfile = STANDARD) -> list[dict[str, object]]:
+    """Input configurations for ``name`` in ``namespace``: the registry's rules when it is a registered
+    operator, else every required tensor argument with the profile's first shape."""
+    framework = framework_of_namespace(namespace)
+    backend = get_backend(framework)
+    function = backend.lookup(namespace, name)
+    if function is None:
+        raise OpperfError(
+            f"no operator {name!r} in {namespace}{suggest(name, backend.namespace_names(namespace))}"
+        )
+    info = backend.identify(function).info or next(
+        (op for op in backend.operators() if op.name == name), None
+    )
+    if info is not None:
+        return [backend.applicable_inputs(info, inputs) for inputs in inputs_for(info, profile)]
+    signature = signature_of(function, None)
+    return [{argument: profile.shapes[0] for argument in sorted(signature.tensors & signature.required)}]
+
+
+def comparison_document(
+    rows: Sequence[Row], namespaces: Sequence[str], options: RunOptions, command_line: Sequence[str]
+) -> dict[str, object]:
+    """The comparison as a results document: every measurement a record (with its namespace and
+    function), and ``comparison.rows`` pairing them per operator and configuration, with each
+    namespace's record index (None where it was not measured), forward ratio and problem."""
+    from opperf.results.document import SCHEMA_VERSION, record
+
+    records: list[dict[str, object]] = []
+    paired = []
+    found = verdicts(rows, namespaces)
+    for index, row in enumerate(rows):
+        indices: dict[str, int | None] = {}
+        for namespace in namespaces:
+            measurement = row.measurements.get(namespace)
+            indices[namespace] = None if measurement is None else len(records)
+            if measurement is not None:
+                records.append(record(measurement))
+        ratios = {ns: forward_ratio(row, ns, namespaces[0]) for ns in namespaces}
+        paired.append(
+            {
+                "operator": row.operator,
+                "inputs": _inputs(row.configuration),
+                "records": indices,
+                "rounds": {ns: len(found) for ns, found in row.rounds.items()},
+                "forward_ratio": {ns: round(r, 4) if r is not None else None for ns, r in ratios.items()},
+                "versus": {
+                    ns: {
+                        phase: _versus_dict(found.get((index, ns, phase)))
+                        for phase in ("forward", "backward")
+                    }
+                    for ns in namespaces[1:]
+                },
+                "problems": dict(row.problems),
+            }
+        )
+    frameworks = dict.fromkeys(framework_of_namespace(namespace) for namespace in namespaces)
+    environment = {
+        "namespaces": list(namespaces),
+        "threads": options.threads,
+        "device": options.device,
+        "dtype": options.dtype,
+        "profiler": options.profiler,
+        "frameworks": {name: get_backend(name).environment() for name in frameworks},
+        "command_line": list(command_line),
+    }
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "environment": environment,
+        "results": records,
+        "comparison": {"namespaces": list(namespaces), "threads": options.threads, "rows": paired},
+    }
+
+
+def _versus_dict(found: Versus | None) -> dict[str, object] | None:
+    if found is None:
+        return None
+    return {
+        "ratio": round(found.ratio, 4),
+        "ratio_ci95": [round(found.low, 4), round(found.high, 4)] if found.low is not None else None,
+        "verdict": found.verdict.value,
+        "reason": found.reason,
+        "flags": list(found.flags),
+    }
+
+
+def render_markdown(rows: Sequence[Row], namespaces: Sequence[str], threads: int | None = None) -> str:
+    """The comparison as a Markdown table, then what could not be compared and why."""
+    threads_note = f" Every namespace ran with {counted(threads, 'intra-op thread')}." if threads else ""
+    lines = [
+        f"# {' vs '.join(namespaces)}",
+        "",
+        f"Median forward and backward times over each configuration's rounds, the namespaces taking turns; "
+        f"each namespace against {namespaces[0]}: the ratio of the rounds' fastest passes, its 95% interval "
+        "and verdict, as opperf diff decides (slower: that namespace is slower)." + threads_note,
+        "",
+        markdown_table(table_rows(rows, namespaces), headers=table_headers(namespaces)),
+        "",
+    ]
+    problems = [
+        [row.operator, _inputs(row.configuration), namespace, problem]
+        for row in rows
+        for namespace, problem in row.problems.items()
+    ]
+    failures = [
+        [row.operator, _inputs(row.configuration), namespace, f"{m.status.value}: {m.reason}"]
+        for row in rows
+        for namespace, m in row.measurements.items()
+        if m is not None and m.forward is None
+    ]
+    listed = notes(rows, namespaces)
+    if listed:
+        lines += ["## Notes", "", markdown_table(listed, headers=("operator", "inputs", "phase", "note")), ""]
+    if problems or failures:
+        headers = ("operator", "inputs", "namespace", "why not compared")
+        lines += [
+            "## Not compared",
+            "",
+            markdown_table(problems + failures, headers=headers),
+            "",
+        ]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,179 @@
+"""Verdicts between namespaces of one comparison (``opperf compare``): is ``mx.np.add`` as fast as
+``mx.nd.add``, and as ``torch.add``?
+
+A comparison measures each configuration in every namespace round after round, the namespaces taking
+turns (``opperf.verdicts.compare.comparison``). Each other namespace is then an A/B job's new side against
+the first
+namespace's base: per phase, each round's ratio of the fastest passes, tested as a paired row of an
+A/B job is (``inference``: the rounds' mean against their spread, and every round alone), corrected
+for the rows of the comparison (Benjamini-Hochberg), and decided by the same rule as ``opperf diff``
+(``decide.timing_verdict``). A point ratio of one run moved 40% run to run (mx.np over mx.nd ``add``:
+1.11, 0.71, 1.02, 1.15, 0.89 in five runs); with its interval and verdict a reader can tell.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from opperf.results.load import timer_tick
+from opperf.results.measurement import Measurement
+from opperf.utils.load import BUSY_THRESHOLD
+from opperf.utils.stats import summarize
+from opperf.verdicts.decide import Verdict, noise, timing_verdict
+from opperf.verdicts.diff import TICK_FLOOR
+from opperf.verdicts.inference import Contrast, assess, bh_qvalues
+
+STOP_SHARE = 0.1
+"""A changed verdict settles a configuration's rounds only when its q-value is within this share of
+the level (the looks after each round would otherwise add to its false-call rate)."""
+NO_WORK_S = 10e-6
+"""Below this a phase's median may be no computation at all (a gradient passed through, a view)..."""
+NO_WORK_FACTOR = 50
+"""...when another namespace takes this many times longer for the same phase."""
+
+
+@dataclass(frozen=True)
+class Versus:
+    """One namespace against the first on one configuration and phase: the ratio of their times
+    (other over first), its 95% interval, the verdict (``slower``: the other namespace is slower),
+    why it is inconclusive, and the doubt flags of either side's rounds."""
+
+    ratio: float
+    low: float | None
+    high: float | None
+    verdict: Verdict
+    reason: str | None
+    flags: tuple[str, ...]
+    q: float | None = None
+    below_resolution: bool = False
+    """Whether a tick of the timer is more than the threshold of the phase's time."""
+
+    def settled(self, alpha: float) -> bool:
+        """Whether more rounds would hardly change the verdict: ``same``, called at a tenth of the
+        level (as an A/B job stops a row, ``sequential.STOP_SHARE``), or inconclusive below the
+        timer's resolution."""
+        if self.verdict is Verdict.INCONCLUSIVE:
+            return self.below_resolution
+        if self.verdict in (Verdict.SLOWER, Verdict.FASTER):
+            return self.q is not None and self.q <= alpha * STOP_SHARE
+        return True
+
+
+Rounds = Mapping[str, Sequence[Measurement]]
+"""A configuration's measurements by namespace, one per round, in round order."""
+
+
+def versus(
+    configurations: Sequence[Rounds], namespaces: Sequence[str], threshold: float, alpha: float
+) -> dict[tuple[int, str, str], Versus]:
+    """Every other namespace against the first, by (configuration index, namespace, phase), where
+    both measured the phase in every round."""
+    first = namespaces[0]
+    found: list[tuple[tuple[int, str, str], Contrast, tuple[str, ...], float]] = []
+    for index, rounds in enumerate(configurations):
+        for namespace in namespaces[1:]:
+            for phase in ("forward", "backward"):
+                contrast = _contrast(rounds.get(first, ()), rounds.get(namespace, ()), phase)
+                if contrast is not None:
+                    sides = [*rounds[first], *rounds[namespace]]
+                    found.append(
+                        ((index, namespace, phase), contrast, _flags(sides), _tick_floor(sides, phase))
+                    )
+    if not found:
+        return {}
+    _, tests = assess([contrast for _, contrast, _, _ in found], paired=True)
+    tested = [i for i, test in enumerate(tests) if test is not None]
+    q_of = dict(zip(tested, bh_qvalues([tests[i].p for i in tested]), strict=True))
+    result = {}
+    for i, (where, contrast, flags, floor) in enumerate(found):
+        test = tests[i]
+        verdict, reason = timing_verdict(
+            contrast.estimate, test, q_of.get(i), noise(test, floor), threshold, alpha
+        )
+        below_resolution = floor > math.log1p(threshold)
+        if verdict is Verdict.SAME and below_resolution:
+            verdict, reason = Verdict.INCONCLUSIVE, BELOW_RESOLUTION.format(math.expm1(floor))
+        result[where] = Versus(
+            ratio=math.exp(contrast.estimate),
+            low=math.exp(test.low) if test else None,
+            high=math.exp(test.high) if test else None,
+            verdict=verdict,
+            reason=reason,
+            flags=flags,
+            q=q_of.get(i),
+            below_resolution=below_resolution,
+        )
+    return result
+
+
+BELOW_RESOLUTION = (
+    "the timer's ticks ({:.0%} of this row's fastest pass, at 1.5 ticks) are coarser than the "
+    "threshold: fastest passes that read alike can differ by more than it, so it cannot say same"
+)
+"""Why a row whose fastest passes the timer quantises more coarsely than the threshold is never
+``same``: two namespaces both read 9 us, one tick of MXNet's profiler each, may be 9.0 and 9.9 us.
+In five compare runs at load 2.4-3.3 such rows (``exp`` and ``sum`` backward on (10000, 1), about
+10 us) were ``same`` in three and ``inconclusive`` in two: the verdict followed the noise."""
+
+
+def _contrast(base: Sequence[Measurement], new: Sequence[Measurement], phase: str) -> Contrast | None:
+    """The rounds' log ratios of their fastest passes (new over base), where both sides measured the
+    phase in every round."""
+    pairs = [(getattr(b, phase), getattr(n, phase)) for b, n in zip(base, new, strict=False)]
+    if not pairs or len(pairs) != len(base) or any(not b or not n or min(b) <= 0 for b, n in pairs):
+        return None
+    ratios = [math.log(min(n) / min(b)) for b, n in pairs]
+    noise = [_own_variance(b) + _own_variance(n) for b, n in pairs]
+    return Contrast.paired(ratios, math.log(statistics.median(min(b) for b, _ in pairs)), noise)
+
+
+def _own_variance(samples: Sequence[float]) -> float:
+    """A round's own variance of its log figure, from its median's 95% interval (one pass: none)."""
+    summary = summarize(samples)
+    if summary.median <= 0 or len(samples) < 2:
+        return 0.0
+    return ((summary.median_high - summary.median_low) / (2 * summary.median) / NORMAL_95) ** 2
+
+
+NORMAL_95 = 1.959964
+"""A normal's 97.5% quantile: a 95% interval's half-width in standard errors."""
+
+
+def _tick_floor(measurements: Sequence[Measurement], phase: str) -> float:
+    """``TICK_FLOOR`` ticks of a quantising timer as a share of the phase's fastest pass, in log units,
+    as ``opperf diff`` holds a paired row to (4 us against 5 us on MXNet's profiler is one tick)."""
+    samples = [getattr(m, phase) or () for m in measurements]
+    ticks = [tick for found in samples if (tick := timer_tick(found))]
+    fastest = min((min(found) for found in samples if found), default=0.0)
+    return math.log1p(TICK_FLOOR * min(ticks) / fastest) if ticks and fastest > 0 else 0.0
+
+
+def _flags(measurements: Sequence[Measurement]) -> tuple[str, ...]:
+    """The doubt flags any round of either side carried."""
+    flags = set()
+    for measurement in measurements:
+        for samples in (measurement.forward, measurement.backward):
+            if samples and len(samples) > 1 and summarize(samples).noisy:
+                flags.add("noisy")
+        if measurement.met_target is False:
+            flags.add("imprecise")
+        if measurement.competing_load is not None and measurement.competing_load > BUSY_THRESHOLD:
+            flags.add("busy")
+    return tuple(sorted(flags))
+
+
+def no_work_note(medians: Mapping[str, float], phase: str) -> str | None:
+    """A note where one namespace's ``phase`` takes under ``NO_WORK_S`` while another takes
+    ``NO_WORK_FACTOR`` times longer: it likely computes nothing (PyTorch's ``add`` backward passes the
+    gradient through, 0.005 ms, against MXNet's 0.94 ms), and the ratio compares work with none."""
+    fastest = min(medians, key=medians.__getitem__)
+    slowest = max(medians, key=medians.__getitem__)
+    if medians[fastest] >= NO_WORK_S or medians[slowest] < NO_WORK_FACTOR * medians[fastest]:
+        return None
+    return (
+        f"{fastest}'s {phase} takes {medians[fastest] * 1e3:.4g} ms against {slowest}'s "
+        f"{medians[slowest] * 1e3:.4g} ms: it likely computes nothing (a gradient passed through, a view)"
+    )

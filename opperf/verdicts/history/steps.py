@@ -1,0 +1,218 @@
+"""Step detection over a configuration's history: where its level moved and stayed.
+
+A series is one row's medians over runs, in time order, on the log scale. Before any step is looked
+for, each run's machine factor is taken out (``run_factors``: the median, over every series the run
+measured, of how far the run sits from that series' typical level): a sweep on a slow stretch of the
+machine moves every configuration, which is the machine's doing, not the operators' (six sweeps of
+identical code had 16 steps in 24 series without it). A step at run i compares
+the level just before it with the level just after: the medians of the ``WINDOW`` runs on each side
+(fewer at the ends of a segment), the ``MIN_HOLD`` runs next to it on one side all beyond those on
+the other (``_apart``).
+With ``WINDOW`` = 2 · ``MIN_HOLD`` - 1, a new level must hold for ``MIN_HOLD`` runs to move the median
+after it: one or two odd runs are noise, three at a new level are a step (six sweeps of identical
+code had steps of 0.68x and 0.86x from a run at twice the time, or two at the end 15% faster).
+A step qualifies when it exceeds both the threshold and the series' own noise: ``NOISE_FACTOR``
+robust standard deviations (MAD) of the runs around the series' running median, so a series that
+wanders by 30% needs a larger step than one that holds within 1%, and than ``TICK_FLOOR`` ticks of
+a quantising timer (9 us against 8 us is one tick of MXNet's profiler, not an 11% step). Binary
+segmentation takes the qualifying step whose windows' means differ most, then looks again on each
+side of it. Each step found gets a p-value (its segments' means against the series' own noise,
+``step_p``), and Benjamini-Hochberg over every step of every series keeps those that hold at the
+FDR level (``judge``): a store of hundreds of series would otherwise show a few steps by chance.
+Pure functions; the store feeds them.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from opperf.verdicts.distributions import t_sf
+from opperf.verdicts.inference import bh_qvalues
+
+if TYPE_CHECKING:
+    from opperf.verdicts.history.store import Series
+
+MIN_HOLD = 3
+"""Runs a level must hold on each side of a step."""
+
+WINDOW = 2 * MIN_HOLD - 1
+"""Runs on each side of a step whose median is the level there."""
+
+NOISE_FACTOR = 4.0
+"""A step must exceed this many robust standard deviations of the series' runs."""
+
+MAD_TO_SD = 1.4826
+"""A normal's standard deviation per median absolute deviation."""
+
+DEFAULT_ALPHA = 0.05
+"""The false discovery rate level over every step of every series, unless ``--alpha`` says otherwise."""
+
+TICK_FLOOR = 1.5
+"""Ticks of a quantising timer a step must exceed (as a paired row's change must, ``verdicts.diff``)."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """A level change between runs ``index - 1`` and ``index``: ``ratio`` is the new level over the
+    old (medians of the segments), ``noise`` the relative spread the step had to exceed."""
+
+    index: int
+    before: float
+    after: float
+    noise: float
+    p: float = 0.0
+    q: float | None = None
+
+    @property
+    def ratio(self) -> float:
+        return self.after / self.before
+
+    @property
+    def regression(self) -> bool:
+        return self.after > self.before
+
+
+def robust_sd(values: Sequence[float]) -> float:
+    """The MAD-based standard deviation of ``values`` (0 for fewer than two)."""
+    if len(values) < 2:
+        return 0.0
+    centre = statistics.median(values)
+    return MAD_TO_SD * statistics.median(abs(v - centre) for v in values)
+
+
+def detect_steps(medians: Sequence[float], threshold: float, floor: float = 0.0) -> list[Step]:
+    """The steps of a series of positive medians (run order), earliest first, each with its p-value
+    (``step_p``); a step must exceed ``floor`` too (log units: a timer's ticks, ``tick_floor``)."""
+    logs = [math.log(m) for m in medians]
+    sd = robust_sd(_around_running_median(logs))
+    noise = NOISE_FACTOR * sd
+    found: list[int] = []
+    _split(logs, 0, len(logs), max(math.log1p(threshold), noise, floor), found)
+    cuts = sorted(found)
+    bounds = [0, *cuts, len(logs)]
+    return [
+        Step(
+            index=cut,
+            before=math.exp(statistics.median(logs[bounds[position - 1] : cut])),
+            after=math.exp(statistics.median(logs[cut : bounds[position + 1]])),
+            noise=math.expm1(noise),
+            p=step_p(logs[bounds[position - 1] : cut], logs[cut : bounds[position + 1]], sd),
+        )
+        for position, cut in enumerate(cuts, start=1)
+    ]
+
+
+def step_p(before: Sequence[float], after: Sequence[float], sd: float) -> float:
+    """The two-sided p-value of a step between two segments of a series' log medians: the difference
+    of their means against the series' own robust noise ``sd``, a t with as many degrees of freedom
+    as the segments leave (0 when the series does not vary at all and the segments differ)."""
+    difference = statistics.fmean(after) - statistics.fmean(before)
+    if sd == 0:
+        return 0.0 if difference else 1.0
+    statistic = difference / (sd * math.sqrt(1 / len(before) + 1 / len(after)))
+    return min(1.0, 2 * t_sf(abs(statistic), max(1, len(before) + len(after) - 2)))
+
+
+def tick_floor(tick: float | None, level: float) -> float:
+    """``TICK_FLOOR`` ticks of a quantising timer as a log step at ``level`` seconds; 0 without one."""
+    return math.log1p(TICK_FLOOR * tick / level) if tick and level > 0 else 0.0
+
+
+def run_factors(series: Sequence[Sequence[tuple[int, float]]]) -> dict[int, float]:
+    """Each run's machine factor, in log units: the median, over the series it measured, of its log
+    median less that series' median log median. A run on a slow stretch of the machine moves every
+    configuration it measured alike; an operator's change moves its own."""
+    offsets: dict[int, list[float]] = defaultdict(list)
+    for points in series:
+        if len(points) < 2:
+            continue
+        typical = statistics.median(math.log(median) for _, median in points)
+        for run, median in points:
+            offsets[run].append(math.log(median) - typical)
+    return {run: statistics.median(found) for run, found in offsets.items()}
+
+
+def judge(
+    series: Sequence[Sequence[tuple[int, float]]],
+    ticks: Sequence[float | None],
+    threshold: float,
+    alpha: float,
+) -> list[list[Step]]:
+    """The steps of every series (each its (run, median) points in run order, and its timer's tick),
+    after each run's machine factor is taken out; steps are kept where Benjamini-Hochberg over
+    every step found holds them at FDR level ``alpha``. Steps report the series' own medians."""
+    factors = run_factors(series)
+    found = []
+    for points, tick in zip(series, ticks, strict=True):
+        normalised = [median / math.exp(factors.get(run, 0.0)) for run, median in points]
+        level = statistics.median(median for _, median in points) if points else 0.0
+        found.append(detect_steps(normalised, threshold, tick_floor(tick, level)) if normalised else [])
+    flat = [step for steps in found for step in steps]
+    q_values = iter(bh_qvalues([step.p for step in flat]))
+    judged = [[replace(step, q=next(q_values)) for step in steps] for steps in found]
+    return [
+        [_own_levels(step, points, steps) for step in steps if step.q <= alpha]
+        for points, steps in zip(series, judged, strict=True)
+    ]
+
+
+def _own_levels(step: Step, points: Sequence[tuple[int, float]], steps: Sequence[Step]) -> Step:
+    """``step`` with its levels read from the series' own medians (not the normalised ones)."""
+    cuts = [s.index for s in steps]
+    position = cuts.index(step.index)
+    start = cuts[position - 1] if position else 0
+    end = cuts[position + 1] if position + 1 < len(cuts) else len(points)
+    medians = [median for _, median in points]
+    return replace(
+        step,
+        before=statistics.median(medians[start : step.index]),
+        after=statistics.median(medians[step.index : end]),
+    )
+
+
+def _around_running_median(logs: Sequence[float]) -> list[float]:
+    """Each run less the median of it and its neighbours: what is left once the level, steps
+    included, is taken out."""
+    return [v - statistics.median(logs[max(0, i - 1) : i + 2]) for i, v in enumerate(logs)]
+
+
+def _split(logs: Sequence[float], start: int, end: int, minimum: float, found: list[int]) -> None:
+    """Binary segmentation of ``logs[start:end]``: cut at the strongest qualifying step, recurse."""
+    best: tuple[float, int] | None = None
+    for cut in range(start + MIN_HOLD, end - MIN_HOLD + 1):
+        before = logs[max(start, cut - WINDOW) : cut]
+        after = logs[cut : min(end, cut + WINDOW)]
+        nearest = logs[max(start, cut - MIN_HOLD) : cut], logs[cut : min(end, cut + MIN_HOLD)]
+        if abs(statistics.median(after) - statistics.median(before)) <= minimum or not _apart(
+            *nearest, minimum
+        ):
+            continue
+        # Medians qualify a step (one odd run cannot); means place it (the runs it moved).
+        strength = abs(statistics.fmean(after) - statistics.fmean(before))
+        if best is None or strength > best[0]:
+            best = (strength, cut)
+    if best is None:
+        return
+    found.append(best[1])
+    _split(logs, start, best[1], minimum, found)
+    _split(logs, best[1], end, minimum, found)
+
+
+def _apart(before: Sequence[float], after: Sequence[float], margin: float) -> bool:
+    """Whether every run on one side of a step lies beyond every run on the other by ``margin``: a
+    new level, not one odd run at a segment's end (a window of two holding one run at twice the time
+    read as a step of 0.68x)."""
+    return max(after) + margin < min(before) or min(after) > max(before) + margin
+
+
+def steps_of(series: Sequence[Series], threshold: float, alpha: float = DEFAULT_ALPHA) -> list[list[Step]]:
+    """``judge`` over a store's series (every series the store holds: each run's machine factor and
+    the FDR control look at all of them, whatever a command then shows)."""
+    points = [[(point.run, point.median) for point in s.points] for s in series]
+    ticks = [min((point.tick for point in s.points if point.tick), default=None) for s in series]
+    return judge(points, ticks, threshold, alpha)

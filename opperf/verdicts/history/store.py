@@ -1,0 +1,356 @@
+"""The history store: result files' rows in one SQLite file, queried as series over runs.
+
+The result files stay the source of truth: the store keeps, per run, where it came from and its
+environment, and per row (a configuration's key and phase, as ``opperf diff`` matches them) the
+median, its 95% interval, the sample count, the timer's tick, status and flags. Adding a file twice
+adds it once (runs are known by a digest of their content), so the store can be rebuilt by adding
+the files again; a run can be taken out (``remove``).
+
+The store knows itself (a ``meta`` table: format and schema version): a path that is not one (a
+misspelt ``--db``, another tool's SQLite file, a damaged or newer store) is refused with one line,
+and only ``history add`` creates a store, saying so. Writers take the database's write lock and wait
+for each other (``BUSY_TIMEOUT_S``), so two sweeps adding at once both land. Imports no framework.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import sqlite3
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from opperf.results.document import is_ab
+from opperf.results.load import PHASES, Key, record_key, timer_tick
+from opperf.utils.errors import OpperfError
+from opperf.utils.stats import summarize
+
+T = TypeVar("T")
+
+FORMAT = "opperf-history"
+SCHEMA_VERSION = 2
+"""2: a ``meta`` table names the store, and each row keeps its timer's tick (``tick_s``)."""
+
+BUSY_TIMEOUT_S = 600.0
+"""How long a writer waits for another one to finish before it gives up."""
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY,
+    digest TEXT UNIQUE NOT NULL,
+    source TEXT NOT NULL,
+    started TEXT,
+    framework TEXT,
+    framework_version TEXT,
+    device TEXT,
+    environment TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS rows (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    key TEXT NOT NULL,
+    op TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    inputs TEXT NOT NULL,
+    phase TEXT NOT NULL,
+    status TEXT NOT NULL,
+    median_s REAL,
+    low_s REAL,
+    high_s REAL,
+    n INTEGER,
+    flags TEXT NOT NULL,
+    tick_s REAL,
+    PRIMARY KEY (run_id, key, phase)
+);
+CREATE INDEX IF NOT EXISTS rows_by_key ON rows (key, phase);
+CREATE INDEX IF NOT EXISTS rows_by_op ON rows (op);
+"""
+LEGACY_TABLES = frozenset({"runs", "rows"})
+"""The tables of a store written before version 2 (no ``meta``): read as they are, upgraded on add."""
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run's figure for a row: when the run started, its median and interval (seconds), its
+    flags, and the file it came from."""
+
+    started: str
+    median: float
+    low: float
+    high: float
+    flags: tuple[str, ...]
+    source: str
+    run: int = 0
+    tick: float | None = None
+
+
+@dataclass(frozen=True)
+class Series:
+    """A row's history: its key (as ``opperf diff`` matches rows), its phase, and its points in
+    run order."""
+
+    key: Key
+    phase: str
+    points: tuple[Point, ...]
+
+    @property
+    def label(self) -> str:
+        inputs = json.loads(self.key.inputs)
+        shown = ", ".join(f"{name}={_shape(value)}" for name, value in inputs.items())
+        return f"{self.key.namespace}.{self.key.op}({shown}) {self.phase}"
+
+
+def _shape(value: object) -> str:
+    if isinstance(value, dict) and "shape" in value:
+        return "x".join(map(str, value["shape"])) or "scalar"
+    return json.dumps(value)
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """One run in the store: its id (what ``history remove`` takes), when it started, its file and
+    how many rows it holds."""
+
+    id: int
+    started: str
+    source: str
+    rows: int
+
+
+class History:
+    """The history store at ``path``. ``create``: make it when absent (``history add``, ``sweep
+    --history``); otherwise a path that is no store is refused."""
+
+    def __init__(self, path: str, create: bool = False) -> None:
+        self.path = path
+        self.created = False
+        folder = Path(path).resolve().parent
+        if not folder.is_dir():
+            raise OpperfError(
+                f"history database folder {str(folder)!r} does not exist; create it or pass another --db"
+            )
+        if not Path(path).exists() and not create:
+            raise OpperfError(
+                f"{path}: no such history database; create one with `opperf history add RESULTS --db {path}`"
+            )
+        try:
+            self._connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+            tables = {
+                name
+                for (name,) in self._connection.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            }
+        except sqlite3.DatabaseError as error:
+            raise OpperfError(
+                f"{path}: not an opperf history database ({error}); pass another --db"
+            ) from None
+        self._legacy = tables == set(LEGACY_TABLES)
+        if not tables:
+            if not create:
+                self._connection.close()
+                raise OpperfError(f"{path}: an empty file, not an opperf history database; pass another --db")
+            self._write(self._create)
+            self.created = True
+        elif not self._legacy:
+            self._check_meta(tables)
+
+    def _check_meta(self, tables: set[str]) -> None:
+        """Refuse a database that is not an opperf store, or one a newer opperf wrote."""
+        meta = dict(self._connection.execute("SELECT key, value FROM meta")) if "meta" in tables else {}
+        if meta.get("format") != FORMAT:
+            self._connection.close()
+            listed = ", ".join(sorted(tables))
+            raise OpperfError(
+                f"{self.path}: not an opperf history database (its tables: {listed}); pass another --db"
+            )
+        version = int(meta.get("schema_version", "0"))
+        if version > SCHEMA_VERSION:
+            self._connection.close()
+            raise OpperfError(
+                f"{self.path}: a history database of schema version {version}, newer than this opperf "
+                f"reads ({SCHEMA_VERSION}); upgrade opperf"
+            )
+
+    def __enter__(self) -> History:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._connection.close()
+
+    def _write(self, change: Callable[[], T]) -> T:
+        """``change`` in one transaction holding the write lock (another writer waits for it, up to
+        ``BUSY_TIMEOUT_S``); a locked, read-only, full or damaged database is OpperfError."""
+        try:
+            self._connection.execute("BEGIN IMMEDIATE")
+            try:
+                result = change()
+            except BaseException:
+                self._connection.execute("ROLLBACK")
+                raise
+            self._connection.execute("COMMIT")
+            return result
+        except sqlite3.OperationalError as error:
+            raise OpperfError(f"cannot write {self.path}: {_reason(error)}") from None
+        except sqlite3.DatabaseError as error:
+            raise OpperfError(
+                f"{self.path}: a damaged history database ({error}); rebuild it with history add"
+            ) from None
+
+    def add(self, document: Mapping[str, object], source: str) -> int | None:
+        """Add one results document (from ``source``); the number of rows added, or None when this
+        run is in the store already."""
+        if is_ab(document):
+            raise OpperfError(f"{source}: an A/B file holds two builds; add the sweeps' result files instead")
+        if self._legacy:
+            self._write(self._upgrade)
+        environment = document.get("environment") or {}
+        digest = hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
+
+        def insert() -> int | None:
+            cursor = self._connection.execute(
+                "INSERT OR IGNORE INTO runs (digest, source, started, framework, framework_version, device, "
+                "environment) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    digest,
+                    source,
+                    environment.get("started"),
+                    environment.get("framework"),
+                    environment.get("framework_version"),
+                    environment.get("device"),
+                    json.dumps(environment, sort_keys=True),
+                ),
+            )
+            if cursor.rowcount == 0:
+                return None
+            rows = list(_rows(cursor.lastrowid, document.get("results") or []))
+            self._connection.executemany(
+                "INSERT OR REPLACE INTO rows VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows
+            )
+            return len(rows)
+
+        return self._write(insert)
+
+    def _create(self) -> None:
+        for statement in _statements(SCHEMA):
+            self._connection.execute(statement)
+        self._write_meta()
+
+    def _write_meta(self) -> None:
+        self._connection.executemany(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+            (("format", FORMAT), ("schema_version", str(SCHEMA_VERSION))),
+        )
+
+    def _upgrade(self) -> None:
+        """A store of version 1 (no ``meta``, no ticks) made version 2, in place."""
+        columns = {row[1] for row in self._connection.execute("PRAGMA table_info(rows)")}
+        if "tick_s" not in columns:
+            self._connection.execute("ALTER TABLE rows ADD COLUMN tick_s REAL")
+        self._connection.execute(
+            "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+        )
+        self._write_meta()
+        self._legacy = False
+
+    def remove(self, run: str) -> StoredRun:
+        """Take the run ``run`` (its id, or the file it was added from) out of the store."""
+        found = [r for r in self.stored_runs() if str(r.id) == run or r.source == run]
+        if len(found) != 1:
+            which = "no run" if not found else f"{len(found)} runs"
+            raise OpperfError(
+                f"{self.path} holds {which} with the id or file {run!r}; `opperf history runs` lists them"
+            )
+
+        def delete() -> None:
+            self._connection.execute("DELETE FROM rows WHERE run_id = ?", (found[0].id,))
+            self._connection.execute("DELETE FROM runs WHERE id = ?", (found[0].id,))
+
+        self._write(delete)
+        return found[0]
+
+    def stored_runs(self) -> list[StoredRun]:
+        """Every run in the store, in the order they started."""
+        query = (
+            "SELECT runs.id, runs.started, runs.source, COUNT(rows.run_id) FROM runs LEFT JOIN rows "
+            "ON rows.run_id = runs.id GROUP BY runs.id ORDER BY runs.started, runs.id"
+        )
+        return [StoredRun(i, started or "", source, count) for i, started, source, count in self._read(query)]
+
+    def runs(self) -> int:
+        return self._read("SELECT COUNT(*) FROM runs")[0][0]
+
+    def _read(self, query: str, parameters: Sequence[object] = ()) -> list[tuple]:
+        try:
+            return self._connection.execute(query, parameters).fetchall()
+        except sqlite3.DatabaseError as error:
+            raise OpperfError(f"{self.path}: cannot be read ({error}); rebuild it with history add") from None
+
+    def series(self, op: str | None = None) -> list[Series]:
+        """Every row's series (of operator ``op`` when given), its points in the order the runs
+        started."""
+        tick = "rows.tick_s" if not self._legacy else "NULL"
+        query = (
+            "SELECT rows.key, rows.phase, runs.started, rows.median_s, rows.low_s, rows.high_s, rows.flags, "
+            f"runs.source, runs.id, {tick} FROM rows JOIN runs ON rows.run_id = runs.id "
+            "WHERE rows.status = 'ok'"
+        )
+        parameters: list[object] = []
+        if op is not None:
+            query += " AND rows.op = ?"
+            parameters.append(op)
+        query += " ORDER BY rows.key, rows.phase, runs.started, runs.id"
+        grouped: dict[tuple[str, str], list[Point]] = {}
+        for key, phase, started, median, low, high, flags, source, run, tick_s in self._read(
+            query, parameters
+        ):
+            point = Point(started or "", median, low, high, tuple(json.loads(flags)), source, run, tick_s)
+            grouped.setdefault((key, phase), []).append(point)
+        return [
+            Series(Key(**json.loads(key)), phase, tuple(points)) for (key, phase), points in grouped.items()
+        ]
+
+
+def _statements(script: str) -> list[str]:
+    """The statements of a schema script, one each (``executescript`` would commit first)."""
+    return [statement.strip() for statement in script.split(";") if statement.strip()]
+
+
+def _reason(error: sqlite3.OperationalError) -> str:
+    """What a failed write means, in words with the way out."""
+    text = str(error)
+    if "locked" in text or "busy" in text:
+        return f"another process held it for {BUSY_TIMEOUT_S:g} s; try again when it is done"
+    if "readonly" in text or "read-only" in text:
+        return "it is read-only; pass a writable --db"
+    if "full" in text:
+        return "the disk is full; make room and add again"
+    return text
+
+
+def _rows(run_id: int, results: list) -> Iterator[tuple[object, ...]]:
+    for record in results:
+        key = record_key(record)
+        encoded = json.dumps(dataclasses.asdict(key), sort_keys=True)
+        ok = record["status"] == "ok"
+        for phase in PHASES if ok else PHASES[:1]:  # a record that did not run has one status row
+            block = record.get(phase) if ok else None
+            if ok and not block:
+                continue
+            summary = summarize(block["samples_s"]) if block else None
+            yield (
+                run_id,
+                encoded,
+                key.op,
+                key.namespace,
+                key.inputs,
+                phase,
+                record["status"],
+                summary.median if summary else None,
+                summary.median_low if summary else None,
+                summary.median_high if summary else None,
+                summary.n if summary else None,
+                json.dumps(record.get("flags") or []),
+                timer_tick(block["samples_s"]) if block else None,
+            )
