@@ -175,3 +175,30 @@ def test_rows_alike_at_a_timer_coarser_than_the_threshold_are_never_same():
     quantised = found[30, "mx.np", "forward"]
     assert quantised.verdict.value == "inconclusive" and quantised.below_resolution
     assert "coarser than the threshold" in quantised.reason and "so it cannot say same" in quantised.reason
+
+
+def test_rows_whose_rounds_scatter_beyond_the_threshold_are_never_same():
+    """Twenty rounds whose ratios lie 6% either side of 1.0, a robust spread of 9% (a bimodal row, as softmax
+    (1024, 1024) was), beside rows whose rounds agree within 0.5%: their mean's interval fits the 5%
+    band, but the verdict is ``inconclusive`` and says why."""
+    import random
+
+    from opperf.verdicts.compare.namespaces import round_spread, versus
+
+    draw = random.Random(3)
+    steady = [
+        {
+            "mx.nd": _rounds([1e-3] * 20),
+            "mx.np": _rounds([1e-3 * math.exp(draw.gauss(0, 0.005)) for _ in range(20)]),
+        }
+        for _ in range(30)
+    ]
+    scatter = [0.06 * (-1) ** i for i in range(20)]
+    wide = {"mx.nd": _rounds([1e-3] * 20), "mx.np": _rounds([1e-3 * math.exp(s) for s in scatter])}
+    found = versus([*steady, wide], ["mx.nd", "mx.np"], 0.05, 0.05)
+    assert {found[i, "mx.np", "forward"].verdict.value for i in range(30)} == {"same"}
+    scattered = found[30, "mx.np", "forward"]
+    assert scattered.low > 1 / 1.05 and scattered.high < 1.05  # the interval alone would say same
+    assert scattered.verdict.value == "inconclusive" and "scatter by 9%" in scattered.reason
+    assert round_spread(scatter) == pytest.approx(0.06 * 1.4826)
+    assert round_spread([0.3, 0.0]) == 0.0  # two rounds give no spread

@@ -94,8 +94,11 @@ def versus(
             contrast.estimate, test, q_of.get(i), noise(test, floor), threshold, alpha
         )
         below_resolution = floor > math.log1p(threshold)
+        spread = round_spread(contrast.rounds)
         if verdict is Verdict.SAME and below_resolution:
             verdict, reason = Verdict.INCONCLUSIVE, BELOW_RESOLUTION.format(math.expm1(floor))
+        elif verdict is Verdict.SAME and spread > math.log1p(threshold):
+            verdict, reason = Verdict.INCONCLUSIVE, ROUNDS_SCATTER.format(math.expm1(spread))
         result[where] = Versus(
             ratio=math.exp(contrast.estimate),
             low=math.exp(test.low) if test else None,
@@ -117,6 +120,30 @@ BELOW_RESOLUTION = (
 ``same``: two namespaces both read 9 us, one tick of MXNet's profiler each, may be 9.0 and 9.9 us.
 In five compare runs at load 2.4-3.3 such rows (``exp`` and ``sum`` backward on (10000, 1), about
 10 us) were ``same`` in three and ``inconclusive`` in two: the verdict followed the noise."""
+
+
+ROUNDS_SCATTER = (
+    "its rounds scatter by {:.0%} (their ratios' robust spread), more than the threshold: the ratio "
+    "follows the state the machine was in, and a mean of a few such rounds is no evidence of same"
+)
+"""Why a row whose rounds' ratios scatter beyond the threshold band is never ``same``: the
+interval of their mean narrows as rounds are added, but where single rounds read 0.85 and 1.15 the
+row's time depends on which of its modes each round met (cache, placement), and whether twenty
+rounds' mean lands inside the 5% band is a draw. Five compare runs of mx.nd against mx.np at load
+0.6-1.2 left softmax (1024, 1024) forward ``same`` in two and ``inconclusive`` in three, its rounds'
+spread 5-15% in every run; with this guard it is ``inconclusive`` in all five."""
+SPREAD_FACTOR = 1.4826
+"""The median absolute deviation's factor that makes it a normal's standard deviation."""
+
+
+def round_spread(ratios: Sequence[float]) -> float:
+    """The robust spread of a row's rounds' log ratios: their median absolute deviation from their
+    median, scaled to a normal's standard deviation (0 for fewer than three rounds). One disturbed
+    round does not move it; rounds that scatter everywhere do."""
+    if len(ratios) < 3:
+        return 0.0
+    centre = statistics.median(ratios)
+    return SPREAD_FACTOR * statistics.median(abs(ratio - centre) for ratio in ratios)
 
 
 def _contrast(base: Sequence[Measurement], new: Sequence[Measurement], phase: str) -> Contrast | None:
