@@ -58,7 +58,7 @@ def test_compare_writes_json_pairing_its_records(tmp_path, capsys):
     ]
     assert main([*argv, "--no-backward", "--output-file", str(output)]) == 0
     document = json.loads(output.read_text())
-    assert document["schema_version"] == 1 and document["environment"]["threads"] == COMPARE_THREADS
+    assert document["schema_version"] == 2 and document["environment"]["threads"] == COMPARE_THREADS
     results, rows = document["results"], document["comparison"]["rows"]
     assert {row["operator"] for row in rows} == {"exp", "FullyConnected"}
     for row in rows:

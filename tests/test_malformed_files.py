@@ -36,7 +36,7 @@ MALFORMED = {
     "not text": (b"\xff\xfe\x00\x01", "cannot be read as JSON text"),
     "nested too deep": ("[" * 100_000 + "]" * 100_000, "nested too deep"),
     "a list": ("[]", "holds no JSON object"),
-    "newer version": (_changed(lambda d: d.update(schema_version=2)), "schema_version 2"),
+    "newer version": (_changed(lambda d: d.update(schema_version=3)), "schema_version 3"),
     "version as text": (_changed(lambda d: d.update(schema_version="1")), "schema_version '1'"),
     "version as true": (_changed(lambda d: d.update(schema_version=True)), "schema_version True"),
     "results an object": (_changed(lambda d: d.update(results={})), "results is missing or not a list"),

@@ -74,7 +74,7 @@ def _document():
 
 def test_json_contract_fields():
     document = json.loads(render_json(_document()))
-    assert document["schema_version"] == 1
+    assert document["schema_version"] == 2
     assert document["environment"] == ENVIRONMENT
     coverage = document["coverage"]
     assert (coverage["operators"], coverage["ok"], coverage["skipped"], coverage["failed"]) == (5, 3, 1, 1)

@@ -14,11 +14,12 @@ from opperf.operators import longtail
 from opperf.results import schema
 from opperf.results.coverage import Coverage
 from opperf.results.measurement import BenchmarkSpec, DeviceWork, Measurement, Status, input_from_json
+from opperf.results.migrations import CURRENT, migrate
 from opperf.results.options import RunOptions
 from opperf.utils.errors import OpperfError
 from opperf.utils.gpu_state import GpuState
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = CURRENT
 
 AB_KIND = "ab"
 """The ``kind`` of an A/B file (``opperf ab``): its records are two builds' rounds, not one sweep."""
@@ -213,8 +214,11 @@ def build_document(
 
 
 def check_document(document: object) -> dict[str, object]:
-    """The document if this opperf can read it; raises SchemaError naming the version, or the record
-    and field that no reader could use (``schema``), otherwise."""
+    """The document if this opperf can read it, migrated to this version from an earlier one
+    (``migrations``); raises SchemaError naming the version, or the record and field that no reader
+    could use (``schema``), otherwise."""
+    if isinstance(document, dict):
+        document = migrate(document)
     version = document.get("schema_version") if isinstance(document, dict) else None
     if version != SCHEMA_VERSION or isinstance(version, bool):
         if not isinstance(document, dict):

@@ -282,12 +282,15 @@ def _run(name: str, path: str, results: Sequence[object], found: Mapping[str, ob
 
 
 def differences(runs: Sequence[Run], fields: Sequence[str]) -> list[str]:
-    """How the runs' fingerprints differ in ``fields``, each as ``field 'a' (file) vs 'b' (file)``."""
+    """How the runs' fingerprints differ in ``fields``, each as ``field 'a' (file) vs 'b' (file)``. A
+    field a file does not record (null: written before opperf recorded it) differs from nothing:
+    unknown is not different."""
     found = []
     for name in fields:
         values = {}
         for run in runs:
-            values.setdefault(json.dumps(run.fingerprint.get(name), sort_keys=True), run.path)
+            if run.fingerprint.get(name) is not None:
+                values.setdefault(json.dumps(run.fingerprint[name], sort_keys=True), run.path)
         if len(values) > 1:
             found.append(f"{name} " + " vs ".join(f"{value} ({path})" for value, path in values.items()))
     return found
