@@ -202,6 +202,8 @@ def test_sweeps_of_two_machines_are_refused_unless_allowed_and_builds_are_named(
     assert main(["diff", str(base), str(new), "--allow-different-machines"]) == 0
     assert "Measured on different machines: cpu_model" in capsys.readouterr().out
     document = json.loads(GOLDEN.read_text())
+    document["environment"]["framework_build"] = "mxnet 1.9.1 (a release build)"
+    base.write_text(json.dumps(document))
     document["environment"]["framework_build"] = "mxnet 1.9.1 (a debug build)"
     new.write_text(json.dumps(document))
     assert main(["diff", str(base), str(new)]) == 0
@@ -214,5 +216,12 @@ def test_every_sweep_records_its_fingerprint(tmp_path):
         main(["--ops", "exp", "--runs", "2", "--warmup", "0", "--quiet", "--output-file", str(output)]) == 0
     )
     found = json.loads(output.read_text())["environment"]["fingerprint"]
-    assert set(found) == {"cpu_model", "cpu_count", "gpus", "framework", "framework_build"}
+    assert set(found) == {
+        "cpu_model",
+        "cpu_count",
+        "gpus",
+        "framework",
+        "framework_version",
+        "framework_build",
+    }
     assert found["framework_build"].startswith("mxnet 1.9.1 (") and found["cpu_count"] >= 1

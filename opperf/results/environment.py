@@ -148,15 +148,13 @@ class Environment:
 
 MACHINE_FIELDS = ("cpu_model", "cpu_count", "gpus")
 """What a machine is known by: results of two machines measure different hardware."""
-BUILD_FIELDS = ("framework", "framework_build")
-"""What a framework build is known by (its version where an older file names no build)."""
+BUILD_FIELDS = ("framework", "framework_version", "framework_build")
+"""What a framework build is known by: its version, and the build's features where a file records
+them (a file that records no build differs from none in it: ``load.differences``)."""
 
 
 def fingerprint(environment: Mapping[str, object]) -> dict[str, object]:
     """A results file's machine and framework build, from its environment: CPU model and count, GPUs
-    with their drivers, the framework and its build (version and build features; the version alone
-    in files written before builds were recorded)."""
-    found = {name: environment.get(name) for name in MACHINE_FIELDS}
-    found["framework"] = environment.get("framework")
-    found["framework_build"] = environment.get("framework_build") or environment.get("framework_version")
-    return found
+    with their drivers, the framework, its version and its build (version and build features; null
+    in files written before builds were recorded, whose version alone then says which build)."""
+    return {name: environment.get(name) for name in (*MACHINE_FIELDS, *BUILD_FIELDS)}
