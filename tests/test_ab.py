@@ -121,9 +121,10 @@ def test_differing_builds_are_reported():
 
 
 def _key(index: int) -> Key:
-    return Key(
-        "mxnet", "mx.nd", f"op{index}", "{}", "float32", "cpu(0)", "native", None, 1, "hot", True, "eager"
-    )
+    return Key.from_mapping(
+        {"framework": "mxnet", "namespace": "mx.nd", "op": f"op{index}", "inputs": "{}", "dtype": "float32",
+         "device": "cpu(0)", "profiler": "native", "threads": 1, "cache": "hot", "run_backward": True}
+    )  # fmt: skip
 
 
 def _rounds(medians: dict[Key, list[float]], busy: bool = False) -> tuple[Run, ...]:

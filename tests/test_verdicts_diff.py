@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -272,3 +274,48 @@ def test_the_row_key_holds_every_option_that_changes_a_figure():
     record = {"framework": "torch", "namespace": "torch", "op": "exp", "inputs": {"input": {"shape": [8]}}}
     hot, cold = (record_key({**record, "cache": cache}) for cache in ("hot", "cold"))
     assert hot.identity == cold.identity and hot != cold and hot.differing(cold) == ("cache",)
+
+
+_NEW_KEYED_OPTION = """
+import json, sys
+from opperf.results import options
+if sys.argv[1] == "keyed":
+    options.KEYED = (*options.KEYED, "values")  # what marking a new RunOptions field keyed does to KEYED
+from opperf.cli import main
+base, new, db, out = sys.argv[2:6]
+diff_status = main(["diff", base, new, "--output-file", out, "--allow-different-machines"])
+for path in (base, new):
+    assert main(["history", "add", "--db", db, path]) == 0
+from opperf.verdicts.history.store import History
+with History(db) as store:
+    series = store.series()
+print(json.dumps({"diff": diff_status, "series": len(series)}))
+"""
+
+
+def test_a_new_keyed_option_keeps_rows_apart_in_diff_and_history_with_nothing_else_changed(tmp_path):
+    """Issue 29's check: files differing only in a new option (``values``: uniform against normal
+    inputs). Marked keyed (its name in ``KEYED``, as a ``RunOptions`` field marked keyed puts it) and
+    with no other change, ``diff`` pairs no row across the two settings and ``history`` keeps each
+    setting a series of its own; not keyed, the same files pair and share their series."""
+    data = Path(__file__).parent / "data" / "verdicts"
+    paths = []
+    for name, values in (("mxnet_run1.json", "uniform"), ("mxnet_run2.json", "normal")):
+        document = json.loads((data / name).read_text())
+        for record in document["results"]:
+            record["values"] = values
+        paths.append(tmp_path / f"{values}.json")
+        paths[-1].write_text(json.dumps(document))
+    found = {}
+    for mode in ("keyed", "not"):
+        out, db = tmp_path / f"{mode}.json", tmp_path / f"{mode}.sqlite"
+        done = subprocess.run(
+            [sys.executable, "-c", _NEW_KEYED_OPTION, mode, *map(str, paths), str(db), str(out)],
+            capture_output=True, text=True, check=True, cwd=tmp_path,
+        )  # fmt: skip
+        series = json.loads(done.stdout.strip().splitlines()[-1])["series"]
+        found[mode] = ({row["verdict"] for row in json.loads(out.read_text())["rows"]}, series)
+    (keyed, keyed_series), (plain, plain_series) = found["keyed"], found["not"]
+    assert keyed <= {"new", "gone", "incomparable"}, keyed
+    assert plain & {"same", "slower", "faster", "inconclusive"}, plain
+    assert keyed_series == 2 * plain_series

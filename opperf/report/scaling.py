@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from opperf.results.inputs import describe_inputs
 from opperf.results.load import Key, record_key
@@ -77,7 +77,7 @@ def scalings(results: Sequence[Mapping[str, object]], usable_cpus: int | None) -
         figure = CountFigure(
             threads, result["forward"]["median_s"], load is not None and load > BUSY_THRESHOLD
         )
-        groups[replace(record_key(result), threads=None)].append((figure, result["inputs"]))
+        groups[record_key(result).replacing(threads=None)].append((figure, result["inputs"]))
     found = []
     for key, members in groups.items():
         figures = tuple(sorted((f for f, _ in members), key=lambda f: f.threads))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, replace
 
 from opperf.results.document import is_ab, read_document
 from opperf.results.environment import fingerprint
@@ -28,39 +28,76 @@ _REQUIRED = ("framework", "namespace", "op", "inputs", "status")
 _FIX = "pass JSON result files written by `opperf --output-format json` or `--json-file`"
 
 
+SETTINGS: tuple[str, ...] = (*(name for name in KEYED if name != "framework"), "stage", "variant")
+"""The settings a row key holds beside its identity: every option marked keyed in ``RunOptions``
+(the framework is part of the identity), then the stage and the fused variant. Derived, never
+listed: an option marked keyed is in every key, in ``diff`` and in ``history``, with nothing else
+to change."""
+_ABSENT: Mapping[str, object] = {"stage": "eager", "variant": ""}
+"""What a key holds for a setting a record leaves out (a null variant is no variant)."""
+
+
 @dataclass(frozen=True)
 class Key:
     """What a row is: a record's identity (framework, namespace, operator, inputs in canonical JSON)
-    and the settings that change its figures. Rows are compared only when all of them agree."""
+    and the settings that change its figures (``SETTINGS``, in that order). Rows are compared only
+    when all of them agree; a setting reads as an attribute (``key.cache``)."""
 
     framework: str
     namespace: str
     op: str
     inputs: str
-    dtype: str | None
-    device: str | None
-    profiler: str | None
-    mode: str | None
-    threads: int | None
-    cache: str | None
-    run_backward: bool | None
-    stage: str
-    variant: str = ""
+    settings: tuple[object, ...]
 
     @property
     def identity(self) -> tuple[str, str, str, str]:
         return (self.framework, self.namespace, self.op, self.inputs)
 
-    @property
-    def settings(self) -> tuple[object, ...]:
-        return tuple(getattr(self, name) for name in SETTINGS)
+    def __getattr__(self, name: str) -> object:
+        if name in SETTINGS:
+            return self.settings[SETTINGS.index(name)]
+        raise AttributeError(name)
 
     def differing(self, other: Key) -> tuple[str, ...]:
         """The names of the settings in which two keys of one identity differ."""
-        return tuple(name for name in SETTINGS if getattr(self, name) != getattr(other, name))
+        return tuple(
+            name for name, a, b in zip(SETTINGS, self.settings, other.settings, strict=True) if a != b
+        )
+
+    def replacing(self, **settings: object) -> Key:
+        """This key with the named settings changed (``threads=None``: every thread count as one)."""
+        values = dict(zip(SETTINGS, self.settings, strict=True))
+        unknown = set(settings) - set(values)
+        if unknown:
+            raise TypeError(f"a key has no setting {sorted(unknown)[0]!r}")
+        values.update(settings)
+        return replace(self, settings=tuple(values[name] for name in SETTINGS))
+
+    def as_mapping(self) -> dict[str, object]:
+        """The key as one flat object (identity and settings by name): how a history store keeps it."""
+        return {
+            "framework": self.framework,
+            "namespace": self.namespace,
+            "op": self.op,
+            "inputs": self.inputs,
+            **dict(zip(SETTINGS, self.settings, strict=True)),
+        }
+
+    @classmethod
+    def from_mapping(cls, mapping: Mapping[str, object]) -> Key:
+        """A key from its flat object (``as_mapping``; a setting it lacks as a record lacking it)."""
+        return cls(
+            str(mapping["framework"]),
+            str(mapping["namespace"]),
+            str(mapping["op"]),
+            str(mapping["inputs"]),
+            tuple(_setting(mapping, name) for name in SETTINGS),
+        )
 
 
-SETTINGS = tuple(f.name for f in fields(Key))[4:]
+def _setting(mapping: Mapping[str, object], name: str) -> object:
+    value = mapping.get(name)
+    return _ABSENT.get(name) if value is None and name in _ABSENT else value
 
 
 @dataclass(frozen=True)
@@ -109,7 +146,7 @@ class RunRecord:
 @dataclass(frozen=True)
 class Run:
     """One result file: where it came from, its records by key, and its machine and framework build
-    (``utils.environment.fingerprint``)."""
+    (``environment.fingerprint``)."""
 
     path: str
     records: Mapping[Key, RunRecord]
@@ -122,17 +159,9 @@ def canonical_inputs(inputs: object) -> str:
 
 
 def record_key(record: Mapping[str, object]) -> Key:
-    """A record's key: its identity, and every option marked keyed (``RunOptions``) as the record
-    carries it (None where an older file left it out), with its stage and variant."""
-    return Key(
-        framework=str(record["framework"]),
-        namespace=str(record["namespace"]),
-        op=str(record["op"]),
-        inputs=canonical_inputs(record["inputs"]),
-        stage=str(record.get("stage", "eager")),
-        variant=str(record.get("variant") or ""),
-        **{name: record.get(name) for name in KEYED if name != "framework"},
-    )
+    """A record's key: its identity, and each of ``SETTINGS`` as the record carries it (every one,
+    in a file of schema version 2; an older file is migrated where it is read)."""
+    return Key.from_mapping({**record, "inputs": canonical_inputs(record["inputs"])})
 
 
 def phase_run(block: object, where: str) -> PhaseRun | None:

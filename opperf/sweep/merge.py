@@ -11,34 +11,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import fields
 
 from opperf.results.coverage import Coverage
 from opperf.results.document import SCHEMA_VERSION, is_ab, measurement_from_record
+from opperf.results.options import RunOptions
 from opperf.sweep.shards import Shard
 from opperf.utils.errors import OpperfError
 
-MATCHING = (
-    "framework",
+MATCHING: tuple[str, ...] = (
+    *(option.name for option in fields(RunOptions)),
     "framework_version",
     "framework_settings",
-    "device",
-    "dtype",
-    "profiler",
-    "warmup",
-    "runs",
-    "target_precision",
-    "budget_s",
-    "seed",
-    "cache",
-    "threads",
-    "run_backward",
-    "mode",
-    "stages",
-    "shapes",
-    "fuzz_count",
     "size_profile",
 )
-"""Environment settings every merged file must share: they change what a figure means."""
+"""Environment settings every merged file must share: every run option (the environment records
+them all, ``RunOptions.settings``), and the framework's version, settings and the size profile."""
 
 
 FIX = "pass the JSON results files of one sweep's shards (`opperf sweep --shard K/N`)"

@@ -48,7 +48,7 @@ def row_dict(row: Row) -> dict[str, object]:
         "namespace": key.namespace,
         "op": key.op,
         "inputs": json.loads(key.inputs),
-        **{name: getattr(key, name) for name in SETTINGS},
+        **dict(zip(SETTINGS, key.settings, strict=True)),
         "phase": row.phase,
         "verdict": row.verdict.value,
         "indicative": row.indicative,

@@ -14,7 +14,6 @@ for each other (``BUSY_TIMEOUT_S``), so two sweeps adding at once both land. Imp
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import sqlite3
@@ -308,7 +307,8 @@ class History:
             point = Point(started or "", median, low, high, tuple(json.loads(flags)), source, run, tick_s)
             grouped.setdefault((key, phase), []).append(point)
         return [
-            Series(Key(**json.loads(key)), phase, tuple(points)) for (key, phase), points in grouped.items()
+            Series(Key.from_mapping(json.loads(key)), phase, tuple(points))
+            for (key, phase), points in grouped.items()
         ]
 
 
@@ -332,7 +332,7 @@ def _reason(error: sqlite3.OperationalError) -> str:
 def _rows(run_id: int, results: list) -> Iterator[tuple[object, ...]]:
     for record in results:
         key = record_key(record)
-        encoded = json.dumps(dataclasses.asdict(key), sort_keys=True)
+        encoded = json.dumps(key.as_mapping(), sort_keys=True)
         ok = record["status"] == "ok"
         for phase in PHASES if ok else PHASES[:1]:  # a record that did not run has one status row
             block = record.get(phase) if ok else None
