@@ -9,6 +9,7 @@ import numbers
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from opperf.frameworks import framework_of, get_backend
 from opperf.measure import harness
@@ -64,7 +65,7 @@ def upstream_options(
 
 def benchmark(
     ops: Callable[..., object] | Sequence[Callable[..., object]],
-    inputs: Sequence[dict[str, object]],
+    inputs: Sequence[dict[str, Any]],
     options: RunOptions | None = None,
 ) -> list[Measurement]:
     """Benchmark each operator with each input configuration; one Measurement per pair.
@@ -100,7 +101,7 @@ def benchmark(
 
 
 def _benchmark_one(
-    function: Callable[..., object], inputs: Sequence[dict[str, object]], options: RunOptions
+    function: Callable[..., object], inputs: Sequence[dict[str, Any]], options: RunOptions
 ) -> list[Measurement]:
     backend = get_backend(options.framework)
     options = options.validated(backend)
@@ -183,7 +184,7 @@ def _documented_types(docstring: str) -> dict[str, str]:
 
 
 def describe_inputs(
-    function: Callable[..., object], name: str, info: OpInfo | None, configuration: dict[str, object]
+    function: Callable[..., object], name: str, info: OpInfo | None, configuration: dict[str, Any]
 ) -> dict[str, InputValue]:
     """User inputs as input descriptions: shapes of tensor arguments become TensorSpecs.
 

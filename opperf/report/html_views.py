@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from opperf.measure.stages import EAGER
 from opperf.operators import longtail
@@ -178,7 +179,7 @@ def _agrees(agrees: bool | None) -> str:
 def tag_stages(inputs: ReportInputs) -> str:
     """Per DLOP-Bench tag, the long-tail operators' geometric-mean speedup in each stage, per framework
     (LongTail-Bench's question: which syntax features a graph capture or a compiler gains on)."""
-    by_framework: dict[str, list[Mapping[str, object]]] = {}
+    by_framework: dict[str, list[Mapping[str, Any]]] = {}
     for file in inputs.results:
         for record in file.records:
             by_framework.setdefault(str(record.get("framework", "")), []).append(record)

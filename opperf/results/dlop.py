@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from opperf.results.configs import ArgumentLookup, ConfigsFile, Configuration, Header, check_arguments
 from opperf.results.measurement import InputValue, TensorSpec, freeze_inputs, input_from_json
@@ -24,7 +25,7 @@ from opperf.utils.errors import OpperfError
 PREFIX = "dlop:"
 FRAMEWORK = "torch"
 
-Row = Mapping[str, object]
+Row = Mapping[str, Any]
 
 
 def _conv2d(row: Row) -> dict[str, InputValue]:

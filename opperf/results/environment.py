@@ -10,7 +10,7 @@ import shutil
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from opperf.utils import gpu_state
 
@@ -85,7 +85,7 @@ class Environment:
     """
 
     machine: Machine
-    framework: Mapping[str, object]
+    framework: Mapping[str, Any]
     options: RunOptions
     size_profile: str
     command_line: tuple[str, ...]
@@ -152,7 +152,7 @@ BUILD_FIELDS = ("framework", "framework_build")
 """What a framework build is known by (its version where an older file names no build)."""
 
 
-def fingerprint(environment: Mapping[str, object]) -> dict[str, object]:
+def fingerprint(environment: Mapping[str, Any]) -> dict[str, object]:
     """A results file's machine and framework build, from its environment: CPU model and count, GPUs
     with their drivers, the framework and its build (version and build features; the version alone
     in files written before builds were recorded)."""

@@ -13,6 +13,7 @@ import itertools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
+from typing import Any
 
 from opperf.results.document import is_ab, read_document
 from opperf.results.environment import fingerprint
@@ -113,7 +114,7 @@ class Run:
 
     path: str
     records: Mapping[Key, RunRecord]
-    fingerprint: Mapping[str, object] = field(default_factory=dict)
+    fingerprint: Mapping[str, Any] = field(default_factory=dict)
 
 
 def canonical_inputs(inputs: object) -> str:
@@ -121,7 +122,7 @@ def canonical_inputs(inputs: object) -> str:
     return json.dumps(inputs, sort_keys=True, separators=(",", ":"))
 
 
-def record_key(record: Mapping[str, object]) -> Key:
+def record_key(record: Mapping[str, Any]) -> Key:
     """A record's key: its identity, and every option marked keyed (``RunOptions``) as the record
     carries it (None where an older file left it out), with its stage and variant."""
     return Key(
@@ -261,14 +262,14 @@ def _document(path: str) -> dict[str, object]:
     return read_document(path, _FIX)
 
 
-def _results(path: str, document: dict[str, object] | None = None) -> list:
+def _results(path: str, document: dict[str, Any] | None = None) -> list:
     results = (document if document is not None else _document(path)).get("results")
     if not isinstance(results, list):
         raise OpperfError(f"{path}: no `results` list; {_FIX}")
     return results
 
 
-def _run(name: str, path: str, results: Sequence[object], found: Mapping[str, object] | None = None) -> Run:
+def _run(name: str, path: str, results: Sequence[object], found: Mapping[str, Any] | None = None) -> Run:
     records: dict[Key, RunRecord] = {}
     for index, record in enumerate(results):
         parsed = run_record(record, f"{path}: results[{index}]")

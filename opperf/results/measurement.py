@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from opperf.measure.sampling import StopReason
 from opperf.measure.stages import EAGER, StageCheck
@@ -71,7 +71,7 @@ class TensorSpec:
         return count
 
     def describe(self) -> dict[str, object]:
-        described: dict[str, object] = {"shape": list(self.shape)}
+        described: dict[str, Any] = {"shape": list(self.shape)}
         if self.dtype is not None:
             described["dtype"] = self.dtype
         if self.storage != "default":
@@ -266,7 +266,7 @@ class DeviceWork:
         }
 
     @classmethod
-    def from_json(cls, value: dict[str, object]) -> DeviceWork:
+    def from_json(cls, value: dict[str, Any]) -> DeviceWork:
         return cls(
             phase=str(value["phase"]),
             kind=str(value["kind"]),

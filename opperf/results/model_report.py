@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from opperf.results.configs import ConfigsFile
 from opperf.results.measurement import BenchmarkSpec, Measurement, Status
@@ -61,7 +62,7 @@ class ConfigurationRow:
     pass, standalone median and status."""
 
     op: str
-    inputs: Mapping[str, object]
+    inputs: Mapping[str, Any]
     calls: int
     median_s: float | None
     status: str
@@ -148,7 +149,7 @@ def is_model_report(document: object) -> bool:
     return isinstance(document, dict) and all(name in document for name in MODEL_REPORT_FIELDS)
 
 
-def from_json(document: Mapping[str, object]) -> ModelReport:
+def from_json(document: Mapping[str, Any]) -> ModelReport:
     """The report ``to_json`` wrote, read back (``opperf report`` and the xlsx writer read it);
     KeyError or TypeError when a field is missing or of the wrong kind."""
     return ModelReport(
@@ -179,7 +180,7 @@ def from_json(document: Mapping[str, object]) -> ModelReport:
     )
 
 
-def _key(op: str, inputs: Mapping[str, object]) -> str:
+def _key(op: str, inputs: Mapping[str, Any]) -> str:
     """A configuration's identity as text: its operator and its described inputs, in name order."""
     return json.dumps([op, inputs], sort_keys=True)
 

@@ -376,7 +376,7 @@ class RunOptions:
         return {item.name: _plain(getattr(self, item.name)) for item in fields(self)}
 
     @classmethod
-    def from_record(cls, record: Mapping[str, object]) -> RunOptions:
+    def from_record(cls, record: Mapping[str, Any]) -> RunOptions:
         """The options a results record carries (the others at their defaults)."""
         return cls(**{name: record[name] for name in KEYED if name in record})
 

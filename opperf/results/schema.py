@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import get_args
+from typing import Any, get_args
 
 from opperf.results.measurement import Status, TimerKind, input_from_json
 
@@ -237,7 +237,7 @@ def record_problem(record: object) -> str | None:
     return None
 
 
-def _timing_problem(block: Mapping[str, object]) -> str | None:
+def _timing_problem(block: Mapping[str, Any]) -> str | None:
     samples = block.get("samples_s")
     if not isinstance(samples, list) or not samples or not all(map(_seconds, samples)):
         return f"samples_s is {_shown(samples)}; expected a non-empty list of non-negative seconds"
@@ -249,7 +249,7 @@ def _timing_problem(block: Mapping[str, object]) -> str | None:
     return _fields_problem(block, _TIMING)
 
 
-def _fields_problem(block: Mapping[str, object], expected: Mapping[str, Expect]) -> str | None:
+def _fields_problem(block: Mapping[str, Any], expected: Mapping[str, Expect]) -> str | None:
     for name, expect in expected.items():
         if name in block and not expect.check(block[name]):
             return f"{name} is {_shown(block[name])}; expected {expect.words}"

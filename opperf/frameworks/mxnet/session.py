@@ -13,6 +13,7 @@ import itertools
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -260,7 +261,7 @@ def _prepare(
     var_args_key = info.var_args_key if info else ""
     args: list = []
     kwargs: dict = {}
-    arrays: dict[str, object] = {}
+    arrays: dict[str, Any] = {}
     for name, value in spec.inputs:
         if isinstance(value, Alias):
             source = arrays[value.source]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from opperf.measure.roofline.peaks import MachinePeaks
 from opperf.measure.roofline.work import PeakFractions, Rates, Work, achieved, count_work, fraction_of_peak
@@ -27,7 +28,7 @@ class Calibration:
     usable_cpus: int | None = None
 
     @classmethod
-    def from_environment(cls, environment: Mapping[str, object]) -> Calibration:
+    def from_environment(cls, environment: Mapping[str, Any]) -> Calibration:
         peaks = environment.get("machine_peaks")
         return cls(
             harness_overhead_s=environment.get("harness_overhead_s"),
@@ -69,7 +70,7 @@ class Roofline:
     fractions: PeakFractions | None
 
     def to_json(self) -> dict[str, object]:
-        block: dict[str, object] = {
+        block: dict[str, Any] = {
             "bytes": self.work.bytes_moved,
             "flops": self.work.flops,
             "gb_per_s": self.rates.gb_per_s,

@@ -37,6 +37,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from opperf.frameworks import get_backend
 from opperf.measure.isolation import BuildDescription, IsolatedRunner
@@ -413,7 +414,7 @@ def mismatches(descriptions: Mapping[str, BuildDescription]) -> list[str]:
     return found
 
 
-def ab_document(result: AbResult, environment: Mapping[str, object]) -> dict[str, object]:
+def ab_document(result: AbResult, environment: Mapping[str, Any]) -> dict[str, object]:
     """The A/B file: each round's records per side (``side`` and ``round`` in each record), the
     builds, and what differs between them. ``opperf diff`` reads it."""
     records = []
