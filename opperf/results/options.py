@@ -135,7 +135,7 @@ OVERSUBSCRIPTION_LIMIT = 4
 """Thread counts above this many times the usable CPUs are refused: such threads only take turns."""
 
 
-def _check_threads(value: object) -> None:
+def _check_threads(value: Any) -> None:
     if value == AUTO_THREADS:
         return
     if isinstance(value, tuple):

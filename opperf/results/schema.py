@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, get_args
+from typing import Any, TypeGuard, get_args
 
 from opperf.results.measurement import Status, TimerKind, input_from_json
 
@@ -38,7 +38,7 @@ class Expect:
         return Expect(lambda value: value is None or self.check(value), f"{self.words} or null")
 
 
-def _integer(value: object) -> bool:
+def _integer(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -46,7 +46,7 @@ def _count(value: object) -> bool:
     return _integer(value) and value >= 0
 
 
-def _number(value: object) -> bool:
+def _number(value: object) -> TypeGuard[float]:
     return _integer(value) or (isinstance(value, float) and not math.isnan(value))
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from typing import Any
 
 import numpy as np
 
@@ -96,7 +97,7 @@ def _frozen(state: object) -> object:
     return state
 
 
-def _restore(rng: np.random.Generator, state: object) -> None:
+def _restore(rng: np.random.Generator, state: Any) -> None:
     rng.bit_generator.state = state
 
 
@@ -165,7 +166,7 @@ def is_array(value: object) -> bool:
     return isinstance(value, mx.nd.NDArray)
 
 
-def is_float_array(value: object) -> bool:
+def is_float_array(value: Any) -> bool:
     return is_array(value) and np.issubdtype(value.dtype, np.floating)
 
 

@@ -26,6 +26,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from opperf.measure.harness import SkipError
 from opperf.measure.stages import StageCheck, compare
@@ -200,7 +201,7 @@ def _contrib(
     return Staged(staged, None, check, _backward_refusal(spec))
 
 
-def exported_ops(block: object) -> list[str]:
+def exported_ops(block: Any) -> list[str]:
     """The compute nodes of the graph a hybridized (or ``optimize_for``-partitioned) block runs, read
     from the symbol file ``HybridBlock.export`` writes; SkipError "cannot prove fusion" when it cannot
     be written or read."""

@@ -13,6 +13,7 @@ import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from opperf.measure.harness import SkipError
 from opperf.measure.stages import StageCheck, compare
@@ -127,7 +128,7 @@ def _block(body: Callable[..., object], layout: tuple[tuple[str, int | None], ..
     return Graph()
 
 
-def _numpy(outputs: object) -> list:
+def _numpy(outputs: Any) -> list:
     if isinstance(outputs, (list, tuple)):
         return [array for item in outputs for array in _numpy(item)]
     return [outputs.asnumpy()]

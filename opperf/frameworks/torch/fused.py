@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from opperf.frameworks.torch.calls import Call
 from opperf.frameworks.torch.errors import describe_error
@@ -177,7 +178,7 @@ def _rebuilt(function: Callable[..., object], call: Call) -> Call:
     return Call(function, (), call.kwargs)
 
 
-def _numpy(outputs: object):
+def _numpy(outputs: Any):
     return outputs.detach().cpu().numpy()
 
 
@@ -303,11 +304,11 @@ def _order(built: Pattern) -> Callable[[str], int]:
     return layers.index
 
 
-def _aten_nodes(graph: object) -> list[str]:
+def _aten_nodes(graph: Any) -> list[str]:
     return [n.kind() for n in graph.nodes() if n.kind().startswith(("aten::", "prim::mkldnn", "mkldnn::"))]
 
 
-def _leaf_modules(module: object) -> list[str]:
+def _leaf_modules(module: Any) -> list[str]:
     """The module's compute layers by type (``Identity`` placeholders fusion leaves are no layer)."""
     return [type(m).__name__ for m in module.children() if type(m).__name__ != "Identity"]
 
