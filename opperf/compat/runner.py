@@ -45,7 +45,7 @@ def run_categories(
 def category_runner(*categories: str) -> CategoryRunner:
     """A function benchmarking ``categories``, with ``run_categories``' keyword arguments."""
 
-    def runner(**options: object) -> dict[str, list[dict[str, Any]]]:
+    def runner(**options: Any) -> dict[str, list[dict[str, Any]]]:
         return run_categories(categories, **options)
 
     runner.__doc__ = (

@@ -7,11 +7,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from opperf.compat.legacy import legacy_results
 from opperf.frameworks import framework_of_namespace, get_backend
 from opperf.measure.benchmark import benchmark, check_shape, signature_of, upstream_options
+from opperf.results.measurement import Measurement
 from opperf.utils.errors import OpperfError, suggest
 from opperf.verdicts.compare.comparison import check_devices, check_namespaces, compare
 
@@ -81,7 +82,7 @@ def run_benchmark_operator(
         raise OpperfError(f"no operator {name!r} in {', '.join(namespaces)}{suggest(name, known)}")
     first = found[0]
     backend = get_backend(framework_of_namespace(first))
-    function = backend.lookup(first, name)
+    function = cast("Callable[..., object]", backend.lookup(first, name))
     signature = signature_of(function, backend.identify(function).info)
     configuration: dict[str, Any] = {
         argument: [size, size] if argument in signature.tensor_lists else size
@@ -101,5 +102,7 @@ def run_benchmark_operator(
     check_devices(namespaces, options)
     ordered = [first, *(ns for ns in namespaces if ns != first)]
     (row,) = compare(name, [configuration], ordered, options)
-    measured = [row.measurements[ns] for ns in namespaces if row.measurements.get(ns) is not None]
+    measured = [
+        cast(Measurement, row.measurements[ns]) for ns in namespaces if row.measurements.get(ns) is not None
+    ]
     return legacy_results(measured)

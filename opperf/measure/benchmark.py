@@ -9,7 +9,7 @@ import numbers
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 from opperf.frameworks import framework_of, get_backend
 from opperf.measure import harness
@@ -73,7 +73,7 @@ def benchmark(
     Each operator runs on its own framework's backend (``torch.add`` on PyTorch's, whatever
     ``options.framework`` says); the options' thread count, when given, is set first.
     """
-    functions = list(ops) if isinstance(ops, (list, tuple)) else [ops]
+    functions = cast("list[Callable[..., object]]", list(ops) if isinstance(ops, (list, tuple)) else [ops])
     not_callable = [f for f in functions if not callable(f)]
     if not_callable or not functions:
         raise OpperfError(
@@ -106,7 +106,7 @@ def _benchmark_one(
     backend = get_backend(options.framework)
     options = options.validated(backend)
     options.require_one_thread_count("run_performance_test")
-    backend.set_threads(options.threads)
+    backend.set_threads(cast("int | None", options.threads))
     namespace, name, info = backend.identify(function)
     measurements = []
     for configuration in inputs:

@@ -22,7 +22,7 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Protocol, overload
 
 from opperf.measure.memory import fit_problem
 from opperf.measure.sampling import OVERHEAD_PLAN, Sampled, SamplingPlan, sample
@@ -117,6 +117,10 @@ class Samples:
         if calls == 1:
             return self
 
+        @overload
+        def divided(times: tuple[float, ...]) -> tuple[float, ...]: ...
+        @overload
+        def divided(times: tuple[float, ...] | None) -> tuple[float, ...] | None: ...
         def divided(times: tuple[float, ...] | None) -> tuple[float, ...] | None:
             return tuple(t / calls for t in times) if times is not None else None
 

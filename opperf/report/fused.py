@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from opperf.operators.fused import CATEGORY, GRAPH_UNCHANGED
 from opperf.report.stages import NATIVE_NOTE, TIMER
@@ -74,7 +74,7 @@ def _unchanged(record: Mapping[str, Any]) -> bool:
 
 def _wrong(record: Mapping[str, Any]) -> bool:
     check = record.get("stage_check")
-    return bool(check) and not check.get("agrees", True)
+    return bool(check) and not cast(dict, check).get("agrees", True)
 
 
 def _fusion(record: Mapping[str, Any]) -> tuple[str, str, str]:

@@ -29,7 +29,7 @@ def _tensors(inputs: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return found
 
 
-def _largest(inputs: Mapping[str, Any]) -> Mapping[str, object] | None:
+def _largest(inputs: Mapping[str, Any]) -> Mapping[str, Any] | None:
     tensors = _tensors(inputs)
     return max(tensors, key=lambda t: math.prod(t["shape"])) if tensors else None
 

@@ -60,7 +60,7 @@ def tag_speedups(results: Sequence[Mapping[str, Any]]) -> list[TagStage]:
     eager = {_identity(r): _median(r) for r in chosen if r.get("stage", EAGER) == EAGER}
     ratios: dict[tuple[str, str], list[float]] = defaultdict(list)
     missing: dict[tuple[str, str], int] = defaultdict(int)
-    stages_present = {r.get("stage") for r in chosen} & set(STAGED)
+    stages_present: set[str] = {r.get("stage") for r in chosen} & set(STAGED)
     for record in chosen:
         stage = record.get("stage", EAGER)
         if stage == EAGER:

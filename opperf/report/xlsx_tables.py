@@ -8,7 +8,7 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from opperf.report.diff_rows import diff_file
 from opperf.report.xlsx import SheetColumn, Table
@@ -67,8 +67,8 @@ def _category_summary(rows: tuple[ResultRow, ...]) -> Table:
     table_rows = []
     for category in sorted(by_category):
         mine = by_category[category]
-        medians = [_ms(r.forward.median) for r in mine if r.forward]
-        backward = [_ms(r.backward.median) for r in mine if r.backward]
+        medians = [cast(float, _ms(r.forward.median)) for r in mine if r.forward]
+        backward = [cast(float, _ms(r.backward.median)) for r in mine if r.backward]
         table_rows.append((
             category, len(mine), sum(r.status == "ok" for r in mine), sum(r.status != "ok" for r in mine),
             sum(bool(r.flags) for r in mine), sum(medians), statistics.median(medians) if medians else None,

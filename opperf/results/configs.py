@@ -332,8 +332,8 @@ def _from_results(
     """A results JSON document read as configs: each record's operator and inputs, counted once."""
     try:
         document = check_document(document)
-    except SchemaError as error:
-        raise OpperfError(f"{path}: not a results file: {error}") from None
+    except SchemaError as problem:
+        raise OpperfError(f"{path}: not a results file: {problem}") from None
     environment = document.get("environment") or {}
     records = document.get("results") or []
     header = Header(

@@ -214,7 +214,7 @@ def build_document(
     }
 
 
-def check_document(document: Any) -> dict[str, object]:
+def check_document(document: Any) -> dict[str, Any]:
     """The document if this opperf can read it, migrated to this version from an earlier one
     (``migrations``); raises SchemaError naming the version, or the record and field that no reader
     could use (``schema``), otherwise."""

@@ -244,8 +244,8 @@ def read_ab(path: str) -> AbJob:
         )
         for side in SIDES
     )
-    job = document.get("ab") if isinstance(document.get("ab"), dict) else {}
-    schedule = job.get("schedule") if isinstance(job.get("schedule"), dict) else {}
+    job: dict[str, Any] = document.get("ab") if isinstance(document.get("ab"), dict) else {}
+    schedule: dict[str, Any] = job.get("schedule") if isinstance(job.get("schedule"), dict) else {}
     minimum = schedule.get("min_rounds")
     return AbJob(
         base=base,
@@ -258,7 +258,7 @@ def read_ab(path: str) -> AbJob:
 SIDES = ("base", "new")
 
 
-def _document(path: str) -> dict[str, object]:
+def _document(path: str) -> dict[str, Any]:
     return read_document(path, _FIX)
 
 
@@ -288,7 +288,7 @@ def differences(runs: Sequence[Run], fields: Sequence[str]) -> list[str]:
     unknown is not different."""
     found = []
     for name in fields:
-        values = {}
+        values: dict[str, str] = {}
         for run in runs:
             if run.fingerprint.get(name) is not None:
                 values.setdefault(json.dumps(run.fingerprint[name], sort_keys=True), run.path)

@@ -14,7 +14,7 @@ import argparse
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from opperf.measure.sampling import DEFAULT_BUDGET_S, DEFAULT_TARGET, SamplingPlan
 from opperf.measure.stages import STAGES, check_stages, parse_stages
@@ -169,7 +169,7 @@ def thread_counts(setting: int | tuple[int, ...] | str | None, usable: int) -> t
         return tuple(sorted(counts | {usable}))
     if isinstance(setting, tuple):
         return setting
-    return (setting,)
+    return (cast("int | None", setting),)
 
 
 def is_thread_factor(setting: object) -> bool:
@@ -398,7 +398,7 @@ class RunOptions:
                 dest=item.name,
                 default=default,
                 action=_Noted,
-                type=_argparse_type(spec) if spec.parse else None,
+                type=_argparse_type(spec) if spec.parse else None,  # type: ignore[arg-type]  # None: no conversion
                 choices=spec.choices() if spec.choices else None,
                 metavar=spec.metavar,
                 help=spec.help + shown,

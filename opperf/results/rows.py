@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from opperf.operators import longtail
 from opperf.results.inputs import describe_inputs
@@ -230,7 +230,7 @@ class Group:
         return next((r for r, n in zip(self.rows, self.names, strict=True) if n == namespace), None)
 
     def ratio(self, row: ResultRow) -> float:
-        return row.forward.median / self.first.forward.median
+        return cast(Timing, row.forward).median / cast(Timing, self.first.forward).median
 
     @property
     def widest(self) -> float:
@@ -255,7 +255,8 @@ def comparison_groups(files: Sequence[ResultsFile]) -> list[Group]:
     the stage and the thread count, the namespaces in alphabetical order; argument names differ
     between namespaces (``lhs`` in mx.nd is ``x1`` in mx.np, ``input`` in torch), so they are not
     matched on."""
-    found, paired = [], set()
+    found: list[Group] = []
+    paired: set[int] = set()
     for file in files:
         for pairing in file.paired:
             measured = [(name, file.rows[i]) for name, i in pairing if _measured(file.rows[i])]

@@ -50,7 +50,7 @@ class JournalLines:
     whether its last line was torn."""
 
     settings: dict[str, Any]
-    entries: tuple[object, ...]
+    entries: tuple[Any, ...]
     torn: bool
 
 

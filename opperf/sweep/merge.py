@@ -54,7 +54,7 @@ def _record_key(record: Mapping[str, Any]) -> str:
     return json.dumps(keyed, sort_keys=True)
 
 
-def merge(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, object]:
+def merge(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
     """One results document from ``(path, document)`` pairs of one sweep's parts."""
     if len(documents) < 2:
         raise OpperfError("merge needs two or more result files, e.g. the shards of one sweep")

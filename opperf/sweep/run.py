@@ -11,7 +11,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from opperf.frameworks import Backend, gemm_rates, get_backend
 from opperf.measure import harness
@@ -257,7 +257,7 @@ def run_sweep(
         operators = _in_shard(operators, config)
     finished = _resume(config)
     thread_plan = _thread_plan(config)
-    threads = None if thread_plan else backend.set_threads(options.threads)
+    threads = None if thread_plan else backend.set_threads(cast("int | None", options.threads))
     cpus = worker_cpus(config.affinity, threads, available_cpus()) if config.isolate else None
     peaks = _machine_peaks(config) if options.device.startswith("cpu") else None
     started = _dt.datetime.now(_dt.timezone.utc)
@@ -362,7 +362,12 @@ def _runner(
     if thread_plan:
         return ThreadFactorRunner(options.framework, config.timeout_s, thread_plan)
     if config.isolate:
-        return IsolatedRunner(options.framework, config.timeout_s, threads if cpus else options.threads, cpus)
+        return IsolatedRunner(
+            options.framework,
+            config.timeout_s,
+            threads if cpus else cast("int | None", options.threads),
+            cpus,
+        )
     return InProcessRunner(backend)
 
 

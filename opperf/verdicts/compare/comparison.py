@@ -15,7 +15,7 @@ import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 from opperf.frameworks import framework_of_namespace, get_backend
 from opperf.measure.benchmark import RunOptions, benchmark, signature_of
@@ -91,7 +91,7 @@ def _flattened_data(source: Mapping[str, Any], translated: dict[str, Any]) -> di
     return {**translated, "input": replace(data, shape=flat)}
 
 
-def _same(name: str, np_name: str | None = None, torch_name: str | None = None, **torch: object):
+def _same(name: str, np_name: str | None = None, torch_name: str | None = None, **torch: Any):
     """Counterparts of an operator whose mx.np and torch functions take tensors in the same order."""
     return {
         "mx.np": Counterpart("mx.np", np_name or name),
@@ -521,7 +521,9 @@ def _versus_dict(found: Versus | None) -> dict[str, object] | None:
         return None
     return {
         "ratio": round(found.ratio, 4),
-        "ratio_ci95": [round(found.low, 4), round(found.high, 4)] if found.low is not None else None,
+        "ratio_ci95": [round(found.low, 4), round(cast(float, found.high), 4)]
+        if found.low is not None
+        else None,
         "verdict": found.verdict.value,
         "reason": found.reason,
         "flags": list(found.flags),

@@ -21,7 +21,7 @@ import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from opperf.results.document import is_ab
 from opperf.results.load import PHASES, Key, record_key, timer_tick
@@ -224,7 +224,7 @@ class History:
             )
             if cursor.rowcount == 0:
                 return None
-            rows = list(_rows(cursor.lastrowid, document.get("results") or []))
+            rows = list(_rows(cast(int, cursor.lastrowid), document.get("results") or []))
             self._connection.executemany(
                 "INSERT OR REPLACE INTO rows VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows
             )
