@@ -82,7 +82,7 @@ def _fusion(record: Mapping[str, Any]) -> tuple[str, str, str]:
     if _unchanged(record):
         return f"no ({GRAPH_UNCHANGED})", "—", "—"
     check = record.get("stage_check") or {}
-    fused = {True: "yes", False: "no"}.get(check.get("fused"), "—")
+    fused = cast("dict[object, str]", {True: "yes", False: "no"}).get(check.get("fused"), "—")
     graph = " + ".join(check.get("graph_ops") or ()) or "—"
     difference = check.get("max_abs_diff")
     shown = f"{difference:.2g}" if isinstance(difference, (int, float)) else "—"

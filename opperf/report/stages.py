@@ -17,7 +17,7 @@ import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from opperf.measure.stages import EAGER, STAGES
 from opperf.operators import longtail
@@ -60,7 +60,7 @@ def tag_speedups(results: Sequence[Mapping[str, Any]]) -> list[TagStage]:
     eager = {_identity(r): _median(r) for r in chosen if r.get("stage", EAGER) == EAGER}
     ratios: dict[tuple[str, str], list[float]] = defaultdict(list)
     missing: dict[tuple[str, str], int] = defaultdict(int)
-    stages_present: set[str] = {r.get("stage") for r in chosen} & set(STAGED)
+    stages_present = cast("set[str]", {r.get("stage") for r in chosen} & set(STAGED))
     for record in chosen:
         stage = record.get("stage", EAGER)
         if stage == EAGER:

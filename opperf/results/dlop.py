@@ -122,7 +122,8 @@ def read_dlop(reference: str, arguments: ArgumentLookup, framework: str | None =
         except (KeyError, IndexError, TypeError, ValueError) as error:
             problem = f"no key {error}" if isinstance(error, KeyError) else str(error)
             raise OpperfError(f"{where}: {problem}") from None
-        check_arguments(op, inputs, arguments, lambda m, w=where: OpperfError(f"{w}: {m}"))
+        # Ignored: mypy cannot type a lambda with a default argument (the loop's value).
+        check_arguments(op, inputs, arguments, lambda m, w=where: OpperfError(f"{w}: {m}"))  # type: ignore[misc]
         configurations.append(Configuration(op, freeze_inputs(inputs), 1, ("dlop",), where))
     header = Header(framework=FRAMEWORK, model=reference, captured_by="a DLOP-Bench configuration file")
     return ConfigsFile(header, tuple(configurations))

@@ -13,7 +13,7 @@ import itertools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, cast
 
 from opperf.results.document import is_ab, read_document
 from opperf.results.environment import fingerprint
@@ -244,8 +244,8 @@ def read_ab(path: str) -> AbJob:
         )
         for side in SIDES
     )
-    job: dict[str, Any] = document.get("ab") if isinstance(document.get("ab"), dict) else {}
-    schedule: dict[str, Any] = job.get("schedule") if isinstance(job.get("schedule"), dict) else {}
+    job = cast("dict[str, Any]", document.get("ab")) if isinstance(document.get("ab"), dict) else {}
+    schedule = cast("dict[str, Any]", job.get("schedule")) if isinstance(job.get("schedule"), dict) else {}
     minimum = schedule.get("min_rounds")
     return AbJob(
         base=base,

@@ -268,13 +268,16 @@ def run_sweep(
     in_flight: OpInfo | None = None
     with contextlib.ExitStack() as stack:
         writer = _journal_writer(config, append=bool(finished), stack=stack)
-        runner = stack.enter_context(_runner(config, backend, thread_plan, threads, cpus))
+        runner = cast(
+            "IsolatedRunner | InProcessRunner | ThreadFactorRunner",
+            stack.enter_context(_runner(config, backend, thread_plan, threads, cpus)),
+        )
         overhead = runner.harness_overhead(options.profiler, options.device)
         try:
             for index, op in enumerate(operators, start=1):
-                op_results = finished.get(op.name)
+                op_results: Sequence[Measurement] | None = finished.get(op.name)
                 fresh = op_results is None
-                if fresh:
+                if op_results is None:
                     if progress is not None:  # the operator now running, none of its results yet
                         progress(index - 1, len(operators), op, ())
                     in_flight = op
@@ -389,7 +392,7 @@ def expected_cost(op: OpInfo, config: SweepConfig) -> float:
 
 def _in_shard(operators: Sequence[OpInfo], config: SweepConfig) -> list[OpInfo]:
     costs = {op.name: expected_cost(op, config) for op in operators}
-    chosen = set(shards.select([op.name for op in operators], costs, config.shard))
+    chosen = set(shards.select([op.name for op in operators], costs, cast(Shard, config.shard)))
     return [op for op in operators if op.name in chosen]
 
 
