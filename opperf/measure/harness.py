@@ -149,7 +149,8 @@ class Sampler(Protocol):
     already run), then time forward (and backward) passes as ``plan`` says. ``name`` is what reports
     show (``native`` or ``python``)."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def sample(self, passes: Passes, plan: SamplingPlan) -> Samples: ...
 

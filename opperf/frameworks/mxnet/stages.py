@@ -13,7 +13,7 @@ import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from opperf.measure.harness import SkipError
 from opperf.measure.stages import StageCheck, compare
@@ -22,12 +22,25 @@ NO_COMPILE = "MXNet has no compile stage (its graph stage, a hybridized CachedOp
 _ND = "mx.nd"
 
 
+class Call(Protocol):
+    """A session's ready-to-run operator call: its positional and keyword arguments, and the call
+    (what it returns is MXNet's)."""
+
+    @property
+    def args(self) -> tuple: ...
+
+    @property
+    def kwargs(self) -> dict: ...
+
+    def __call__(self) -> Any: ...
+
+
 @dataclass(frozen=True)
 class Staged:
     """The input sets' calls as the block runs them, the seconds building, hybridizing and first
     running it took, and its outputs against eager."""
 
-    calls: tuple[Callable[[], object], ...]
+    calls: tuple[Call, ...]
     compile_s: float
     check: StageCheck
 
@@ -49,8 +62,8 @@ def stage_calls(
     stage: str,
     op: str,
     body: Callable[..., object],
-    calls: Sequence[object],
-    make_call: Callable[[Callable[..., object], dict], object],
+    calls: Sequence[Call],
+    make_call: Callable[[Callable[..., object], dict], Call],
 ) -> Staged:
     """``calls`` (each with ``kwargs`` of arrays and scalars) run through one hybridized block of
     ``body``; ``make_call`` turns a function and keyword arguments into the session's call."""
