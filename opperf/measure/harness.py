@@ -22,7 +22,7 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Protocol, overload
+from typing import Any, Protocol, overload
 
 from opperf.measure.memory import fit_problem
 from opperf.measure.sampling import OVERHEAD_PLAN, Sampled, SamplingPlan, sample
@@ -31,7 +31,7 @@ from opperf.measure.timing import Timer
 from opperf.results.measurement import BenchmarkSpec, DeviceWork, Measurement, Status, TimerKind
 from opperf.utils import gpu_state, load
 
-Backward = Callable[[object], Callable[[], object]]
+Backward = Callable[[Any], Callable[[], object]]
 """Given a forward pass's outputs, the call that runs their backward pass."""
 
 

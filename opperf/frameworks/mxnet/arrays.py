@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
@@ -90,7 +91,7 @@ def _structured(values: np.ndarray, structure: Structure) -> np.ndarray:
     return np.tril(values) + identity
 
 
-def _frozen(state: object) -> object:
+def _frozen(state: object) -> Hashable:
     """A generator state (nested dicts of numbers) as a hashable value."""
     if isinstance(state, dict):
         return tuple((key, _frozen(value)) for key, value in sorted(state.items()))
@@ -139,7 +140,7 @@ def materialize(
     frontend: str,
     rng: np.random.Generator,
     draws: DrawCache | None = None,
-) -> object:
+) -> Any:
     """Arrays for TensorSpecs (and tuples of them); given arrays move to the frontend; scalars pass."""
     if isinstance(value, TensorSpec):
         return make_array(value, dtype, ctx, frontend, rng, draws)

@@ -96,7 +96,7 @@ def _symbol_arguments(
 
 
 @functools.cache
-def _symbol_function(op: str) -> Callable[..., object]:
+def _symbol_function(op: str) -> Callable[..., Any]:
     """The symbol front end of registered operator ``op``, made from its handle."""
     from mxnet.base import _LIB, OpHandle, c_str, check_call
     from mxnet.symbol.register import _make_symbol_function

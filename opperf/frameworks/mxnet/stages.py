@@ -107,7 +107,7 @@ def _layout(kwargs: dict) -> tuple[tuple[str, int | None], ...]:
     """(argument, list length or None for one array) of each array argument, in order."""
     from opperf.frameworks.mxnet.arrays import is_array
 
-    layout = []
+    layout: list[tuple[str, int | None]] = []
     for name, value in kwargs.items():
         if isinstance(value, list) and value and all(is_array(v) for v in value):
             layout.append((name, len(value)))

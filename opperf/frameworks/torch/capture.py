@@ -22,13 +22,16 @@ from __future__ import annotations
 import functools
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opperf.frameworks.torch.namespaces import TENSOR_NAMESPACE
 from opperf.frameworks.torch.registry import fold_name, is_backward_name, load_registry
 from opperf.frameworks.torch.schema import PYTHON_SELF_NAME
 from opperf.results.configs import Call, Captured
 from opperf.results.measurement import InputValue, TensorSpec, freeze_inputs
+
+if TYPE_CHECKING:
+    import torch
 
 
 def captured_by(mode: str) -> str:
@@ -188,7 +191,7 @@ def capture(model: Any, inputs: tuple, mode: str) -> Captured:
     return Captured(tuple(calls), filtered, tuple(aten_names))
 
 
-def _first_tensor(outputs: Any) -> object:
+def _first_tensor(outputs: Any) -> torch.Tensor:
     import torch
 
     if isinstance(outputs, torch.Tensor):

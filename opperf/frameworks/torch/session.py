@@ -21,7 +21,7 @@ from opperf.frameworks.torch.calls import Call, arrange, takes_keywords
 from opperf.frameworks.torch.errors import describe_error
 from opperf.frameworks.torch.namespaces import identify, resolve
 from opperf.frameworks.torch.registry import load_registry
-from opperf.frameworks.torch.stages import claim_compile_cache, stage_calls
+from opperf.frameworks.torch.stages import Staged, claim_compile_cache, stage_calls
 from opperf.frameworks.torch.tensors import (
     host_draws,
     is_float_tensor,
@@ -140,7 +140,7 @@ class TorchSession:
             if spec.options.mode == "inference"
             else (lambda: torch.set_grad_enabled(record))
         )
-        staged = None
+        staged: fused_patterns.Staged | Staged | None = None
         if pattern is not None:
             synchronize = devices.synchronizer(spec.options.device)
             staged = fused_patterns.stage_calls(pattern, [p.call for p in prepared], scope, synchronize)

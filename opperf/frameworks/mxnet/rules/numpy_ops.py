@@ -8,7 +8,7 @@ from typing import Any
 
 from opperf.frameworks.mxnet.rules.layers import Configurations, T
 from opperf.operators.rules.profiles import LayerSizes
-from opperf.results.measurement import Alias
+from opperf.results.measurement import Alias, Structure
 
 
 def _integers(*names: str) -> Callable[[LayerSizes], Configurations]:
@@ -38,7 +38,7 @@ def _window(s: LayerSizes) -> Configurations:
     return [{"M": s.features * 16}]
 
 
-def _square(*names: str, structure: str | None = None) -> Callable[[LayerSizes], Configurations]:
+def _square(*names: str, structure: Structure | None = None) -> Callable[[LayerSizes], Configurations]:
     def rule(s: LayerSizes) -> Configurations:
         n = s.features // 2 or 1
         shape = (s.batch // 4 or 1, n, n)
