@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import cast
 
 from opperf.cli.common import add_quiet, check_writable, names, report_format, whole, write_or_print
 from opperf.cli.progress import Stages, wanted
@@ -88,7 +89,9 @@ def run(arguments: argparse.Namespace) -> int:
         stages.close()
     document = comparison_document(rows, namespaces, options, sys.argv)
     rendered = (
-        render_json(document) if chosen == "json" else render_comparison(rows, namespaces, options.threads)
+        render_json(document)
+        if chosen == "json"
+        else render_comparison(rows, namespaces, cast("int | None", options.threads))
     )
     write_or_print(rendered, arguments.output_file)
     if arguments.json_file:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from tabulate import tabulate
 
@@ -86,7 +87,7 @@ def run(arguments: argparse.Namespace) -> int:
         return _detect(history, arguments)
 
 
-def _add(history: History, documents: list[tuple[str, dict[str, object]]]) -> int:
+def _add(history: History, documents: list[tuple[str, dict[str, Any]]]) -> int:
     for path, document in documents:
         added = history.add(document, path)
         print(

@@ -8,6 +8,8 @@ status and the reason when not ok.
 
 from __future__ import annotations
 
+from typing import Any
+
 from opperf.results.measurement import Measurement, Status, TensorSpec, is_given_array, is_tensor_list
 
 MS = 1e3
@@ -33,7 +35,7 @@ def legacy_record(measurement: Measurement) -> dict[str, object]:
     op = measurement.spec.op
     device = measurement.spec.options.device.replace("(", "/").rstrip(")")
     spec = measurement.spec
-    record: dict[str, object] = {
+    record: dict[str, Any] = {
         "inputs": legacy_inputs(measurement),
         # Beyond upstream: which function this is (mx.nd.add and mx.np.add both key their list "add").
         "function": f"{spec.namespace}.{spec.function or op}",
@@ -51,10 +53,10 @@ def legacy_record(measurement: Measurement) -> dict[str, object]:
     return record
 
 
-def legacy_results(measurements: list[Measurement]) -> list[dict[str, list[dict[str, object]]]]:
+def legacy_results(measurements: list[Measurement]) -> list[dict[str, list[dict[str, Any]]]]:
     """``[{op: [record per input configuration]}]``, one dict per operator and namespace, in first-seen
     order: ``mx.nd.add`` and ``mx.np.add`` stay apart."""
-    grouped: dict[tuple[str, str], list[dict[str, object]]] = {}
+    grouped: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for measurement in measurements:
         key = (measurement.spec.namespace, measurement.spec.op)
         grouped.setdefault(key, []).append(legacy_record(measurement))

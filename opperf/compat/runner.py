@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from opperf.compat.legacy import legacy_results
 from opperf.measure.benchmark import upstream_options
 from opperf.operators.rules.profiles import INT64, STANDARD, SizeProfile
 from opperf.sweep.run import SweepConfig, run_sweep
 
-CategoryRunner = Callable[..., dict[str, list[dict[str, object]]]]
+CategoryRunner = Callable[..., dict[str, list[dict[str, Any]]]]
 
 
 def run_categories(
@@ -22,7 +23,7 @@ def run_categories(
     runs: int | None = None,
     run_backward: bool = True,
     profile: SizeProfile | None = None,
-) -> dict[str, list[dict[str, object]]]:
+) -> dict[str, list[dict[str, Any]]]:
     """Benchmark every operator of ``categories`` with the rules' inputs: ``{op: [record, ...]}``.
 
     ``warmup``/``runs`` of None sample adaptively (the default); numbers run exactly that many passes.
@@ -35,7 +36,7 @@ def run_categories(
         profile=chosen_profile,
         categories=categories,
     )
-    merged: dict[str, list[dict[str, object]]] = {}
+    merged: dict[str, list[dict[str, Any]]] = {}
     for entry in legacy_results(list(run_sweep(config).measurements)):
         merged.update(entry)
     return merged
@@ -44,7 +45,7 @@ def run_categories(
 def category_runner(*categories: str) -> CategoryRunner:
     """A function benchmarking ``categories``, with ``run_categories``' keyword arguments."""
 
-    def runner(**options: object) -> dict[str, list[dict[str, object]]]:
+    def runner(**options: Any) -> dict[str, list[dict[str, Any]]]:
         return run_categories(categories, **options)
 
     runner.__doc__ = (

@@ -7,10 +7,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 from opperf.compat.legacy import legacy_results
 from opperf.frameworks import framework_of_namespace, get_backend
 from opperf.measure.benchmark import benchmark, check_shape, signature_of, upstream_options
+from opperf.results.measurement import Measurement
 from opperf.utils.errors import OpperfError, suggest
 from opperf.verdicts.compare.comparison import check_devices, check_namespaces, compare
 
@@ -19,7 +21,7 @@ DEFAULT_NAMESPACES = ("mx.nd", "mx.np", "mx.npx")
 
 def run_performance_test(
     ops: Callable[..., object] | Sequence[Callable[..., object]],
-    inputs: Sequence[dict[str, object]],
+    inputs: Sequence[dict[str, Any]],
     run_backward: bool = True,
     dtype: str = "float32",
     ctx: object = None,
@@ -27,7 +29,7 @@ def run_performance_test(
     warmup: int | None = None,
     runs: int | None = None,
     seed: int = 0,
-) -> list[dict[str, list[dict[str, object]]]]:
+) -> list[dict[str, list[dict[str, Any]]]]:
     """Benchmark one operator or a list of them on each input configuration.
 
     ``inputs`` maps argument names to shapes (tensors are generated, seeded), arrays (used as given)
@@ -51,7 +53,7 @@ def run_performance_test(
 def run_benchmark_operator(
     name: str,
     size: tuple[int, ...] = (128, 128),
-    additional_inputs: dict[str, object] | None = None,
+    additional_inputs: dict[str, Any] | None = None,
     namespaces: Sequence[str] = DEFAULT_NAMESPACES,
     run_backward: bool = False,
     dtype: str = "float32",
@@ -61,7 +63,7 @@ def run_benchmark_operator(
     runs: int | None = None,
     seed: int = 0,
     threads: int | None = None,
-) -> list[dict[str, list[dict[str, object]]]]:
+) -> list[dict[str, list[dict[str, Any]]]]:
     """Benchmark the operator called ``name`` in each namespace that has it (``mx.nd`` against ``mx.np``,
     and ``torch`` when named), on the same input configuration.
 
@@ -80,9 +82,9 @@ def run_benchmark_operator(
         raise OpperfError(f"no operator {name!r} in {', '.join(namespaces)}{suggest(name, known)}")
     first = found[0]
     backend = get_backend(framework_of_namespace(first))
-    function = backend.lookup(first, name)
+    function = cast("Callable[..., object]", backend.lookup(first, name))
     signature = signature_of(function, backend.identify(function).info)
-    configuration: dict[str, object] = {
+    configuration: dict[str, Any] = {
         argument: [size, size] if argument in signature.tensor_lists else size
         for argument in sorted(signature.tensors & signature.required)
     }
@@ -100,5 +102,7 @@ def run_benchmark_operator(
     check_devices(namespaces, options)
     ordered = [first, *(ns for ns in namespaces if ns != first)]
     (row,) = compare(name, [configuration], ordered, options)
-    measured = [row.measurements[ns] for ns in namespaces if row.measurements.get(ns) is not None]
+    measured = [
+        cast(Measurement, row.measurements[ns]) for ns in namespaces if row.measurements.get(ns) is not None
+    ]
     return legacy_results(measured)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from types import ModuleType
 from typing import ClassVar, Protocol
 
@@ -14,8 +14,11 @@ from opperf.operators.info import OpInfo
 class Registry(Protocol):
     """The part of a framework's registry the backend reads."""
 
-    registered_names: tuple[str, ...]
-    operators: tuple[OpInfo, ...]
+    @property
+    def registered_names(self) -> tuple[str, ...]: ...
+
+    @property
+    def operators(self) -> tuple[OpInfo, ...]: ...
 
 
 class BackendBase:
@@ -25,7 +28,7 @@ class BackendBase:
     framework: ClassVar[str]
     devices: ClassVar[ModuleType]
     session_type: ClassVar[type[Session]]
-    registry: ClassVar[Callable[[], Registry]]
+    registry: ClassVar[staticmethod[[], Registry]]
     missing_dtypes: ClassVar[Mapping[str, str]] = {}
     """opperf's dtypes the framework has no tensors of, each with what to do instead."""
 

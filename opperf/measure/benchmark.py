@@ -9,6 +9,7 @@ import numbers
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any, cast
 
 from opperf.frameworks import framework_of, get_backend
 from opperf.measure import harness
@@ -64,7 +65,7 @@ def upstream_options(
 
 def benchmark(
     ops: Callable[..., object] | Sequence[Callable[..., object]],
-    inputs: Sequence[dict[str, object]],
+    inputs: Sequence[dict[str, Any]],
     options: RunOptions | None = None,
 ) -> list[Measurement]:
     """Benchmark each operator with each input configuration; one Measurement per pair.
@@ -72,7 +73,7 @@ def benchmark(
     Each operator runs on its own framework's backend (``torch.add`` on PyTorch's, whatever
     ``options.framework`` says); the options' thread count, when given, is set first.
     """
-    functions = list(ops) if isinstance(ops, (list, tuple)) else [ops]
+    functions = cast("list[Callable[..., object]]", list(ops) if isinstance(ops, (list, tuple)) else [ops])
     not_callable = [f for f in functions if not callable(f)]
     if not_callable or not functions:
         raise OpperfError(
@@ -100,12 +101,12 @@ def benchmark(
 
 
 def _benchmark_one(
-    function: Callable[..., object], inputs: Sequence[dict[str, object]], options: RunOptions
+    function: Callable[..., object], inputs: Sequence[dict[str, Any]], options: RunOptions
 ) -> list[Measurement]:
     backend = get_backend(options.framework)
     options = options.validated(backend)
     options.require_one_thread_count("run_performance_test")
-    backend.set_threads(options.threads)
+    backend.set_threads(cast("int | None", options.threads))
     namespace, name, info = backend.identify(function)
     measurements = []
     for configuration in inputs:
@@ -183,7 +184,7 @@ def _documented_types(docstring: str) -> dict[str, str]:
 
 
 def describe_inputs(
-    function: Callable[..., object], name: str, info: OpInfo | None, configuration: dict[str, object]
+    function: Callable[..., object], name: str, info: OpInfo | None, configuration: dict[str, Any]
 ) -> dict[str, InputValue]:
     """User inputs as input descriptions: shapes of tensor arguments become TensorSpecs.
 

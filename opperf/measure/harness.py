@@ -22,7 +22,7 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Any, Protocol, overload
 
 from opperf.measure.memory import fit_problem
 from opperf.measure.sampling import OVERHEAD_PLAN, Sampled, SamplingPlan, sample
@@ -31,7 +31,7 @@ from opperf.measure.timing import Timer
 from opperf.results.measurement import BenchmarkSpec, DeviceWork, Measurement, Status, TimerKind
 from opperf.utils import gpu_state, load
 
-Backward = Callable[[object], Callable[[], object]]
+Backward = Callable[[Any], Callable[[], object]]
 """Given a forward pass's outputs, the call that runs their backward pass."""
 
 
@@ -117,6 +117,10 @@ class Samples:
         if calls == 1:
             return self
 
+        @overload
+        def divided(times: tuple[float, ...]) -> tuple[float, ...]: ...
+        @overload
+        def divided(times: tuple[float, ...] | None) -> tuple[float, ...] | None: ...
         def divided(times: tuple[float, ...] | None) -> tuple[float, ...] | None:
             return tuple(t / calls for t in times) if times is not None else None
 
@@ -145,7 +149,8 @@ class Sampler(Protocol):
     already run), then time forward (and backward) passes as ``plan`` says. ``name`` is what reports
     show (``native`` or ``python``)."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def sample(self, passes: Passes, plan: SamplingPlan) -> Samples: ...
 

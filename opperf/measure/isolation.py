@@ -26,7 +26,7 @@ import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO, cast
 
 from opperf.measure.memory import peak_rss_bytes
 from opperf.measure.memory_guard import MemoryGuard, OutOfMemory
@@ -110,7 +110,8 @@ class _Prepared:
         if isinstance(self.passes, Measurement):
             return RoundMeasured(self.passes, self.round)
         # The preparation's pass warms the round it was made for; a later round re-warms on its own.
-        passes = self.passes if first else replace(self.passes, warmed=())
+        prepared = cast("Passes", self.passes)  # not None: the first round prepared it
+        passes = prepared if first else replace(prepared, warmed=())
         measurement = harness.measure_prepared(session, job.spec, passes, probe_memory=False, plan=job.plan)
         return RoundMeasured(measurement, self.round)
 
@@ -236,7 +237,7 @@ def serve(backend: Backend, replies: BinaryIO, requests: BinaryIO, cpus: Sequenc
         if job is None:
             return
         if not pinned:
-            pin_process(cpus)
+            pin_process(cast("Sequence[int]", cpus))
             pinned = True
         if isinstance(job, OverheadProbe):
             send_frame(replies, harness.harness_overhead(backend.session, job.profiler, job.device))
@@ -247,7 +248,9 @@ def serve(backend: Backend, replies: BinaryIO, requests: BinaryIO, cpus: Sequenc
                 return
         else:
             prepared.release()
-            if not _answer(replies, backend.session, harness.measure(backend.session, job)):
+            if not _answer(
+                replies, backend.session, harness.measure(backend.session, cast(BenchmarkSpec, job))
+            ):
                 return
 
 
@@ -316,6 +319,11 @@ class IsolatedRunner:
         """The live worker's process id; None when there is none."""
         return self._process.pid if self._process is not None and self._process.poll() is None else None
 
+    @property
+    def _live(self) -> subprocess.Popen:
+        """The worker process, where the caller has made sure there is one (``_ensure_worker``)."""
+        return cast(subprocess.Popen, self._process)
+
     def __enter__(self) -> IsolatedRunner:
         return self
 
@@ -333,7 +341,7 @@ class IsolatedRunner:
             yield self._run_one(job, remaining)
 
     def _run_one(self, job: BenchmarkSpec, remaining: float) -> Measurement:
-        return self._request(job, job, remaining)
+        return cast(Measurement, self._request(job, job, remaining))
 
     def _request(self, message: object, job: BenchmarkSpec, remaining: float, retry: bool = True) -> object:
         """Send ``message`` about ``job``; the worker's reply, or ``job``'s crashed or timed-out result.
@@ -342,8 +350,8 @@ class IsolatedRunner:
         started = time.monotonic()
         try:
             self._ensure_worker()
-            self._job_output_start = os.fstat(self._log).st_size
-            send_frame(self._process.stdin, message)
+            self._job_output_start = os.fstat(cast(int, self._log)).st_size
+            send_frame(cast(BinaryIO, self._live.stdin), message)
             reply = self._receive(remaining)
             self._note_peak_rss()
         except _OutOfMemoryError as error:
@@ -352,7 +360,7 @@ class IsolatedRunner:
                 spec=job, status=Status.CRASHED, reason=str(error), memory_peak_bytes=error.stopped.peak_bytes
             )
         except _StalledError:
-            if self._process.poll() is not None:
+            if self._live.poll() is not None:
                 return self._crashed(job)
             self._kill()
             return self._timed_out(job)
@@ -369,11 +377,11 @@ class IsolatedRunner:
         """Round ``index`` of ``spec``, measured with ``plan`` (None: the spec's own) on the worker's
         preparation of it (made in round 0, or again by a fresh worker); within ``timeout_s``."""
         reply = self._request(Round(spec, index, plan), spec, self._timeout_s)
-        return RoundMeasured(reply, index) if isinstance(reply, Measurement) else reply
+        return RoundMeasured(reply, index) if isinstance(reply, Measurement) else cast(RoundMeasured, reply)
 
     def harness_overhead(self, profiler: str, device: str) -> float | None:
         """The harness's cost per call as the worker measures it; None if the worker could not."""
-        return self._ask(OverheadProbe(profiler, device))
+        return cast("float | None", self._ask(OverheadProbe(profiler, device)))
 
     def describe(self) -> BuildDescription:
         """The framework build the worker runs (its version and operators); OSError naming why when
@@ -387,7 +395,7 @@ class IsolatedRunner:
         self._failure = None
         try:
             self._ensure_worker()
-            send_frame(self._process.stdin, probe)
+            send_frame(cast(BinaryIO, self._live.stdin), probe)
             answer = self._receive(self._timeout_s)
             self._note_peak_rss()
             return answer
@@ -402,7 +410,7 @@ class IsolatedRunner:
         looking at the worker whenever it is quiet for the guard's interval. Raises ``EOFError`` when
         the worker closed its end, ``_OutOfMemoryError`` when the guard stopped it."""
         deadline = time.monotonic() + timeout
-        descriptor = self._process.stdout.fileno()
+        descriptor = cast(BinaryIO, self._live.stdout).fileno()
         received = bytearray()
         wanted, header = _FRAME.size, True
         interval = FIRST_LOOK_S
@@ -422,7 +430,7 @@ class IsolatedRunner:
                     raise EOFError("the benchmark worker closed its pipe")
                 received += chunk
                 continue
-            reading = self._guard.look(self._process.pid)
+            reading = self._guard.look(self._live.pid)
             if reading.stop is not None:
                 raise _OutOfMemoryError(reading.stop)
             interval = reading.next_look_s
@@ -497,7 +505,7 @@ class IsolatedRunner:
 
     def _note_peak_rss(self) -> None:
         """Fold the live worker's peak resident memory into ``peak_rss_bytes``."""
-        peak = peak_rss_bytes(self._process.pid)
+        peak = peak_rss_bytes(self._live.pid)
         if peak is not None:
             self.peak_rss_bytes = max(peak, self.peak_rss_bytes or 0)
 
@@ -532,7 +540,7 @@ class IsolatedRunner:
             with contextlib.suppress(OSError):
                 pin_process(others, process.pid)
         with contextlib.suppress(OSError):
-            send_frame(process.stdin, None)
+            send_frame(cast(BinaryIO, process.stdin), None)
         self._retired.append(process)
         self._process = None  # ``_kill`` now closes only the log
         _close_pipes(process)
@@ -570,4 +578,4 @@ def _close_pipes(process: subprocess.Popen) -> None:
     """Close this side's ends of a worker's pipes (the worker may be gone already)."""
     for stream in (process.stdin, process.stdout):
         with contextlib.suppress(OSError):
-            stream.close()
+            cast(BinaryIO, stream).close()

@@ -151,8 +151,11 @@ class HeapTrimmer:
     def __call__(self) -> bool:
         """Trim if the process grew too much; whether it did."""
         resident = resident_bytes()
-        known = resident is not None and self._after_trim is not None
-        if known and resident - self._after_trim <= self._allowed_growth:
+        if (
+            resident is not None
+            and self._after_trim is not None
+            and resident - self._after_trim <= self._allowed_growth
+        ):
             return False
         release_free_memory()
         self._after_trim = resident_bytes()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -51,7 +52,7 @@ class StageCheck:
         }
 
     @classmethod
-    def from_json(cls, block: dict[str, object] | None) -> StageCheck | None:
+    def from_json(cls, block: dict[str, Any] | None) -> StageCheck | None:
         if not block:
             return None
         graph_ops = block.get("graph_ops")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from opperf.measure.isolation import IsolatedRunner
 from opperf.results.measurement import BenchmarkSpec, Measurement
@@ -28,7 +29,7 @@ class ThreadPlan:
     cpus: Mapping[int, tuple[int, ...] | None]
 
     @classmethod
-    def of(cls, setting: object, affinity: str, available: Sequence[int]) -> ThreadPlan:
+    def of(cls, setting: Any, affinity: str, available: Sequence[int]) -> ThreadPlan:
         counts = tuple(c for c in thread_counts(setting, len(available)) if c is not None)
         return cls(counts, {count: worker_cpus(affinity, count, available) for count in counts})
 

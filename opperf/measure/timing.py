@@ -29,8 +29,11 @@ class Timer(Protocol):
     """A timing strategy. ``name`` is what reports show (``native`` or ``python``), ``kind`` what its
     samples are (``opperf.results.measurement.TimerKind``)."""
 
-    name: str
-    kind: TimerKind
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def kind(self) -> TimerKind: ...
 
     def time(self, call: Callable[[], object]) -> Timed: ...
 

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 
 class ArgKind(str, Enum):
@@ -116,7 +116,7 @@ def parse_argument(name: str, type_string: str) -> Argument:
     nullable = False
     if head.startswith("{"):
         kind = ArgKind.CHOICE
-        choices = tuple(_parse_literal(c.strip()) for c in head.strip("{}").split(","))
+        choices = tuple(cast("str | None", _parse_literal(c.strip())) for c in head.strip("{}").split(","))
         nullable = None in choices or "None" in choices
     else:
         if head.endswith(" or None"):

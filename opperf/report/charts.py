@@ -11,9 +11,10 @@ import io
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import cast
 
 from opperf.report.extras import require
-from opperf.results.rows import MS, Group, ResultRow
+from opperf.results.rows import MS, Group, ResultRow, Timing
 
 PURPOSE = "opperf report --html"
 WIDTH = 9.0
@@ -48,7 +49,7 @@ def to_svg(figure) -> str:
     return _SVG_START.sub(r"\1", buffer.getvalue(), count=1)
 
 
-def category_colours(categories: Sequence[str]) -> dict[str, object]:
+def category_colours(categories: Iterable[str]) -> dict[str, object]:
     """One colour per category, stable for a given set of categories."""
     plt = pyplot()
     palette = plt.get_cmap("tab20").colors
@@ -114,8 +115,9 @@ def roofline(rows: Sequence[ResultRow], peaks: Mapping[str, float] | None) -> st
         bandwidth = peaks["bandwidth_bytes_per_s"] / 1e9
         compute = peaks["gemm_flops_per_s"] / 1e9
         ridge = compute / bandwidth
-        low = min(ridge, *(r.intensity for r in points)) / 4
-        high = max(ridge, *(r.intensity for r in points)) * 4
+        intensities = [cast(float, r.intensity) for r in points]
+        low = min(ridge, *intensities) / 4
+        high = max(ridge, *intensities) * 4
         axes.plot([low, ridge], [bandwidth * low, compute], color="black", linewidth=1.2)
         axes.plot([ridge, high], [compute, compute], color="black", linewidth=1.2)
         axes.annotate(f"memory roof {bandwidth:.3g} GB/s", (low * 1.3, bandwidth * low * 1.6), fontsize=8)
@@ -136,7 +138,7 @@ def distributions(rows: Sequence[ResultRow], title: str) -> str:
         return ""
     plt = pyplot()
     figure, axes = plt.subplots(figsize=(WIDTH, 0.8 + 0.24 * len(rows)))
-    data = [[s * MS for s in r.forward.samples if s > 0] for r in rows]
+    data = [[s * MS for s in cast(Timing, r.forward).samples if s > 0] for r in rows]
     axes.boxplot(
         data, orientation="horizontal", widths=0.6, showfliers=False, medianprops={"color": "#E45756"}
     )
@@ -162,14 +164,14 @@ def comparison(groups: Sequence[Group]) -> str:
     height = 0.8 / len(namespaces)
     plt = pyplot()
     figure, axes = plt.subplots(figsize=(WIDTH, 0.9 + 0.16 * len(groups) * (len(namespaces) + 1)))
-    longest = max(r.forward.median * MS for g in groups for r in g.rows)
+    longest = max(cast(Timing, r.forward).median * MS for g in groups for r in g.rows)
     for position, group in enumerate(reversed(groups)):
         for index, namespace in enumerate(namespaces):
             row = group.by_namespace(namespace)
             if row is None:
                 continue
             y = position + (len(namespaces) - 1) / 2 * height - index * height
-            length = row.forward.median * MS
+            length = cast(Timing, row.forward).median * MS
             axes.barh(y, length, height=height * 0.9, color=colour[namespace])
             if row is not group.first:
                 axes.annotate(f"x{group.ratio(row):.2f}", (length * 1.15, y), va="center", fontsize=6.5)

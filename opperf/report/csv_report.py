@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pandas as pd
 
@@ -33,7 +34,7 @@ def _shown(value: object) -> object:
     return float(f"{value:.{SHOWN_DIGITS}g}") if isinstance(value, float) else inert_csv_cell(value)
 
 
-def render_csv(document: dict[str, object]) -> str:
+def render_csv(document: dict[str, Any]) -> str:
     rows = []
     for result in document["results"]:
         row = {

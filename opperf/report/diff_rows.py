@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from opperf.results.inputs import describe_inputs
 from opperf.utils.errors import OpperfError
@@ -36,12 +37,12 @@ class DiffRow:
         return f"{self.namespace}.{self.op}({self.inputs}) {self.phase}"
 
 
-def _side_flags(side: Mapping[str, object] | None) -> set[str]:
+def _side_flags(side: Mapping[str, Any] | None) -> set[str]:
     names = {"noisy": "noisy", "imprecise": "imprecise", "busy": "busy_machine"}
     return {flag for field, flag in names.items() if side and side.get(field)}
 
 
-def diff_row(row: Mapping[str, object]) -> DiffRow:
+def diff_row(row: Mapping[str, Any]) -> DiffRow:
     base, new = row.get("base"), row.get("new")
     interval = row.get("ratio_ci95") or (None, None)
     return DiffRow(
@@ -67,7 +68,7 @@ class DiffFile:
     """One diff file: its path, its summary block (counts, geomean, threshold) and rows."""
 
     path: str
-    summary: Mapping[str, object]
+    summary: Mapping[str, Any]
     rows: tuple[DiffRow, ...]
 
     @property
@@ -75,7 +76,7 @@ class DiffFile:
         return float(self.summary.get("threshold") or 0.05)
 
 
-def diff_file(document: Mapping[str, object], path: str) -> DiffFile:
+def diff_file(document: Mapping[str, Any], path: str) -> DiffFile:
     """A diff document read as typed rows; OpperfError naming the file and row a reader cannot use."""
     summary, rows = document.get("summary", {}), document.get("rows", [])
     if not isinstance(summary, dict) or not isinstance(rows, list):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 from opperf.operators.fused import CATEGORY, GRAPH_UNCHANGED
 from opperf.report.stages import NATIVE_NOTE, TIMER
@@ -39,16 +40,16 @@ _BASE = ("eager", "unfused")
 _PARTS = ("eager", "parts")
 
 
-def _identity(record: Mapping[str, object]) -> str:
+def _identity(record: Mapping[str, Any]) -> str:
     keyed = {name: record.get(name) for name in _IDENTITY}
     return json.dumps([keyed, record.get("inputs")], sort_keys=True)
 
 
-def _variant(record: Mapping[str, object]) -> tuple[str, str]:
+def _variant(record: Mapping[str, Any]) -> tuple[str, str]:
     return str(record.get("stage") or "eager"), str(record.get("variant") or "unfused")
 
 
-def _median(record: Mapping[str, object] | None) -> float | None:
+def _median(record: Mapping[str, Any] | None) -> float | None:
     block = record.get("forward") if record else None
     return block["median_s"] if record and record.get("status") == "ok" and block else None
 
@@ -57,7 +58,7 @@ def _ms(seconds: float | None) -> str:
     return f"{seconds * MS:.3f}" if seconds is not None else "—"
 
 
-def _shapes(inputs: Mapping[str, object]) -> str:
+def _shapes(inputs: Mapping[str, Any]) -> str:
     shown = []
     for name, value in inputs.items():
         if isinstance(value, dict) and "shape" in value:
@@ -67,28 +68,28 @@ def _shapes(inputs: Mapping[str, object]) -> str:
     return ", ".join(shown)
 
 
-def _unchanged(record: Mapping[str, object]) -> bool:
+def _unchanged(record: Mapping[str, Any]) -> bool:
     return record.get("status") == "skipped" and str(record.get("reason") or "").startswith(GRAPH_UNCHANGED)
 
 
-def _wrong(record: Mapping[str, object]) -> bool:
+def _wrong(record: Mapping[str, Any]) -> bool:
     check = record.get("stage_check")
-    return bool(check) and not check.get("agrees", True)
+    return bool(check) and not cast(dict, check).get("agrees", True)
 
 
-def _fusion(record: Mapping[str, object]) -> tuple[str, str, str]:
+def _fusion(record: Mapping[str, Any]) -> tuple[str, str, str]:
     """(fused, graph, max diff) columns: the proof as the record states it."""
     if _unchanged(record):
         return f"no ({GRAPH_UNCHANGED})", "—", "—"
     check = record.get("stage_check") or {}
-    fused = {True: "yes", False: "no"}.get(check.get("fused"), "—")
+    fused = cast("dict[object, str]", {True: "yes", False: "no"}).get(check.get("fused"), "—")
     graph = " + ".join(check.get("graph_ops") or ()) or "—"
     difference = check.get("max_abs_diff")
     shown = f"{difference:.2g}" if isinstance(difference, (int, float)) else "—"
     return fused, graph, f"wrong output: {shown}" if _wrong(record) else shown
 
 
-def _backward(record: Mapping[str, object]) -> str:
+def _backward(record: Mapping[str, Any]) -> str:
     """The backward median, or the first clause of why there is none."""
     block = record.get("backward")
     if record.get("status") == "ok" and block:
@@ -96,11 +97,11 @@ def _backward(record: Mapping[str, object]) -> str:
     return str(record.get("backward_reason") or "—").split(":")[0]
 
 
-def fused_rows(results: Sequence[Mapping[str, object]]) -> list[list[str]]:
+def fused_rows(results: Sequence[Mapping[str, Any]]) -> list[list[str]]:
     """One row per pattern configuration and variant other than the unfused eager chain (and its
     parts, which are a column): measured, left unfused ("graph unchanged"), or computing otherwise."""
     chosen = [r for r in results if r.get("category") == CATEGORY]
-    groups: dict[str, list[Mapping[str, object]]] = defaultdict(list)
+    groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for record in chosen:
         groups[_identity(record)].append(record)
     rows = []
@@ -132,7 +133,7 @@ def fused_rows(results: Sequence[Mapping[str, object]]) -> list[list[str]]:
     return rows
 
 
-def render_fused(results: Sequence[Mapping[str, object]]) -> list[str]:
+def render_fused(results: Sequence[Mapping[str, Any]]) -> list[str]:
     """The report's fused-patterns section as Markdown lines (none without fused patterns)."""
     rows = fused_rows(results)
     if not rows:

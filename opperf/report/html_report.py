@@ -12,12 +12,13 @@ Plots are inline SVG and the table script is inlined: the page loads nothing fro
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, cast
 
 from opperf.report import charts, html_views
 from opperf.report.diff_rows import DiffFile, DiffRow
-from opperf.report.inputs import ReportInputs
+from opperf.report.inputs import ModelFile, ReportInputs
 from opperf.report.page import (
     Column,
     cards,
@@ -30,7 +31,15 @@ from opperf.report.page import (
     plot,
     section,
 )
-from opperf.results.rows import MS, Group, ResultRow, ResultsFile, comparison_groups, environment_items
+from opperf.results.rows import (
+    MS,
+    Group,
+    ResultRow,
+    ResultsFile,
+    Timing,
+    comparison_groups,
+    environment_items,
+)
 
 SHOWN = 25
 """Configurations a distribution or comparison plot shows (the tables list them all)."""
@@ -63,7 +72,8 @@ def result_columns(rows: Sequence[ResultRow]) -> list[Column[ResultRow]]:
     for name in ("source", "threads", "stage"):
         if len({getattr(r, name) for r in rows}) > 1:
             columns.append(
-                Column(name, lambda r, n=name: escape(getattr(r, n)), lambda r, n=name: getattr(r, n))
+                # Ignored: mypy cannot type a lambda with a default argument (the loop's value).
+                Column(name, lambda r, n=name: escape(getattr(r, n)), lambda r, n=name: getattr(r, n))  # type: ignore[misc]
             )
     columns += [
         Column("status", lambda r: escape(r.status), lambda r: r.status),
@@ -124,8 +134,8 @@ def _summary(inputs: ReportInputs) -> str:
     parts = []
     for index, file in enumerate(inputs.results):
         parts.append(f"<h3>{escape(file.path)}</h3>{_file_summary(file, index)}")
-    for file in inputs.diffs:
-        parts.append(f"<h3>{escape(file.path)} (diff)</h3>{_diff_summary(file)}")
+    for diff in inputs.diffs:
+        parts.append(f"<h3>{escape(diff.path)} (diff)</h3>{_diff_summary(diff)}")
     return "".join(parts)
 
 
@@ -162,21 +172,23 @@ def _file_summary(file: ResultsFile, index: int) -> str:
     )
 
 
-def _coverage_table(coverage: dict, index: int) -> str:
+def _coverage_table(coverage: Mapping[str, Any], index: int) -> str:
     by_category = coverage.get("by_category") or {}
     if not by_category:
         return ""
     keys = ("operators", "ok", "skipped", "failed", "crashed", "timeout")
     items = sorted(by_category.items())
-    columns = [Column("category", lambda i: escape(i[0]), lambda i: i[0])] + [
-        Column(key, lambda i, k=key: str(i[1].get(k, 0)), lambda i, k=key: i[1].get(k, 0), True)
+    columns: list[Column[Any]] = [Column("category", lambda i: escape(i[0]), lambda i: i[0])] + [
+        # Ignored: mypy cannot type a lambda with a default argument (the loop's value).
+        Column(key, lambda i, k=key: str(i[1].get(k, 0)), lambda i, k=key: i[1].get(k, 0), True)  # type: ignore[misc]
         for key in keys
     ]
     not_run = [o for o in coverage.get("by_operator") or () if o.get("status") != "ok"]
     reasons = ""
     if not_run:
         reason_columns = [
-            Column(name, lambda o, n=name: escape(o.get(n)), lambda o, n=name: o.get(n) or "")
+            # Ignored: mypy cannot type a lambda with a default argument (the loop's value).
+            Column(name, lambda o, n=name: escape(o.get(n)), lambda o, n=name: o.get(n) or "")  # type: ignore[misc]
             for name in ("op", "category", "status", "reason")
         ]
         reasons = (
@@ -211,10 +223,10 @@ def _roofline(inputs: ReportInputs) -> str:
 
 def _distributions(inputs: ReportInputs) -> str:
     measured = [r for r in inputs.rows if r.forward and r.forward.samples]
-    slowest = sorted(measured, key=lambda r: r.forward.median, reverse=True)[:SHOWN]
+    slowest = sorted(measured, key=lambda r: cast(Timing, r.forward).median, reverse=True)[:SHOWN]
     variable = sorted(
-        (r for r in measured if r.forward.iqr_ratio is not None),
-        key=lambda r: r.forward.iqr_ratio,
+        (r for r in measured if cast(Timing, r.forward).iqr_ratio is not None),
+        key=lambda r: cast(float, cast(Timing, r.forward).iqr_ratio),
         reverse=True,
     )[:SHOWN]
     return plot(
@@ -243,8 +255,9 @@ def _comparison(inputs: ReportInputs) -> str:
         columns.append(
             Column(
                 f"{namespace} ms",
-                lambda g, n=namespace: _ms(_median_in(g, n)),
-                lambda g, n=namespace: _median_in(g, n),
+                # Ignored: mypy cannot type a lambda with a default argument (the loop's value).
+                lambda g, n=namespace: _ms(_median_in(g, n)),  # type: ignore[misc]
+                lambda g, n=namespace: _median_in(g, n),  # type: ignore[misc]
                 True,
             )
         )
@@ -252,8 +265,9 @@ def _comparison(inputs: ReportInputs) -> str:
             columns.append(
                 Column(
                     f"{namespace} / first",
-                    lambda g, n=namespace: number(_ratio_in(g, n), 3),
-                    lambda g, n=namespace: _ratio_in(g, n),
+                    # Ignored: mypy cannot type a lambda with a default argument (the loop's value).
+                    lambda g, n=namespace: number(_ratio_in(g, n), 3),  # type: ignore[misc]
+                    lambda g, n=namespace: _ratio_in(g, n),  # type: ignore[misc]
                     True,
                 )
             )
@@ -284,7 +298,7 @@ def _group_functions(group: Group) -> str:
 
 def _median_in(group: Group, namespace: str) -> float | None:
     row = group.by_namespace(namespace)
-    return row.forward.median if row is not None else None
+    return cast(Timing, row.forward).median if row is not None else None
 
 
 def _ratio_in(group: Group, namespace: str) -> float | None:
@@ -386,7 +400,8 @@ def render_html(inputs: ReportInputs) -> str:
     """The whole page: a title, links to the sections that have data, then those sections."""
     rendered = [(s, s.render(inputs)) for s in SECTIONS]
     present = [(s, content) for s, content in rendered if content]
-    names = ", ".join(f.path for f in (*inputs.results, *inputs.diffs, *inputs.models))
+    files: tuple[ResultsFile | DiffFile | ModelFile, ...] = (*inputs.results, *inputs.diffs, *inputs.models)
+    names = ", ".join(f.path for f in files)
     toc = "".join(f'<a href="#{s.anchor}">{escape(s.title)}</a>' for s, _ in present)
     body = (
         f'<h1>opperf report</h1><p class="muted">{escape(names)}</p><nav class="toc">{toc}</nav>'

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, cast
 
 from opperf.measure.stages import EAGER
 from opperf.operators import longtail
@@ -117,7 +118,7 @@ def _extremes(measured: list[Staged]) -> list[Staged]:
     """All of ``measured`` when few, else the ``PLOTTED`` with the largest and smallest speedups."""
     if len(measured) <= PLOTTED:
         return measured
-    ordered = sorted(measured, key=lambda s: s.speedup)
+    ordered = sorted(measured, key=lambda s: cast(float, s.speedup))
     return ordered[: PLOTTED // 2] + ordered[-PLOTTED // 2 :]
 
 
@@ -129,7 +130,9 @@ def stages(inputs: ReportInputs) -> str:
         return ""
     measured = [s for s in found if s.speedup is not None]
     shown = _extremes(measured)
-    items = [(s.staged.label, f"{s.staged.framework} {s.staged.stage}", s.speedup) for s in shown]
+    items = [
+        (s.staged.label, f"{s.staged.framework} {s.staged.stage}", cast(float, s.speedup)) for s in shown
+    ]
     columns: list[Column[Staged]] = [
         Column("framework", lambda s: escape(s.staged.framework), lambda s: s.staged.framework),
         Column("function", lambda s: escape(s.staged.function), lambda s: s.staged.function),
@@ -178,7 +181,7 @@ def _agrees(agrees: bool | None) -> str:
 def tag_stages(inputs: ReportInputs) -> str:
     """Per DLOP-Bench tag, the long-tail operators' geometric-mean speedup in each stage, per framework
     (LongTail-Bench's question: which syntax features a graph capture or a compiler gains on)."""
-    by_framework: dict[str, list[Mapping[str, object]]] = {}
+    by_framework: dict[str, list[Mapping[str, Any]]] = {}
     for file in inputs.results:
         for record in file.records:
             by_framework.setdefault(str(record.get("framework", "")), []).append(record)
@@ -226,14 +229,19 @@ def threads(inputs: ReportInputs) -> str:
     ]
     for count in counts:
         columns.append(
+            # Ignored: mypy cannot type a lambda with a default argument (the loop's value).
             Column(
-                f"{count} thr ms", lambda s, c=count: _count_ms(s, c), lambda s, c=count: _count(s, c), True
+                f"{count} thr ms",
+                lambda s, c=count: _count_ms(s, c),  # type: ignore[misc]
+                lambda s, c=count: _count(s, c),  # type: ignore[misc]
+                True,
             )
         )
+    # Ignored: mypy cannot type a lambda with a default argument (the loop's value).
     for count in counts[1:]:
         columns += [
-            Column(f"speedup {count}", lambda s, c=count: _scaled(s, c, "speedup"), numeric=True),
-            Column(f"efficiency {count}", lambda s, c=count: _scaled(s, c, "efficiency"), numeric=True),
+            Column(f"speedup {count}", lambda s, c=count: _scaled(s, c, "speedup"), numeric=True),  # type: ignore[misc]
+            Column(f"efficiency {count}", lambda s, c=count: _scaled(s, c, "efficiency"), numeric=True),  # type: ignore[misc]
         ]
     columns.append(Column("flags", lambda s: flag_badges(s.flags), lambda s: " ".join(s.flags)))
     return (

@@ -6,11 +6,12 @@ median in milliseconds, with every sample as ``benchmark_values``)."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 MS = 1e3
 
 
-def hud_records(document: dict[str, object]) -> list[dict[str, object]]:
+def hud_records(document: dict[str, Any]) -> list[dict[str, Any]]:
     environment = document["environment"]
     benchmark = {
         "name": "opperf",
@@ -69,7 +70,7 @@ def hud_records(document: dict[str, object]) -> list[dict[str, object]]:
     return records
 
 
-def _model_name(result: dict[str, object]) -> str:
+def _model_name(result: dict[str, Any]) -> str:
     """The function, with its stage and variant where it is not plain eager (the dashboards key
     series on the name, so a compiled run is not mixed into the eager series)."""
     stage = str(result.get("stage") or "eager")
@@ -77,5 +78,5 @@ def _model_name(result: dict[str, object]) -> str:
     return str(result["function"]) if shown == "eager" else f"{result['function']} [{shown}]"
 
 
-def render_hud(document: dict[str, object]) -> str:
+def render_hud(document: dict[str, Any]) -> str:
     return json.dumps(hud_records(document), indent=1) + "\n"

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from opperf.results.document import check_document
 
 
-def render_json(document: dict[str, object]) -> str:
+def render_json(document: dict[str, Any]) -> str:
     return json.dumps(document, indent=1, sort_keys=False, allow_nan=False) + "\n"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 from opperf.report.fused import render_fused
 from opperf.report.scaling import render_scaling
@@ -58,7 +59,7 @@ ENVIRONMENT_KEYS = (
 )
 
 
-def _timing(block: dict[str, object] | None) -> list[str]:
+def _timing(block: dict[str, Any] | None) -> list[str]:
     """Median, IQR as a percentage of it, and sample count: the compact view; the JSON has the rest."""
     if not block:
         return ["—"] * 3
@@ -67,7 +68,7 @@ def _timing(block: dict[str, object] | None) -> list[str]:
     return [f"{block['median_s'] * MS:.4f}", spread, str(block["n"])]
 
 
-def _roofline(block: dict[str, object] | None) -> list[str]:
+def _roofline(block: dict[str, Any] | None) -> list[str]:
     if not block:
         return ["—"] * 3
     fractions = block.get("fraction_of_peak")
@@ -75,7 +76,7 @@ def _roofline(block: dict[str, object] | None) -> list[str]:
     return [f"{block['gb_per_s']:.3g}", f"{block['gflop_per_s']:.3g}", roof]
 
 
-def _name(result: dict[str, object]) -> str:
+def _name(result: dict[str, Any]) -> str:
     """The function users call, with the registry's name beside it where the two differ."""
     function = str(result.get("function") or f"{result['namespace']}.{result['op']}")
     named = function if function.endswith(f".{result['op']}") else f"{function} ({result['op']})"
@@ -84,7 +85,7 @@ def _name(result: dict[str, object]) -> str:
     return named if shown == "eager" else f"{named} [{shown}]"
 
 
-def _row(result: dict[str, object]) -> list[str]:
+def _row(result: dict[str, Any]) -> list[str]:
     memory = result.get("memory_peak_bytes")
     return [
         _name(result),
@@ -106,7 +107,7 @@ def _setting(value: object) -> str:
     return str(value)
 
 
-def render_markdown(document: dict[str, object]) -> str:
+def render_markdown(document: dict[str, Any]) -> str:
     environment = document["environment"]
     results = document["results"]
     lines = ["# Operator benchmarks", ""]
@@ -129,7 +130,7 @@ def render_markdown(document: dict[str, object]) -> str:
             f"registered names ({counts})"
         )
     lines.append("")
-    by_category: dict[str, list[dict[str, object]]] = defaultdict(list)
+    by_category: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for result in results:
         if result["status"] == "ok":
             by_category[result["category"]].append(result)

@@ -20,7 +20,7 @@ Item = TypeVar("Item")
 
 
 def asset(name: str) -> str:
-    return resources.files("opperf.report").joinpath("assets", name).read_text(encoding="utf-8")
+    return resources.files("opperf.report").joinpath("assets").joinpath(name).read_text(encoding="utf-8")
 
 
 def escape(text: object) -> str:

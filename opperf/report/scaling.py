@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from opperf.results.inputs import describe_inputs
 from opperf.results.load import Key, record_key
@@ -38,7 +39,7 @@ class Scaling:
     """A configuration's figures across thread counts, fewest first, and the flags they earn."""
 
     key: Key
-    inputs: Mapping[str, object]
+    inputs: Mapping[str, Any]
     figures: tuple[CountFigure, ...]
     usable_cpus: int | None
 
@@ -66,9 +67,9 @@ class Scaling:
         return found
 
 
-def scalings(results: Sequence[Mapping[str, object]], usable_cpus: int | None) -> list[Scaling]:
+def scalings(results: Sequence[Mapping[str, Any]], usable_cpus: int | None) -> list[Scaling]:
     """The configurations measured ok at two or more thread counts, in the order they first appear."""
-    groups: dict[Key, list[tuple[CountFigure, Mapping[str, object]]]] = defaultdict(list)
+    groups: dict[Key, list[tuple[CountFigure, Mapping[str, Any]]]] = defaultdict(list)
     for result in results:
         threads = result.get("threads")
         if result["status"] != "ok" or not result.get("forward") or not isinstance(threads, int):
@@ -90,7 +91,7 @@ def _cell(value: float | None, digits: str) -> str:
     return BUSY if value is None else format(value, digits)
 
 
-def render_scaling(document: Mapping[str, object]) -> list[str]:
+def render_scaling(document: Mapping[str, Any]) -> list[str]:
     """Markdown lines of the scaling table; none unless some configuration ran at several counts."""
     found = scalings(document["results"], document["environment"].get("usable_cpus"))
     if not found:

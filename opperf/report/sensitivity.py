@@ -12,14 +12,15 @@ import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from opperf.utils.markdown_table import markdown_table
 
 HEADERS = ("Operator", "Largest tensor", "Elements", "Layout", "Fwd median (ms)", "ns / element")
 
 
-def _tensors(inputs: Mapping[str, object]) -> list[Mapping[str, object]]:
-    found: list[Mapping[str, object]] = []
+def _tensors(inputs: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    found: list[Mapping[str, Any]] = []
     for value in inputs.values():
         if isinstance(value, dict) and "shape" in value:
             found.append(value)
@@ -28,7 +29,7 @@ def _tensors(inputs: Mapping[str, object]) -> list[Mapping[str, object]]:
     return found
 
 
-def _largest(inputs: Mapping[str, object]) -> Mapping[str, object] | None:
+def _largest(inputs: Mapping[str, Any]) -> Mapping[str, Any] | None:
     tensors = _tensors(inputs)
     return max(tensors, key=lambda t: math.prod(t["shape"])) if tensors else None
 
@@ -49,7 +50,7 @@ class Point:
         return self.median_s * 1e9 / self.elements if self.elements else None
 
 
-def sensitivity_points(results: Sequence[Mapping[str, object]]) -> list[Point]:
+def sensitivity_points(results: Sequence[Mapping[str, Any]]) -> list[Point]:
     """One point per measured configuration, grouped by operator and sorted by element count."""
     by_op: dict[str, list[Point]] = defaultdict(list)
     for result in results:
@@ -69,7 +70,7 @@ def sensitivity_points(results: Sequence[Mapping[str, object]]) -> list[Point]:
     return [point for op in sorted(by_op) for point in sorted(by_op[op], key=lambda p: p.elements)]
 
 
-def sensitivity_rows(results: Sequence[Mapping[str, object]]) -> list[list[str]]:
+def sensitivity_rows(results: Sequence[Mapping[str, Any]]) -> list[list[str]]:
     """One row of text per measured configuration, grouped by operator and sorted by element count."""
     return [
         [
@@ -84,7 +85,7 @@ def sensitivity_rows(results: Sequence[Mapping[str, object]]) -> list[list[str]]
     ]
 
 
-def render_sensitivity(document: Mapping[str, object]) -> list[str]:
+def render_sensitivity(document: Mapping[str, Any]) -> list[str]:
     """Markdown lines of the view; none unless the sweep drew its shapes (``--shapes`` fuzz or skewed)."""
     environment = document["environment"]
     mode = environment.get("shapes", "standard")

@@ -17,6 +17,7 @@ import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, cast
 
 from opperf.measure.stages import EAGER, STAGES
 from opperf.operators import longtail
@@ -43,23 +44,23 @@ class TagStage:
     not_measured: int
 
 
-def _identity(record: Mapping[str, object]) -> str:
+def _identity(record: Mapping[str, Any]) -> str:
     keyed = {name: record.get(name) for name in _IDENTITY}
     return json.dumps([keyed, record.get("inputs"), record.get("run_backward")], sort_keys=True)
 
 
-def _median(record: Mapping[str, object]) -> float | None:
+def _median(record: Mapping[str, Any]) -> float | None:
     block = record.get("forward")
     return block["median_s"] if record.get("status") == "ok" and block else None
 
 
-def tag_speedups(results: Sequence[Mapping[str, object]]) -> list[TagStage]:
+def tag_speedups(results: Sequence[Mapping[str, Any]]) -> list[TagStage]:
     """Per tag and non-eager stage present in ``results``, the geometric-mean speedup over eager."""
     chosen = [r for r in _long_tail(results) if r.get("profiler") == TIMER]
     eager = {_identity(r): _median(r) for r in chosen if r.get("stage", EAGER) == EAGER}
     ratios: dict[tuple[str, str], list[float]] = defaultdict(list)
     missing: dict[tuple[str, str], int] = defaultdict(int)
-    stages_present = {r.get("stage") for r in chosen} & set(STAGED)
+    stages_present = cast("set[str]", {r.get("stage") for r in chosen} & set(STAGED))
     for record in chosen:
         stage = record.get("stage", EAGER)
         if stage == EAGER:
@@ -80,7 +81,7 @@ def tag_speedups(results: Sequence[Mapping[str, object]]) -> list[TagStage]:
     return figures
 
 
-def _long_tail(results: Sequence[Mapping[str, object]]) -> list[Mapping[str, object]]:
+def _long_tail(results: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return [r for r in results if r.get("category") == longtail.CATEGORY]
 
 
@@ -88,7 +89,7 @@ def _geometric_mean(values: Sequence[float]) -> float | None:
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
 
 
-def render_tag_speedups(results: Sequence[Mapping[str, object]]) -> str:
+def render_tag_speedups(results: Sequence[Mapping[str, Any]]) -> str:
     """The per-tag table as Markdown; a note when the stages were timed by the native profiler; "" when
     the results have no long-tail graph or compile stage."""
     figures = tag_speedups(results)

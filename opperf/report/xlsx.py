@@ -15,6 +15,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from opperf.report.extras import require
 from opperf.utils.cells import reads_as_formula
@@ -88,7 +89,7 @@ def workbook_bytes(tables: Sequence[Table]) -> bytes:
     return buffer.getvalue()
 
 
-def _set(cell: object, value: object) -> None:
+def _set(cell: Any, value: Any) -> None:
     """Put a plain value in ``cell``: lists and dicts as text (a cell holds one value); text stays text,
     never a formula (``utils.cells``), with the characters a workbook cannot hold replaced."""
     from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE

@@ -8,6 +8,7 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 from collections.abc import Mapping
+from typing import Any, cast
 
 from opperf.report.diff_rows import diff_file
 from opperf.report.xlsx import SheetColumn, Table
@@ -66,8 +67,8 @@ def _category_summary(rows: tuple[ResultRow, ...]) -> Table:
     table_rows = []
     for category in sorted(by_category):
         mine = by_category[category]
-        medians = [_ms(r.forward.median) for r in mine if r.forward]
-        backward = [_ms(r.backward.median) for r in mine if r.backward]
+        medians = [cast(float, _ms(r.forward.median)) for r in mine if r.forward]
+        backward = [cast(float, _ms(r.backward.median)) for r in mine if r.backward]
         table_rows.append((
             category, len(mine), sum(r.status == "ok" for r in mine), sum(r.status != "ok" for r in mine),
             sum(bool(r.flags) for r in mine), sum(medians), statistics.median(medians) if medians else None,
@@ -82,7 +83,7 @@ def _category_summary(rows: tuple[ResultRow, ...]) -> Table:
     return Table("summary by category", columns, tuple(table_rows))
 
 
-def _coverage(coverage: Mapping[str, object]) -> Table:
+def _coverage(coverage: Mapping[str, Any]) -> Table:
     operators = coverage.get("by_operator") or ()
     columns = (
         SheetColumn("op", 28), SheetColumn("category", 16), SheetColumn("status", 9),
@@ -95,7 +96,7 @@ def _coverage(coverage: Mapping[str, object]) -> Table:
     return Table("coverage", columns, rows)
 
 
-def _environment(environment: Mapping[str, object]) -> Table:
+def _environment(environment: Mapping[str, Any]) -> Table:
     return Table(
         "environment",
         (SheetColumn("setting", 24), SheetColumn("value", 100)),
@@ -103,7 +104,7 @@ def _environment(environment: Mapping[str, object]) -> Table:
     )
 
 
-def results_tables(document: Mapping[str, object], path: str = "") -> list[Table]:
+def results_tables(document: Mapping[str, Any], path: str = "") -> list[Table]:
     """A results document's sheets: results, summary by category, coverage, environment."""
     file = results_file(document, path)
     return [
@@ -124,7 +125,7 @@ DIFF_COLUMNS = (
 )  # fmt: skip
 
 
-def diff_tables(document: Mapping[str, object]) -> list[Table]:
+def diff_tables(document: Mapping[str, Any]) -> list[Table]:
     """A diff document's sheets: every row (the ratio shaded around 1), then the summary."""
     file = diff_file(document, "")
     rows = tuple(

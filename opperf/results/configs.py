@@ -26,6 +26,7 @@ import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from opperf.results.document import SchemaError, check_document
 from opperf.results.measurement import BenchmarkSpec, InputValue, freeze_inputs, input_from_json
@@ -193,7 +194,7 @@ def _json_line(line: str, path: str, number: int) -> dict[str, object]:
     return value
 
 
-def _unknown_key(value: dict[str, object], known: Sequence[str], where: str) -> str | None:
+def _unknown_key(value: dict[str, Any], known: Sequence[str], where: str) -> str | None:
     unknown = sorted(set(value) - set(known))
     if not unknown:
         return None
@@ -208,7 +209,7 @@ def _header_line(line: str, path: str) -> Header:
     return _header(_json_line(line, path, 1), path)
 
 
-def _header(value: dict[str, object], path: str) -> Header:
+def _header(value: dict[str, Any], path: str) -> Header:
     if value.get("format") != FORMAT:
         raise _error(
             path,
@@ -247,7 +248,7 @@ def _header(value: dict[str, object], path: str) -> Header:
     )
 
 
-def _header_problem(value: dict[str, object]) -> str | None:
+def _header_problem(value: dict[str, Any]) -> str | None:
     """What is wrong with the header's optional fields, or None."""
     for key in ("framework_version", "model", "captured_by"):
         if not isinstance(value.get(key, ""), str):
@@ -270,7 +271,7 @@ def _count(value: object, minimum: int) -> bool:
 
 
 def _configuration(
-    value: dict[str, object], path: str, number: int, arguments: ArgumentLookup | None
+    value: dict[str, Any], path: str, number: int, arguments: ArgumentLookup | None
 ) -> Configuration:
     unknown = _unknown_key(value, CONFIGURATION_KEYS, "a configuration")
     if unknown:
@@ -293,7 +294,7 @@ def _configuration(
     )
 
 
-def _inputs(inputs: dict[str, object], error: Callable[[str], OpperfError]) -> Inputs:
+def _inputs(inputs: dict[str, Any], error: Callable[[str], OpperfError]) -> Inputs:
     """A configuration's described inputs as input values; ``error(...)`` naming the argument whose
     value is malformed."""
     values = {}
@@ -307,7 +308,7 @@ def _inputs(inputs: dict[str, object], error: Callable[[str], OpperfError]) -> I
 
 def check_arguments(
     op: str,
-    inputs: Mapping[str, object],
+    inputs: Mapping[str, Any],
     arguments: ArgumentLookup | None,
     error: Callable[[str], OpperfError],
 ) -> None:
@@ -326,13 +327,13 @@ def check_arguments(
 
 
 def _from_results(
-    document: dict[str, object], path: str, arguments: ArgumentLookup | None, framework: str | None
+    document: dict[str, Any], path: str, arguments: ArgumentLookup | None, framework: str | None
 ) -> ConfigsFile:
     """A results JSON document read as configs: each record's operator and inputs, counted once."""
     try:
         document = check_document(document)
-    except SchemaError as error:
-        raise OpperfError(f"{path}: not a results file: {error}") from None
+    except SchemaError as problem:
+        raise OpperfError(f"{path}: not a results file: {problem}") from None
     environment = document.get("environment") or {}
     records = document.get("results") or []
     header = Header(

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from opperf.results.configs import ArgumentLookup, ConfigsFile, Configuration, Header, check_arguments
 from opperf.results.measurement import InputValue, TensorSpec, freeze_inputs, input_from_json
@@ -24,7 +25,7 @@ from opperf.utils.errors import OpperfError
 PREFIX = "dlop:"
 FRAMEWORK = "torch"
 
-Row = Mapping[str, object]
+Row = Mapping[str, Any]
 
 
 def _conv2d(row: Row) -> dict[str, InputValue]:
@@ -121,7 +122,8 @@ def read_dlop(reference: str, arguments: ArgumentLookup, framework: str | None =
         except (KeyError, IndexError, TypeError, ValueError) as error:
             problem = f"no key {error}" if isinstance(error, KeyError) else str(error)
             raise OpperfError(f"{where}: {problem}") from None
-        check_arguments(op, inputs, arguments, lambda m, w=where: OpperfError(f"{w}: {m}"))
+        # Ignored: mypy cannot type a lambda with a default argument (the loop's value).
+        check_arguments(op, inputs, arguments, lambda m, w=where: OpperfError(f"{w}: {m}"))  # type: ignore[misc]
         configurations.append(Configuration(op, freeze_inputs(inputs), 1, ("dlop",), where))
     header = Header(framework=FRAMEWORK, model=reference, captured_by="a DLOP-Bench configuration file")
     return ConfigsFile(header, tuple(configurations))

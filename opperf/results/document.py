@@ -6,6 +6,7 @@ import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from opperf.measure.roofline.assessment import Calibration, Roofline, flags, roofline
 from opperf.measure.sampling import StopReason
@@ -25,7 +26,7 @@ AB_KIND = "ab"
 """The ``kind`` of an A/B file (``opperf ab``): its records are two builds' rounds, not one sweep."""
 
 
-def is_ab(document: Mapping[str, object]) -> bool:
+def is_ab(document: Mapping[str, Any]) -> bool:
     """Whether a results document is an A/B file (its records have a side and a round each)."""
     return document.get("kind") == AB_KIND
 
@@ -143,7 +144,7 @@ def _tags(spec: BenchmarkSpec) -> dict[str, object]:
     return {"tags": list(entry.tags)} if entry is not None else {}
 
 
-def measurement_from_record(result: dict[str, object]) -> Measurement:
+def measurement_from_record(result: dict[str, Any]) -> Measurement:
     """The Measurement a record was rendered from, as far as records keep it (value ranges are not kept;
     a record rendered from the result is identical)."""
     spec = BenchmarkSpec(
@@ -190,7 +191,7 @@ def measurement_from_record(result: dict[str, object]) -> Measurement:
     )
 
 
-def _function_name(result: dict[str, object]) -> str:
+def _function_name(result: dict[str, Any]) -> str:
     label = str(result.get("function") or "")
     prefix = f"{result['namespace']}."
     name = label[len(prefix) :] if label.startswith(prefix) else ""
@@ -199,7 +200,7 @@ def _function_name(result: dict[str, object]) -> str:
 
 def build_document(
     measurements: Iterable[Measurement],
-    environment: dict[str, object],
+    environment: dict[str, Any],
     registered: int,
     aliases: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, object]:
@@ -213,7 +214,7 @@ def build_document(
     }
 
 
-def check_document(document: object) -> dict[str, object]:
+def check_document(document: Any) -> dict[str, Any]:
     """The document if this opperf can read it, migrated to this version from an earlier one
     (``migrations``); raises SchemaError naming the version, or the record and field that no reader
     could use (``schema``), otherwise."""

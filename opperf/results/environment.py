@@ -10,7 +10,7 @@ import shutil
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from opperf.utils import gpu_state
 
@@ -85,7 +85,7 @@ class Environment:
     """
 
     machine: Machine
-    framework: Mapping[str, object]
+    framework: Mapping[str, Any]
     options: RunOptions
     size_profile: str
     command_line: tuple[str, ...]
@@ -153,7 +153,7 @@ BUILD_FIELDS = ("framework", "framework_version", "framework_build")
 them (a file that records no build differs from none in it: ``load.differences``)."""
 
 
-def fingerprint(environment: Mapping[str, object]) -> dict[str, object]:
+def fingerprint(environment: Mapping[str, Any]) -> dict[str, object]:
     """A results file's machine and framework build, from its environment: CPU model and count, GPUs
     with their drivers, the framework, its version and its build (version and build features; null
     in files written before builds were recorded, whose version alone then says which build)."""

@@ -4,9 +4,10 @@ as their shapes (``data=32x16``, a list of tensors in brackets), other arguments
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 
-def describe_inputs(inputs: Mapping[str, object]) -> str:
+def describe_inputs(inputs: Mapping[str, Any]) -> str:
     """``inputs`` (a record's ``inputs`` object) as ``name=value`` pairs: ``lhs=1024x1024, axis=1``."""
     return ", ".join(f"{name}={_shown(value)}" for name, value in inputs.items())
 

@@ -13,6 +13,7 @@ import itertools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any, cast
 
 from opperf.results.document import is_ab, read_document
 from opperf.results.environment import fingerprint
@@ -52,6 +53,14 @@ class Key:
     @property
     def identity(self) -> tuple[str, str, str, str]:
         return (self.framework, self.namespace, self.op, self.inputs)
+
+    @property
+    def stage(self) -> str:
+        return str(self.settings[SETTINGS.index("stage")])
+
+    @property
+    def variant(self) -> str:
+        return str(self.settings[SETTINGS.index("variant")])
 
     def __getattr__(self, name: str) -> object:
         if name in SETTINGS:
@@ -150,7 +159,7 @@ class Run:
 
     path: str
     records: Mapping[Key, RunRecord]
-    fingerprint: Mapping[str, object] = field(default_factory=dict)
+    fingerprint: Mapping[str, Any] = field(default_factory=dict)
 
 
 def canonical_inputs(inputs: object) -> str:
@@ -158,7 +167,7 @@ def canonical_inputs(inputs: object) -> str:
     return json.dumps(inputs, sort_keys=True, separators=(",", ":"))
 
 
-def record_key(record: Mapping[str, object]) -> Key:
+def record_key(record: Mapping[str, Any]) -> Key:
     """A record's key: its identity, and each of ``SETTINGS`` as the record carries it (every one,
     in a file of schema version 2; an older file is migrated where it is read)."""
     return Key.from_mapping({**record, "inputs": canonical_inputs(record["inputs"])})
@@ -272,8 +281,8 @@ def read_ab(path: str) -> AbJob:
         )
         for side in SIDES
     )
-    job = document.get("ab") if isinstance(document.get("ab"), dict) else {}
-    schedule = job.get("schedule") if isinstance(job.get("schedule"), dict) else {}
+    job = cast("dict[str, Any]", document.get("ab")) if isinstance(document.get("ab"), dict) else {}
+    schedule = cast("dict[str, Any]", job.get("schedule")) if isinstance(job.get("schedule"), dict) else {}
     minimum = schedule.get("min_rounds")
     return AbJob(
         base=base,
@@ -286,18 +295,18 @@ def read_ab(path: str) -> AbJob:
 SIDES = ("base", "new")
 
 
-def _document(path: str) -> dict[str, object]:
+def _document(path: str) -> dict[str, Any]:
     return read_document(path, _FIX)
 
 
-def _results(path: str, document: dict[str, object] | None = None) -> list:
+def _results(path: str, document: dict[str, Any] | None = None) -> list:
     results = (document if document is not None else _document(path)).get("results")
     if not isinstance(results, list):
         raise OpperfError(f"{path}: no `results` list; {_FIX}")
     return results
 
 
-def _run(name: str, path: str, results: Sequence[object], found: Mapping[str, object] | None = None) -> Run:
+def _run(name: str, path: str, results: Sequence[object], found: Mapping[str, Any] | None = None) -> Run:
     records: dict[Key, RunRecord] = {}
     for index, record in enumerate(results):
         parsed = run_record(record, f"{path}: results[{index}]")
@@ -316,7 +325,7 @@ def differences(runs: Sequence[Run], fields: Sequence[str]) -> list[str]:
     unknown is not different."""
     found = []
     for name in fields:
-        values = {}
+        values: dict[str, str] = {}
         for run in runs:
             if run.fingerprint.get(name) is not None:
                 values.setdefault(json.dumps(run.fingerprint[name], sort_keys=True), run.path)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Literal, get_args
+from typing import Any, Literal, Protocol, TypeGuard, get_args
 
 from opperf.measure.sampling import StopReason
 from opperf.measure.stages import EAGER, StageCheck
@@ -71,7 +71,7 @@ class TensorSpec:
         return count
 
     def describe(self) -> dict[str, object]:
-        described: dict[str, object] = {"shape": list(self.shape)}
+        described: dict[str, Any] = {"shape": list(self.shape)}
         if self.dtype is not None:
             described["dtype"] = self.dtype
         if self.storage != "default":
@@ -144,12 +144,22 @@ class BenchmarkSpec:
         return {name: describe_value(value) for name, value in self.inputs}
 
 
-def is_tensor_list(value: object) -> bool:
+class GivenArray(Protocol):
+    """What opperf reads of an array the caller passed in (any framework's)."""
+
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+
+    @property
+    def dtype(self) -> object: ...
+
+
+def is_tensor_list(value: object) -> TypeGuard[tuple[TensorSpec, ...]]:
     """A non-empty tuple of TensorSpecs: a variable-length tensor argument."""
     return isinstance(value, tuple) and bool(value) and all(isinstance(v, TensorSpec) for v in value)
 
 
-def is_given_array(value: object) -> bool:
+def is_given_array(value: object) -> TypeGuard[GivenArray]:
     """An array the caller passed in (any framework's): it has a shape and a dtype."""
     return (
         hasattr(value, "shape")
@@ -266,7 +276,7 @@ class DeviceWork:
         }
 
     @classmethod
-    def from_json(cls, value: dict[str, object]) -> DeviceWork:
+    def from_json(cls, value: dict[str, Any]) -> DeviceWork:
         return cls(
             phase=str(value["phase"]),
             kind=str(value["kind"]),

@@ -17,13 +17,14 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Mapping
 from dataclasses import fields
+from typing import Any
 
 from opperf.results.options import KEYED, RunOptions
 
 CURRENT = 2
 """The schema version this opperf writes."""
 
-_DEFAULTS: Mapping[str, object] = {item.name: item.default for item in fields(RunOptions)}
+_DEFAULTS: Mapping[str, Any] = {item.name: item.default for item in fields(RunOptions)}
 
 _NOT_MEASURED: tuple[str, ...] = (
     "variant",
@@ -37,7 +38,7 @@ _NOT_MEASURED: tuple[str, ...] = (
 """Record fields a version-1 release may not have written because it did not measure them: null."""
 
 
-def _record_v1_to_v2(record: object, environment: Mapping[str, object]) -> object:
+def _record_v1_to_v2(record: object, environment: Mapping[str, Any]) -> object:
     """One version-1 record with every keyed option, its mode and stage stated (others left as
     they are; a record that is not an object is left for the schema check to name)."""
     if not isinstance(record, dict):
@@ -53,7 +54,7 @@ def _record_v1_to_v2(record: object, environment: Mapping[str, object]) -> objec
     return record
 
 
-def _v1_to_v2(document: dict[str, object]) -> dict[str, object]:
+def _v1_to_v2(document: dict[str, Any]) -> dict[str, object]:
     environment = document.get("environment")
     environment = environment if isinstance(environment, dict) else {}
     for section in ("results", "skipped"):
@@ -64,11 +65,11 @@ def _v1_to_v2(document: dict[str, object]) -> dict[str, object]:
     return document
 
 
-MIGRATIONS: Mapping[int, Callable[[dict[str, object]], dict[str, object]]] = {1: _v1_to_v2}
+MIGRATIONS: Mapping[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
 """Each version's migration to the next."""
 
 
-def migrate(document: dict[str, object]) -> dict[str, object]:
+def migrate(document: dict[str, Any]) -> dict[str, object]:
     """``document`` (a results, A/B or comparison document of any version this opperf knows) as a
     document of ``CURRENT``, copied where a migration changes it, with ``migrated_from`` naming the
     version it was written in. A document already current is returned as it is; an unknown version

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeGuard, cast
 
 from opperf.results.configs import ConfigsFile
 from opperf.results.measurement import BenchmarkSpec, Measurement, Status
@@ -61,7 +62,7 @@ class ConfigurationRow:
     pass, standalone median and status."""
 
     op: str
-    inputs: Mapping[str, object]
+    inputs: Mapping[str, Any]
     calls: int
     median_s: float | None
     status: str
@@ -144,11 +145,11 @@ MODEL_REPORT_FIELDS = ("in_model_total_s", "operators", "configurations")
 """What tells ``opperf model --json-file``'s output from a results or diff file."""
 
 
-def is_model_report(document: object) -> bool:
+def is_model_report(document: object) -> TypeGuard[dict[str, Any]]:
     return isinstance(document, dict) and all(name in document for name in MODEL_REPORT_FIELDS)
 
 
-def from_json(document: Mapping[str, object]) -> ModelReport:
+def from_json(document: Mapping[str, Any]) -> ModelReport:
     """The report ``to_json`` wrote, read back (``opperf report`` and the xlsx writer read it);
     KeyError or TypeError when a field is missing or of the wrong kind."""
     return ModelReport(
@@ -179,7 +180,7 @@ def from_json(document: Mapping[str, object]) -> ModelReport:
     )
 
 
-def _key(op: str, inputs: Mapping[str, object]) -> str:
+def _key(op: str, inputs: Mapping[str, Any]) -> str:
     """A configuration's identity as text: its operator and its described inputs, in name order."""
     return json.dumps([op, inputs], sort_keys=True)
 
@@ -197,13 +198,16 @@ def build(configs: ConfigsFile, in_model: InModel, measurements: Sequence[Measur
     for c in configs.configurations:
         inputs = BenchmarkSpec("", c.op, c.inputs).describe_inputs()
         measured = measured_by_key.get(_key(c.op, inputs))
-        ok = measured is not None and measured.status is Status.OK and measured.forward
         rows.append(
             ConfigurationRow(
                 op=c.op,
                 inputs=inputs,
                 calls=c.count,
-                median_s=summarize(measured.forward).median if ok else None,
+                median_s=(
+                    summarize(measured.forward).median
+                    if measured is not None and measured.status is Status.OK and measured.forward
+                    else None
+                ),
                 status=measured.status.value if measured is not None else "not measured",
             )
         )
@@ -219,7 +223,9 @@ def build(configs: ConfigsFile, in_model: InModel, measurements: Sequence[Measur
             in_model_s=in_model.operator_seconds.get(op, 0.0),
             in_model_share=in_model.operator_seconds.get(op, 0.0) / in_model_total,
             standalone_s=standalone[op],
-            standalone_share=standalone[op] / standalone_total if standalone[op] is not None else None,
+            standalone_share=(
+                cast(float, standalone[op]) / standalone_total if standalone[op] is not None else None
+            ),
         )
         for op in operators
     ]

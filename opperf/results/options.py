@@ -14,7 +14,7 @@ import argparse
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from opperf.measure.sampling import DEFAULT_BUDGET_S, DEFAULT_TARGET, SamplingPlan
 from opperf.measure.stages import STAGES, check_stages, parse_stages
@@ -135,7 +135,7 @@ OVERSUBSCRIPTION_LIMIT = 4
 """Thread counts above this many times the usable CPUs are refused: such threads only take turns."""
 
 
-def _check_threads(value: object) -> None:
+def _check_threads(value: Any) -> None:
     if value == AUTO_THREADS:
         return
     if isinstance(value, tuple):
@@ -169,7 +169,7 @@ def thread_counts(setting: int | tuple[int, ...] | str | None, usable: int) -> t
         return tuple(sorted(counts | {usable}))
     if isinstance(setting, tuple):
         return setting
-    return (setting,)
+    return (cast("int | None", setting),)
 
 
 def is_thread_factor(setting: object) -> bool:
@@ -376,7 +376,7 @@ class RunOptions:
         return {item.name: _plain(getattr(self, item.name)) for item in fields(self)}
 
     @classmethod
-    def from_record(cls, record: Mapping[str, object]) -> RunOptions:
+    def from_record(cls, record: Mapping[str, Any]) -> RunOptions:
         """The options a results record carries (the others at their defaults)."""
         return cls(**{name: record[name] for name in KEYED if name in record})
 
@@ -398,7 +398,7 @@ class RunOptions:
                 dest=item.name,
                 default=default,
                 action=_Noted,
-                type=_argparse_type(spec) if spec.parse else None,
+                type=_argparse_type(spec) if spec.parse else None,  # type: ignore[arg-type]  # None: no conversion
                 choices=spec.choices() if spec.choices else None,
                 metavar=spec.metavar,
                 help=spec.help + shown,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, cast
 
 from opperf.operators import longtail
 from opperf.results.inputs import describe_inputs
@@ -30,7 +31,7 @@ class Timing:
     samples: tuple[float, ...]
 
     @classmethod
-    def of(cls, block: Mapping[str, object] | None) -> Timing | None:
+    def of(cls, block: Mapping[str, Any] | None) -> Timing | None:
         if not block:
             return None
         low, high = block.get("median_ci95_s") or (block["median_s"], block["median_s"])
@@ -100,7 +101,7 @@ class ResultRow:
         return (self.framework, self.namespace, self.op, self.inputs, self.dtype, *others.values())
 
 
-def _shapes(inputs: Mapping[str, object]) -> tuple[tuple[int, ...], ...]:
+def _shapes(inputs: Mapping[str, Any]) -> tuple[tuple[int, ...], ...]:
     """The tensor inputs' shapes in argument order (what a comparison across namespaces matches on,
     since argument names differ: ``lhs`` in mx.nd is ``x1`` in mx.np and ``input`` in torch)."""
     shapes = []
@@ -112,7 +113,7 @@ def _shapes(inputs: Mapping[str, object]) -> tuple[tuple[int, ...], ...]:
 
 
 def result_row(
-    record: Mapping[str, object], source: str, catalogue_tags: Mapping[str, tuple[str, ...]] | None = None
+    record: Mapping[str, Any], source: str, catalogue_tags: Mapping[str, tuple[str, ...]] | None = None
 ) -> ResultRow:
     """A record as a row; ``catalogue_tags`` (operator name to tags) supplies the tags of a
     long-tail record that carries none."""
@@ -161,14 +162,14 @@ class ResultsFile:
     records a comparison file pairs, as (namespace asked for, record index) in its order."""
 
     path: str
-    environment: Mapping[str, object]
-    coverage: Mapping[str, object]
+    environment: Mapping[str, Any]
+    coverage: Mapping[str, Any]
     rows: tuple[ResultRow, ...]
-    records: tuple[Mapping[str, object], ...] = ()
+    records: tuple[Mapping[str, Any], ...] = ()
     paired: tuple[tuple[tuple[str, int], ...], ...] = ()
 
 
-def results_file(document: Mapping[str, object], path: str) -> ResultsFile:
+def results_file(document: Mapping[str, Any], path: str) -> ResultsFile:
     records = tuple(document.get("results") or ())
     catalogue_tags = {name: op.tags for name, op in longtail.by_name().items()}
     return ResultsFile(
@@ -199,7 +200,7 @@ def _paired(comparison: object, count: int) -> tuple[tuple[tuple[str, int], ...]
     return tuple(groups)
 
 
-def environment_items(environment: Mapping[str, object]) -> list[tuple[str, str]]:
+def environment_items(environment: Mapping[str, Any]) -> list[tuple[str, str]]:
     """The environment as (name, text) pairs, nested values as compact JSON."""
     return [
         (name, value if isinstance(value, str) else json.dumps(value, separators=(", ", ": ")))
@@ -229,7 +230,7 @@ class Group:
         return next((r for r, n in zip(self.rows, self.names, strict=True) if n == namespace), None)
 
     def ratio(self, row: ResultRow) -> float:
-        return row.forward.median / self.first.forward.median
+        return cast(Timing, row.forward).median / cast(Timing, self.first.forward).median
 
     @property
     def widest(self) -> float:
@@ -254,7 +255,8 @@ def comparison_groups(files: Sequence[ResultsFile]) -> list[Group]:
     the stage and the thread count, the namespaces in alphabetical order; argument names differ
     between namespaces (``lhs`` in mx.nd is ``x1`` in mx.np, ``input`` in torch), so they are not
     matched on."""
-    found, paired = [], set()
+    found: list[Group] = []
+    paired: set[int] = set()
     for file in files:
         for pairing in file.paired:
             measured = [(name, file.rows[i]) for name, i in pairing if _measured(file.rows[i])]

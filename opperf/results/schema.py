@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import get_args
+from typing import Any, TypeGuard, get_args
 
 from opperf.results.measurement import Status, TimerKind, input_from_json
 
@@ -38,7 +38,7 @@ class Expect:
         return Expect(lambda value: value is None or self.check(value), f"{self.words} or null")
 
 
-def _integer(value: object) -> bool:
+def _integer(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -46,7 +46,7 @@ def _count(value: object) -> bool:
     return _integer(value) and value >= 0
 
 
-def _number(value: object) -> bool:
+def _number(value: object) -> TypeGuard[float]:
     return _integer(value) or (isinstance(value, float) and not math.isnan(value))
 
 
@@ -237,7 +237,7 @@ def record_problem(record: object) -> str | None:
     return None
 
 
-def _timing_problem(block: Mapping[str, object]) -> str | None:
+def _timing_problem(block: Mapping[str, Any]) -> str | None:
     samples = block.get("samples_s")
     if not isinstance(samples, list) or not samples or not all(map(_seconds, samples)):
         return f"samples_s is {_shown(samples)}; expected a non-empty list of non-negative seconds"
@@ -249,7 +249,7 @@ def _timing_problem(block: Mapping[str, object]) -> str | None:
     return _fields_problem(block, _TIMING)
 
 
-def _fields_problem(block: Mapping[str, object], expected: Mapping[str, Expect]) -> str | None:
+def _fields_problem(block: Mapping[str, Any], expected: Mapping[str, Expect]) -> str | None:
     for name, expect in expected.items():
         if name in block and not expect.check(block[name]):
             return f"{name} is {_shown(block[name])}; expected {expect.words}"

@@ -20,7 +20,7 @@ import os
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from opperf.results.document import measurement_from_record, record
 from opperf.results.measurement import Measurement
@@ -34,7 +34,7 @@ class Journal:
     """What an interrupted sweep had finished: per operator, its measurements; and what was damaged
     (``damaged`` lines skipped, whether the last line was ``torn``)."""
 
-    settings: dict[str, object]
+    settings: dict[str, Any]
     finished: dict[str, tuple[Measurement, ...]]
     damaged: int = 0
     torn: bool = False
@@ -49,8 +49,8 @@ class JournalLines:
     """A journal's settings, its entries after the header (None for a line that is not JSON), and
     whether its last line was torn."""
 
-    settings: dict[str, object]
-    entries: tuple[object, ...]
+    settings: dict[str, Any]
+    entries: tuple[Any, ...]
     torn: bool
 
 
@@ -106,7 +106,7 @@ class JournalWriter:
     to disk in the background (a line is written only once the one before it is on disk, and closing
     waits for the last), under an exclusive lock held until it is closed."""
 
-    def __init__(self, path: str, settings: dict[str, object], *, append: bool, kind: str = "sweep") -> None:
+    def __init__(self, path: str, settings: dict[str, Any], *, append: bool, kind: str = "sweep") -> None:
         if append:
             _cut_torn_line(path)
         # Unbuffered: a line is on its way to the disk when ``write`` returns, and nothing is left in
@@ -129,7 +129,7 @@ class JournalWriter:
         """A sweep's finished operator."""
         self.write({"op": op, "records": [record(m) for m in measurements]})
 
-    def write(self, entry: dict[str, object]) -> None:
+    def write(self, entry: dict[str, Any]) -> None:
         """One entry, as a line."""
         line = memoryview((json.dumps(entry) + "\n").encode("utf-8"))
         self._synced()
@@ -175,7 +175,7 @@ def _cut_torn_line(path: str) -> None:
             journal.truncate(content.rfind(b"\n") + 1)
 
 
-def check_settings(path: str, journal: Journal | JournalLines, settings: dict[str, object]) -> None:
+def check_settings(path: str, journal: Journal | JournalLines, settings: dict[str, Any]) -> None:
     """Refuse to resume a journal made with settings that would make results incomparable."""
     settings = json.loads(json.dumps(settings))  # as the journal stores them: a thread list is a list
     keys = sorted(set(settings) | set(journal.settings))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import fields
+from typing import Any
 
 from opperf.results.coverage import Coverage
 from opperf.results.document import SCHEMA_VERSION, is_ab, measurement_from_record
@@ -33,7 +34,7 @@ FIX = "pass the JSON results files of one sweep's shards (`opperf sweep --shard 
 """Which files merge takes, for a message about one it cannot read."""
 
 
-def _record_key(record: Mapping[str, object]) -> str:
+def _record_key(record: Mapping[str, Any]) -> str:
     keyed = {
         name: record.get(name)
         for name in ("framework", "namespace", "op", "inputs", "stage", "variant", "mode")
@@ -41,7 +42,7 @@ def _record_key(record: Mapping[str, object]) -> str:
     return json.dumps(keyed, sort_keys=True)
 
 
-def merge(documents: Sequence[tuple[str, Mapping[str, object]]]) -> dict[str, object]:
+def merge(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
     """One results document from ``(path, document)`` pairs of one sweep's parts."""
     if len(documents) < 2:
         raise OpperfError("merge needs two or more result files, e.g. the shards of one sweep")
@@ -60,7 +61,7 @@ def merge(documents: Sequence[tuple[str, Mapping[str, object]]]) -> dict[str, ob
             )
     shards = [document["environment"].get("shard") for _, document in documents]
     _check_shards([path for path, _ in documents], shards)
-    results: list[Mapping[str, object]] = []
+    results: list[Mapping[str, Any]] = []
     seen: dict[str, str] = {}
     for path, document in documents:
         for record in document["results"]:
@@ -128,7 +129,7 @@ def _shard(path: str, text: object) -> Shard:
         raise OpperfError(f"{path}: its shard is {text!r}, not K/N with 1 <= K <= N; {FIX}") from None
 
 
-def missing_shards(document: Mapping[str, object]) -> list[str]:
+def missing_shards(document: Mapping[str, Any]) -> list[str]:
     """The shards a merged split lacks (``K/N`` strings); empty when it is whole or was not sharded."""
     parts = [
         Shard.parse(str(entry["shard"]))

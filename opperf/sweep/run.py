@@ -11,7 +11,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from opperf.frameworks import Backend, gemm_rates, get_backend
 from opperf.measure import harness
@@ -257,7 +257,7 @@ def run_sweep(
         operators = _in_shard(operators, config)
     finished = _resume(config)
     thread_plan = _thread_plan(config)
-    threads = None if thread_plan else backend.set_threads(options.threads)
+    threads = None if thread_plan else backend.set_threads(cast("int | None", options.threads))
     cpus = worker_cpus(config.affinity, threads, available_cpus()) if config.isolate else None
     peaks = _machine_peaks(config) if options.device.startswith("cpu") else None
     started = _dt.datetime.now(_dt.timezone.utc)
@@ -268,13 +268,16 @@ def run_sweep(
     in_flight: OpInfo | None = None
     with contextlib.ExitStack() as stack:
         writer = _journal_writer(config, append=bool(finished), stack=stack)
-        runner = stack.enter_context(_runner(config, backend, thread_plan, threads, cpus))
+        runner = cast(
+            "IsolatedRunner | InProcessRunner | ThreadFactorRunner",
+            stack.enter_context(_runner(config, backend, thread_plan, threads, cpus)),
+        )
         overhead = runner.harness_overhead(options.profiler, options.device)
         try:
             for index, op in enumerate(operators, start=1):
-                op_results = finished.get(op.name)
+                op_results: Sequence[Measurement] | None = finished.get(op.name)
                 fresh = op_results is None
-                if fresh:
+                if op_results is None:
                     if progress is not None:  # the operator now running, none of its results yet
                         progress(index - 1, len(operators), op, ())
                     in_flight = op
@@ -362,7 +365,12 @@ def _runner(
     if thread_plan:
         return ThreadFactorRunner(options.framework, config.timeout_s, thread_plan)
     if config.isolate:
-        return IsolatedRunner(options.framework, config.timeout_s, threads if cpus else options.threads, cpus)
+        return IsolatedRunner(
+            options.framework,
+            config.timeout_s,
+            threads if cpus else cast("int | None", options.threads),
+            cpus,
+        )
     return InProcessRunner(backend)
 
 
@@ -384,7 +392,7 @@ def expected_cost(op: OpInfo, config: SweepConfig) -> float:
 
 def _in_shard(operators: Sequence[OpInfo], config: SweepConfig) -> list[OpInfo]:
     costs = {op.name: expected_cost(op, config) for op in operators}
-    chosen = set(shards.select([op.name for op in operators], costs, config.shard))
+    chosen = set(shards.select([op.name for op in operators], costs, cast(Shard, config.shard)))
     return [op for op in operators if op.name in chosen]
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 Values = TypeVar("Values")
 
@@ -27,9 +27,9 @@ class GeneratorState:
     """How to read a generator's state (``key``: a hashable form; ``read``: the state itself, as
     ``restore`` takes it) and put a generator back into one."""
 
-    key: Callable[[object], Hashable]
-    read: Callable[[object], object]
-    restore: Callable[[object, object], None]
+    key: Callable[[Any], Hashable]
+    read: Callable[[Any], object]
+    restore: Callable[[Any, Any], None]
 
 
 class DrawCache(Generic[Values]):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from opperf.utils.devices import parse_device
 
@@ -52,7 +53,7 @@ class GpuReading:
         return {**asdict(self), "throttle_reasons": list(self.throttle_reasons)}
 
     @classmethod
-    def from_json(cls, block: dict[str, object]) -> GpuReading:
+    def from_json(cls, block: dict[str, Any]) -> GpuReading:
         return cls(
             sm_clock_mhz=int(block["sm_clock_mhz"]),
             memory_clock_mhz=int(block["memory_clock_mhz"]),
@@ -87,7 +88,7 @@ class GpuState:
         }
 
     @classmethod
-    def from_json(cls, block: dict[str, object] | None) -> GpuState | None:
+    def from_json(cls, block: dict[str, Any] | None) -> GpuState | None:
         if not block:
             return None
         return cls(

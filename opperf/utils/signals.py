@@ -11,6 +11,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from typing import cast
 
 STOPPING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -127,7 +128,9 @@ def _resend_swallowed_stops() -> Callable[[sys.UnraisableHookArgs], object]:
             return
         _RESENT.add(stop.signal_number)
         # Not ``threading.Thread.start``: it waits for the thread to run, so the signal would land in here.
-        _thread.start_new_thread(signal.pthread_kill, (threading.main_thread().ident, stop.signal_number))
+        _thread.start_new_thread(
+            signal.pthread_kill, (cast(int, threading.main_thread().ident), stop.signal_number)
+        )
 
     sys.unraisablehook = hook
     return previous

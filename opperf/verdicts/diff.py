@@ -14,13 +14,22 @@ import statistics
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import cast
 
 from opperf.results.load import PHASES, AbJob, Key, Run, RunRecord, worst_status
 from opperf.utils.errors import OpperfError
 from opperf.utils.words import counted
 from opperf.verdicts.decide import Verdict, noise, resolution, status_verdict, timing_verdict
 from opperf.verdicts.distributions import t_ppf
-from opperf.verdicts.inference import REPLICATED_RUNS, Contrast, NoiseModel, assess, bh_qvalues, trimmed
+from opperf.verdicts.inference import (
+    REPLICATED_RUNS,
+    Contrast,
+    NoiseModel,
+    RowTest,
+    assess,
+    bh_qvalues,
+    trimmed,
+)
 
 
 @dataclass(frozen=True)
@@ -314,7 +323,7 @@ def diff(
 def diff_ab(job: AbJob, threshold: float, alpha: float) -> Diff:
     """The rows of an A/B job's rounds (``diff`` with ``paired``). A job stopped part way says so, and
     a row it left with fewer rounds than every configuration was to get is not judged."""
-    note = ()
+    note: tuple[str, ...] = ()
     if job.interrupted:
         note = (
             f"The A/B job was stopped after {counted(len(job.base), 'round')}: a row with fewer than its "
@@ -453,7 +462,9 @@ def _timing_rows(
     model, tests = assess([c.contrast for c in callable_rows], paired) if callable_rows else (None, ())
     test_of = {c: t for c, t in zip(callable_rows, tests, strict=True)}
     tested = [c for c in callable_rows if test_of[c] is not None]
-    q_of = {c: q for c, q in zip(tested, bh_qvalues([test_of[c].p for c in tested]), strict=True)}
+    q_of = {
+        c: q for c, q in zip(tested, bh_qvalues([cast(RowTest, test_of[c]).p for c in tested]), strict=True)
+    }
     shifted = None if paired else _shift_doubt(model, threshold)
     rows = []
     for c in compared:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any
 
 from opperf.results.load import SETTINGS
 from opperf.verdicts.diff import Diff, Row, Side, Summary
@@ -26,7 +27,7 @@ def side_block(status: str | None, figures: Side | None, paired: bool = False) -
     figure the row's ratio compares (``Side.compared``)."""
     if status is None:
         return None
-    block: dict[str, object] = {"status": status}
+    block: dict[str, Any] = {"status": status}
     if figures is not None:
         block.update(
             runs=figures.runs,

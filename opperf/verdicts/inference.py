@@ -85,6 +85,7 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import cast
 
 from opperf.utils.stats import quantile
 from opperf.verdicts.distributions import digamma, normal_ppf, t_ppf, t_sf, trigamma, trigamma_inverse
@@ -323,7 +324,7 @@ def fit_variance_prior(
         return None
     trended = levels is not None and all(level is not None for _, _, level in rows)
     if trended:
-        rows.sort(key=lambda row: row[2])
+        rows.sort(key=lambda row: cast(float, row[2]))
     e = [math.log(v) - digamma(d / 2) + math.log(d / 2) for v, d, _ in rows]
     centres = (
         running_means(e, max(MIN_ROWS, round(TREND_WINDOW * len(e))))
@@ -340,7 +341,7 @@ def fit_variance_prior(
     source = "run-to-run variances"
     if not trended:
         return Prior(s2=scales[0], df=d0, source=source)
-    trend = tuple((level, scale) for (_, _, level), scale in zip(rows, scales, strict=True))
+    trend = tuple((cast(float, level), scale) for (_, _, level), scale in zip(rows, scales, strict=True))
     return Prior(s2=statistics.median(scales), df=d0, source=f"{source}, by level", trend=trend)
 
 

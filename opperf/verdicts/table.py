@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from typing import Any
 
 from opperf.utils.cells import inert_csv_cell
 from opperf.verdicts.diff import Diff
@@ -19,7 +20,7 @@ COLUMNS = (
 )  # fmt: skip
 
 
-def flat_row(row: dict[str, object]) -> dict[str, object]:
+def flat_row(row: dict[str, Any]) -> dict[str, object]:
     flat = {name: row.get(name) for name in COLUMNS}
     flat["inputs"] = json.dumps(row["inputs"], separators=(",", ":"))
     for name in ("base", "new"):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Hashable
+from typing import Any
 
 import numpy as np
 
@@ -89,14 +91,14 @@ def _structured(values: np.ndarray, structure: Structure) -> np.ndarray:
     return np.tril(values) + identity
 
 
-def _frozen(state: object) -> object:
+def _frozen(state: object) -> Hashable:
     """A generator state (nested dicts of numbers) as a hashable value."""
     if isinstance(state, dict):
         return tuple((key, _frozen(value)) for key, value in sorted(state.items()))
     return state
 
 
-def _restore(rng: np.random.Generator, state: object) -> None:
+def _restore(rng: np.random.Generator, state: Any) -> None:
     rng.bit_generator.state = state
 
 
@@ -138,7 +140,7 @@ def materialize(
     frontend: str,
     rng: np.random.Generator,
     draws: DrawCache | None = None,
-) -> object:
+) -> Any:
     """Arrays for TensorSpecs (and tuples of them); given arrays move to the frontend; scalars pass."""
     if isinstance(value, TensorSpec):
         return make_array(value, dtype, ctx, frontend, rng, draws)
@@ -165,7 +167,7 @@ def is_array(value: object) -> bool:
     return isinstance(value, mx.nd.NDArray)
 
 
-def is_float_array(value: object) -> bool:
+def is_float_array(value: Any) -> bool:
     return is_array(value) and np.issubdtype(value.dtype, np.floating)
 
 

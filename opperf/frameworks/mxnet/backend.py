@@ -7,6 +7,7 @@ import importlib
 import os
 import platform
 from collections.abc import Callable, Mapping
+from types import ModuleType
 from typing import ClassVar
 
 from opperf.frameworks.base import BackendBase
@@ -33,7 +34,7 @@ class MXNetBackend(BackendBase):
 
     framework = "mxnet"
 
-    devices = devices
+    devices: ClassVar[ModuleType] = devices
     session_type = MXNetSession
     registry = staticmethod(load_registry)
     missing_dtypes: ClassVar[Mapping[str, str]] = {

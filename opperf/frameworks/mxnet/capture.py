@@ -23,6 +23,7 @@ import functools
 import json
 from collections import Counter
 from collections.abc import Iterator
+from typing import Any
 
 from opperf.frameworks.mxnet.registry import accepted_inputs, load_registry
 from opperf.operators.info import ArgKind, OpInfo
@@ -72,7 +73,7 @@ def _attribute(value: object) -> InputValue:
     return getattr(value, "__name__", None) or str(value)
 
 
-def _tensor(array: object) -> TensorSpec:
+def _tensor(array: Any) -> TensorSpec:
     import numpy as np
 
     return TensorSpec(tuple(int(d) for d in array.shape), dtype=np.dtype(array.dtype).name)
@@ -124,7 +125,7 @@ def recording() -> Iterator[tuple[list[Call], Counter, list[str]]]:
         register._imperative_invoke = original
 
 
-def capture(model: object, inputs: tuple, mode: str) -> Captured:
+def capture(model: Any, inputs: tuple, mode: str) -> Captured:
     """The operator calls of one forward pass of the Gluon block ``model`` on ``inputs`` (autograd
     recording in training mode, so Dropout and BatchNorm take their training paths)."""
     import mxnet as mx
@@ -144,9 +145,7 @@ def capture(model: object, inputs: tuple, mode: str) -> Captured:
     return Captured(tuple(calls), filtered, tuple(native))
 
 
-def graph_calls(
-    model: object, inputs: tuple
-) -> list[tuple[str, tuple[tuple[int, ...], ...], dict[str, str]]]:
+def graph_calls(model: Any, inputs: tuple) -> list[tuple[str, tuple[tuple[int, ...], ...], dict[str, str]]]:
     """The model's operator nodes from its exported symbol graph: (canonical operator, input shapes,
     attributes as text), shapes from ``infer_shape`` on the inputs' shapes. An independent count of
     what a forward pass runs."""

@@ -26,11 +26,15 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from opperf.measure.harness import SkipError
 from opperf.measure.stages import StageCheck, compare
 from opperf.operators import fused
 from opperf.results.measurement import BenchmarkSpec, TensorSpec
+
+if TYPE_CHECKING:
+    from opperf.frameworks.mxnet.stages import Call
 
 _BACKENDS = {"mkldnn": "MKLDNN", "onednn": "ONEDNN"}
 _FEATURE_MAJOR = {"mkldnn": ("MKLDNN", 1), "onednn": ("ONEDNN", 2)}
@@ -64,7 +68,7 @@ class Pattern:
     """A built pattern: its block (parameters set) and the names of its tensor inputs, in order."""
 
     spec: BenchmarkSpec
-    block: object
+    block: Any
     names: tuple[str, ...]
 
     def run(self, **arguments: object) -> object:
@@ -87,7 +91,7 @@ class Staged:
     """The calls a variant runs, what building it took, its outputs against the unfused chain's, and
     why it has no backward pass (None: it has)."""
 
-    calls: tuple[Callable[[], object], ...]
+    calls: tuple[Call, ...]
     compile_s: float | None
     check: StageCheck | None
     backward_refusal: str | None = None
@@ -115,8 +119,8 @@ def build(spec: BenchmarkSpec, layers: tuple[str, ...] | None = None) -> Pattern
 
 def stage_calls(
     built: Pattern,
-    calls: Sequence[object],
-    make_call: Callable[[Callable[..., object], dict], object],
+    calls: Sequence[Call],
+    make_call: Callable[[Callable[..., object], dict], Call],
 ) -> Staged:
     """``calls`` (the unfused chain on each input set) run as ``built.spec``'s variant."""
     import mxnet as mx
@@ -181,8 +185,8 @@ def contrib_layers(layers: tuple[str, ...]) -> tuple[str, ...]:
 
 def _contrib(
     built: Pattern,
-    calls: Sequence[object],
-    make_call: Callable[[Callable[..., object], dict], object],
+    calls: Sequence[Call],
+    make_call: Callable[[Callable[..., object], dict], Call],
     unfused_ops: list[str],
 ) -> Staged:
     """The pattern with MXNet's contrib fused operators, run imperatively; skipped with "graph
@@ -200,7 +204,7 @@ def _contrib(
     return Staged(staged, None, check, _backward_refusal(spec))
 
 
-def exported_ops(block: object) -> list[str]:
+def exported_ops(block: Any) -> list[str]:
     """The compute nodes of the graph a hybridized (or ``optimize_for``-partitioned) block runs, read
     from the symbol file ``HybridBlock.export`` writes; SkipError "cannot prove fusion" when it cannot
     be written or read."""
@@ -225,7 +229,7 @@ def _symbol_ops(built: Pattern) -> list[str]:
     return _json_ops(built.block(*(mx.sym.var(n) for n in built.names)).tojson())
 
 
-def _check(reference: Callable[[], object], variant: Callable[[], object]) -> StageCheck:
+def _check(reference: Callable[[], Any], variant: Callable[[], Any]) -> StageCheck:
     from mxnet import autograd
 
     with autograd.predict_mode():

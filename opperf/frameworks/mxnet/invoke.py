@@ -19,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import functools
 from collections.abc import Callable
+from typing import Any
 
 from opperf.frameworks.mxnet.arrays import is_array
 
@@ -107,7 +108,7 @@ def _cond(inputs: dict, **_: object):
     return mx.sym.contrib.cond(mx.sym.sum(data) > 0, lambda: mx.sym.tanh(data), lambda: mx.sym.sigmoid(data))
 
 
-def _fused(layer: Callable[..., object]) -> Callable[..., object]:
+def _fused(layer: Callable[..., Any]) -> Callable[..., object]:
     """The graph MXNet's MKL-DNN pass makes of ``layer``: one fused ``_sg_mkldnn_*`` node."""
 
     def build(inputs: dict, **attributes: object):

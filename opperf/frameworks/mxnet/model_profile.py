@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from typing import Any
 
 from opperf.frameworks.mxnet.profiling import ENGINE_BOOKKEEPING, _session
 from opperf.frameworks.mxnet.registry import load_registry
@@ -22,7 +23,7 @@ PROFILED_BY = "MXNet profiler aggregate statistics over imperative (non-hybridiz
 WARMUP_PASSES = 2
 
 
-def profile(model: object, inputs: tuple, passes: int, captured: Captured) -> InModel:
+def profile(model: Any, inputs: tuple, passes: int, captured: Captured) -> InModel:
     """Per-operator time and calls per forward pass over ``passes`` profiled passes, and the median
     end-to-end time of as many unprofiled ones. ``captured`` is unused: the profiler names operators."""
     import mxnet as mx
@@ -39,7 +40,8 @@ def profile(model: object, inputs: tuple, passes: int, captured: Captured) -> In
         forward()
         wall.append(time.perf_counter() - start)
     start = time.perf_counter()
-    _, stats = _session(lambda: [forward() for _ in range(passes)], memory=False)
+    # Ignored: the list only runs the passes (``forward`` returns None).
+    _, stats = _session(lambda: [forward() for _ in range(passes)], memory=False)  # type: ignore[func-returns-value]
     profiled_wall = (time.perf_counter() - start) / passes
     by_name = load_registry().by_name
     seconds: dict[str, float] = defaultdict(float)

@@ -11,8 +11,9 @@ import contextlib
 import functools
 import itertools
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -30,7 +31,7 @@ from opperf.frameworks.mxnet.errors import describe_error
 from opperf.frameworks.mxnet.invoke import DIRECT_INVOCATION, GRAPH_BUILDERS, direct_call
 from opperf.frameworks.mxnet.namespaces import identify, is_generated, resolve
 from opperf.frameworks.mxnet.registry import NUMPY_NAMESPACES, load_registry
-from opperf.frameworks.mxnet.stages import operator_body, stage_calls
+from opperf.frameworks.mxnet.stages import Call, operator_body, stage_calls
 from opperf.measure.harness import Passes, PerCallSampler, Sampler, SkipError
 from opperf.measure.memory import available_host_bytes, input_bytes
 from opperf.measure.stages import EAGER
@@ -170,7 +171,7 @@ def _keywords_call(function: Callable[..., object], kwargs: dict) -> _Call:
     return _Call(function=function, args=(), kwargs=kwargs)
 
 
-def _passes(spec: BenchmarkSpec, calls: list[_Call], frontend: str, refusal: str | None = None) -> Passes:
+def _passes(spec: BenchmarkSpec, calls: Sequence[Call], frontend: str, refusal: str | None = None) -> Passes:
     """Find whether a backward pass runs (a first, recorded forward pass and its backward pass, timed:
     the first warm-up pass), then the passes that take the ``calls`` (input sets) in turn: one when
     measuring hot, several when cold. ``refusal`` is why no backward pass may run although one would
@@ -260,7 +261,7 @@ def _prepare(
     var_args_key = info.var_args_key if info else ""
     args: list = []
     kwargs: dict = {}
-    arrays: dict[str, object] = {}
+    arrays: dict[str, Any] = {}
     for name, value in spec.inputs:
         if isinstance(value, Alias):
             source = arrays[value.source]
@@ -281,7 +282,7 @@ def _prepare(
     return _Call(function=function, args=tuple(args), kwargs=kwargs)
 
 
-def _differentiable(call: _Call, indices: set[str]) -> list:
+def _differentiable(call: Call, indices: set[str]) -> list:
     """The call's floating-point input arrays; index tensors and out= arrays take no gradient."""
     inputs = [value for name, value in call.kwargs.items() if name != "out" and name not in indices]
     arrays = [a for a in (*call.args, *inputs) if is_float_array(a)]

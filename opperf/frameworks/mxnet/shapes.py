@@ -15,6 +15,7 @@ import io
 import math
 import warnings
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -35,7 +36,7 @@ def output_bytes(spec: BenchmarkSpec, info: OpInfo) -> int | None:
         else (contextlib.nullcontext(), contextlib.nullcontext())
     )
     shapes: dict[str, tuple[int, ...]] = {}
-    types: dict[str, object] = {}
+    types: dict[str, Any] = {}
     try:
         # Partial inference warns (unknown dimensions are handled below), and a failed one prints its
         # arguments to standard output before raising: neither is the user's business.
@@ -95,7 +96,7 @@ def _symbol_arguments(
 
 
 @functools.cache
-def _symbol_function(op: str) -> Callable[..., object]:
+def _symbol_function(op: str) -> Callable[..., Any]:
     """The symbol front end of registered operator ``op``, made from its handle."""
     from mxnet.base import _LIB, OpHandle, c_str, check_call
     from mxnet.symbol.register import _make_symbol_function

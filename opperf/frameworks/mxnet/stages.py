@@ -13,6 +13,7 @@ import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from opperf.measure.harness import SkipError
 from opperf.measure.stages import StageCheck, compare
@@ -21,12 +22,25 @@ NO_COMPILE = "MXNet has no compile stage (its graph stage, a hybridized CachedOp
 _ND = "mx.nd"
 
 
+class Call(Protocol):
+    """A session's ready-to-run operator call: its positional and keyword arguments, and the call
+    (what it returns is MXNet's)."""
+
+    @property
+    def args(self) -> tuple: ...
+
+    @property
+    def kwargs(self) -> dict: ...
+
+    def __call__(self) -> Any: ...
+
+
 @dataclass(frozen=True)
 class Staged:
     """The input sets' calls as the block runs them, the seconds building, hybridizing and first
     running it took, and its outputs against eager."""
 
-    calls: tuple[Callable[[], object], ...]
+    calls: tuple[Call, ...]
     compile_s: float
     check: StageCheck
 
@@ -48,8 +62,8 @@ def stage_calls(
     stage: str,
     op: str,
     body: Callable[..., object],
-    calls: Sequence[object],
-    make_call: Callable[[Callable[..., object], dict], object],
+    calls: Sequence[Call],
+    make_call: Callable[[Callable[..., object], dict], Call],
 ) -> Staged:
     """``calls`` (each with ``kwargs`` of arrays and scalars) run through one hybridized block of
     ``body``; ``make_call`` turns a function and keyword arguments into the session's call."""
@@ -93,7 +107,7 @@ def _layout(kwargs: dict) -> tuple[tuple[str, int | None], ...]:
     """(argument, list length or None for one array) of each array argument, in order."""
     from opperf.frameworks.mxnet.arrays import is_array
 
-    layout = []
+    layout: list[tuple[str, int | None]] = []
     for name, value in kwargs.items():
         if isinstance(value, list) and value and all(is_array(v) for v in value):
             layout.append((name, len(value)))
@@ -127,7 +141,7 @@ def _block(body: Callable[..., object], layout: tuple[tuple[str, int | None], ..
     return Graph()
 
 
-def _numpy(outputs: object) -> list:
+def _numpy(outputs: Any) -> list:
     if isinstance(outputs, (list, tuple)):
         return [array for item in outputs for array in _numpy(item)]
     return [outputs.asnumpy()]

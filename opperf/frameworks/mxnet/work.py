@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import cast
 
 from opperf.measure.roofline.work import (
     BOOLEAN_RESULT,
@@ -187,7 +188,7 @@ def _mx_pooling(operands: Operands) -> Work:
     def out_spatial() -> Shape:
         if convention not in MX_POOLING_CONVENTIONS or data.ndim != len(window.kernel) + 2:
             raise UncountableError
-        return window.pooled(data.shape[2:], ceil=MX_POOLING_CONVENTIONS[convention], clamp=False)
+        return window.pooled(data.shape[2:], ceil=MX_POOLING_CONVENTIONS[cast(str, convention)], clamp=False)
 
     return pooling_work(operands, data, window.kernel, out_spatial)
 

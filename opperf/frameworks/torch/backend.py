@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import platform
 from collections.abc import Callable
+from types import ModuleType
+from typing import ClassVar
 
 from opperf.frameworks.base import BackendBase
 from opperf.frameworks.torch import devices
@@ -27,7 +29,7 @@ class TorchBackend(BackendBase):
 
     framework = "torch"
 
-    devices = devices
+    devices: ClassVar[ModuleType] = devices
     session_type = TorchSession
     registry = staticmethod(load_registry)
 

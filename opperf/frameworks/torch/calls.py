@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from opperf.operators.info import Argument
 
@@ -61,7 +62,7 @@ def takes_keywords(function: Callable[..., object], names: Sequence[str]) -> boo
     return set(names) <= keywords
 
 
-def arrange(arguments: Sequence[Argument], values: Mapping[str, object]) -> tuple[tuple, dict]:
+def arrange(arguments: Sequence[Argument], values: Mapping[str, Any]) -> tuple[tuple, dict]:
     """(positional, keyword) arguments for ``values`` keyed by name, following the schema ``arguments``.
 
     >>> from opperf.operators.info import ArgKind

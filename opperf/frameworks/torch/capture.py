@@ -22,12 +22,16 @@ from __future__ import annotations
 import functools
 from collections import Counter
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from opperf.frameworks.torch.namespaces import TENSOR_NAMESPACE
 from opperf.frameworks.torch.registry import fold_name, is_backward_name, load_registry
 from opperf.frameworks.torch.schema import PYTHON_SELF_NAME
 from opperf.results.configs import Call, Captured
 from opperf.results.measurement import InputValue, TensorSpec, freeze_inputs
+
+if TYPE_CHECKING:
+    import torch
 
 
 def captured_by(mode: str) -> str:
@@ -99,12 +103,12 @@ def _value(value: object) -> InputValue | None:
     return None
 
 
-def _is_view(schema: object) -> bool:
+def _is_view(schema: Any) -> bool:
     returns = schema.returns
     return bool(returns) and all(r.alias_info is not None and not r.alias_info.is_write for r in returns)
 
 
-def describe_call(func: object, args: tuple, kwargs: dict) -> Call | str:
+def describe_call(func: Any, args: tuple, kwargs: dict) -> Call | str:
     """The registry operator and named inputs of one aten call, or why it is filtered."""
     import torch
 
@@ -149,7 +153,7 @@ def _same(value: object, default: object) -> bool:
         return False
 
 
-def capture(model: object, inputs: tuple, mode: str) -> Captured:
+def capture(model: Any, inputs: tuple, mode: str) -> Captured:
     """The registry operator calls of one forward pass of ``model`` on ``inputs``, each kept call's
     aten name beside it. In training mode the pass runs in train mode with autograd recording and is
     followed by an unrecorded backward pass; its operators' backward is what a replay's
@@ -187,7 +191,7 @@ def capture(model: object, inputs: tuple, mode: str) -> Captured:
     return Captured(tuple(calls), filtered, tuple(aten_names))
 
 
-def _first_tensor(outputs: object) -> object:
+def _first_tensor(outputs: Any) -> torch.Tensor:
     import torch
 
     if isinstance(outputs, torch.Tensor):

@@ -9,8 +9,9 @@ Families that share a signature are recognised by it; layers, whose signatures s
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
-from opperf.operators.info import ArgKind, Category, OpInfo
+from opperf.operators.info import ArgKind, Argument, Category, OpInfo
 
 
 def _named(*names: str) -> Callable[[OpInfo], bool]:
@@ -54,7 +55,7 @@ def _is_unary(op: OpInfo) -> bool:
 
 def _is_scalar_op(op: OpInfo) -> bool:
     """One tensor and required numbers: ``clamp_min(input, min)``, ``polygamma(n, input)``."""
-    required = [op.argument(name) for name in _required_scalars(op)]
+    required = [cast(Argument, op.argument(name)) for name in _required_scalars(op)]
     numeric = all(a.kind in (ArgKind.INT, ArgKind.FLOAT) for a in required)
     return len(op.tensor_arguments) == 1 and bool(required) and numeric
 

@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from opperf.frameworks.torch.calls import Call
 from opperf.frameworks.torch.errors import describe_error
@@ -61,7 +62,7 @@ _ATEN = {
 }
 # Inductor's options for a compile whose code is the proof (``_compiled``): its trace, of the generated
 # code alone, no cache hit (which generates nothing), kernels named after their aten operators.
-_PROOF_OPTIONS = {
+_PROOF_OPTIONS: dict[str, str | int | bool] = {
     "trace.enabled": True,
     "trace.output_code": True,
     "trace.fx_graph": False,
@@ -78,7 +79,7 @@ class Pattern:
     """A built pattern: its module (eval mode, parameters set) and the names of its tensor inputs."""
 
     spec: BenchmarkSpec
-    module: object
+    module: Any
     names: tuple[str, ...]
 
     def run(self, **arguments: object) -> object:
@@ -146,7 +147,7 @@ def stage_calls(
     if build_variant is _compiled:
         warm_up_compiler()
     started = time.perf_counter()
-    graph: object = None
+    graph: Any = None  # a compile's trace folder, then the graph's kernels or nodes
     try:
         module, graph = build_variant(built, tensors)
         with scope(), _freezing(spec.variant):
@@ -177,14 +178,14 @@ def _rebuilt(function: Callable[..., object], call: Call) -> Call:
     return Call(function, (), call.kwargs)
 
 
-def _numpy(outputs: object):
+def _numpy(outputs: Any):
     return outputs.detach().cpu().numpy()
 
 
 def _parts(built: Pattern, synchronize: Callable[[], None]) -> Callable[..., object]:
     layers = fused.entry(built.spec.op).layers
 
-    def parts(**arguments: object) -> object:
+    def parts(**arguments: Any) -> object:
         out = arguments["data"]
         for layer in layers:
             out = out + arguments["residual"] if layer == "add" else getattr(built.module, layer)(out)
@@ -194,7 +195,7 @@ def _parts(built: Pattern, synchronize: Callable[[], None]) -> Callable[..., obj
     return parts
 
 
-def _traced(built: Pattern, tensors: tuple) -> tuple[object, list[str]]:
+def _traced(built: Pattern, tensors: tuple) -> tuple[Any, list[str]]:
     import torch
 
     with torch.no_grad():
@@ -202,7 +203,7 @@ def _traced(built: Pattern, tensors: tuple) -> tuple[object, list[str]]:
     return traced, _aten_nodes(traced.inlined_graph)
 
 
-def _frozen(built: Pattern, tensors: tuple) -> tuple[object, list[str]]:
+def _frozen(built: Pattern, tensors: tuple) -> tuple[Any, list[str]]:
     import torch
 
     with torch.no_grad():
@@ -210,7 +211,7 @@ def _frozen(built: Pattern, tensors: tuple) -> tuple[object, list[str]]:
     return frozen, _aten_nodes(frozen.graph)
 
 
-def _ao(built: Pattern, tensors: tuple) -> tuple[object, list[str]]:
+def _ao(built: Pattern, tensors: tuple) -> tuple[Any, list[str]]:
     """``fuse_modules`` over the pattern's modules in order, as a user lists them (an addition between
     them is not a module, so it is not seen)."""
     import torch
@@ -221,14 +222,17 @@ def _ao(built: Pattern, tensors: tuple) -> tuple[object, list[str]]:
     return fused_module, _leaf_modules(fused_module)
 
 
-def _compiled(built: Pattern, tensors: tuple) -> tuple[object, Path]:
+def _compiled(built: Pattern, tensors: tuple) -> tuple[Any, Path]:
     """``torch.compile`` of the module after resetting dynamo, tracing its code into a new folder; the
     graph is read from there after the first call compiles it (``inductor_kernels``)."""
     import torch
 
     torch._dynamo.reset()
     folder = Path(tempfile.mkdtemp(prefix="inductor-trace-", dir=_trace_root()))
-    options = {**_PROOF_OPTIONS, "trace.debug_dir": str(folder)}
+    options: dict[str, str | int | bool | Callable[..., Any]] = {
+        **_PROOF_OPTIONS,
+        "trace.debug_dir": str(folder),
+    }
     try:
         compiled = torch.compile(built.module, backend="inductor", dynamic=False, options=options)
     except RuntimeError as error:  # inductor checks its options here, before any compile
@@ -303,11 +307,11 @@ def _order(built: Pattern) -> Callable[[str], int]:
     return layers.index
 
 
-def _aten_nodes(graph: object) -> list[str]:
+def _aten_nodes(graph: Any) -> list[str]:
     return [n.kind() for n in graph.nodes() if n.kind().startswith(("aten::", "prim::mkldnn", "mkldnn::"))]
 
 
-def _leaf_modules(module: object) -> list[str]:
+def _leaf_modules(module: Any) -> list[str]:
     """The module's compute layers by type (``Identity`` placeholders fusion leaves are no layer)."""
     return [type(m).__name__ for m in module.children() if type(m).__name__ != "Identity"]
 

@@ -7,6 +7,7 @@ with its error. MXNet's are in ``opperf/frameworks/mxnet/longtail.py``, the same
 
 import math
 from collections.abc import Callable
+from typing import cast
 
 import torch
 import torch.nn.functional as F  # noqa: N812
@@ -262,7 +263,7 @@ def bbox2roi(bbox_list: list[torch.Tensor]) -> torch.Tensor:
 
 def sequence_mask(lengths: torch.Tensor, max_len: int | None = None) -> torch.Tensor:
     batch_size = lengths.numel()
-    max_len = max_len or lengths.max()
+    max_len = max_len or cast(int, lengths.max())  # a 0-d tensor, which arange takes as its end
     return (
         torch.arange(0, max_len, device=lengths.device)
         .type_as(lengths)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from typing import Any
 
 from opperf.frameworks.torch.profiling import _session, raw_events
 from opperf.results.configs import Captured
@@ -21,7 +22,7 @@ PROFILED_BY = "torch.profiler CPU events of the captured aten calls over forward
 WARMUP_PASSES = 2
 
 
-def profile(model: object, inputs: tuple, passes: int, captured: Captured) -> InModel:
+def profile(model: Any, inputs: tuple, passes: int, captured: Captured) -> InModel:
     """Per-operator time and calls per forward pass over ``passes`` profiled passes, and the median
     end-to-end time of as many unprofiled ones."""
     import torch

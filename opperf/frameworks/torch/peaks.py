@@ -20,7 +20,9 @@ def _kernels(size: int) -> dict[str, tuple[Callable[[], object], int]]:
 
     generator = torch.Generator().manual_seed(0)
     a, b = (torch.rand((size, size), generator=generator) for _ in range(2))
-    kernels = {f"matmul {size}x{size}": (lambda: torch.matmul(a, b), 2 * size**3)}
+    kernels: dict[str, tuple[Callable[[], object], int]] = {
+        f"matmul {size}x{size}": (lambda: torch.matmul(a, b), 2 * size**3)
+    }
     for shape, filters, kernel in PROBE_CONVOLUTIONS:
         data = torch.rand(shape, generator=generator)
         weight = torch.rand((filters, shape[1], *kernel), generator=generator)

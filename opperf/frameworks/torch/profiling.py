@@ -34,6 +34,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from opperf.measure.harness import HostLatency, Passes, Samples, UnmeasurableError
 from opperf.measure.sampling import SamplingPlan, is_precise, sample
@@ -234,7 +235,7 @@ class _RotatingSessions:
         self._on_gpu = on_gpu
         self._passes = passes
         self._limit = passes_per_session
-        self._session = None
+        self._session: Any = None  # the open torch.profiler.profile
         self._count = 0
         self.marked_work: MarkedWork = defaultdict(list)
 
@@ -458,7 +459,7 @@ def _cpu_marked_work(spans: Sequence[_Span]) -> MarkedWork:
                 stack[-1][1].append(Work(span.name, (span.end - span.start) * 1e-9))
             elif not stack and span.name not in MARKS:
                 top.append(span)
-            work = [] if span.name in MARKS else None
+            work: list[Work] | None = [] if span.name in MARKS else None
             if work is not None:
                 markers.append((span, work))
             stack.append((span, work))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from typing import Any
 
 from opperf.operators.info import ArgKind, Argument
 
@@ -57,7 +58,7 @@ PREFERRED_OVERLOADS = ("self", "", "Tensor", "input", "Tensor_Tensor", "default"
 PYTHON_SELF_NAME = "input"
 
 
-def type_text(schema_type: object, size: int | None = None) -> str:
+def type_text(schema_type: Any, size: int | None = None) -> str:
     """A JIT type in schema notation: ``SymInt[2]``, ``int[1]?``, ``Tensor?[]``; '' if not eager-callable.
 
     ``size`` is the fixed list length the schema declares on the argument (``Argument.N``).
@@ -130,7 +131,7 @@ class Overload:
         return bool(self.arguments) and self.arguments[0].is_tensor
 
 
-def read_overload(schema: object) -> Overload:
+def read_overload(schema: Any) -> Overload:
     """An ``Overload`` from a ``torch._C.FunctionSchema``."""
     texts = [type_text(a.real_type, a.N) for a in schema.arguments]
     arguments = tuple(

@@ -13,6 +13,7 @@ import itertools
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 from opperf.frameworks.torch import devices, gradients, profiling, shapes
 from opperf.frameworks.torch import fused as fused_patterns
@@ -20,7 +21,7 @@ from opperf.frameworks.torch.calls import Call, arrange, takes_keywords
 from opperf.frameworks.torch.errors import describe_error
 from opperf.frameworks.torch.namespaces import identify, resolve
 from opperf.frameworks.torch.registry import load_registry
-from opperf.frameworks.torch.stages import claim_compile_cache, stage_calls
+from opperf.frameworks.torch.stages import Staged, claim_compile_cache, stage_calls
 from opperf.frameworks.torch.tensors import (
     host_draws,
     is_float_tensor,
@@ -66,7 +67,7 @@ class TorchSession:
     def __init__(self) -> None:
         self._profiler_warm = False
         self._device_used = float("-inf")  # never: the first GPU timing warms the clocks
-        self._flush_buffers: dict[str, object] = {}  # device -> its L2 flush buffer
+        self._flush_buffers: dict[str, Any] = {}  # device -> its L2 flush buffer
         # Input values drawn before (most configurations' first tensor is the same draw).
         self._draws = host_draws()
         self._trim = HeapTrimmer(TRIM_AFTER_GROWTH_BYTES)
@@ -139,7 +140,7 @@ class TorchSession:
             if spec.options.mode == "inference"
             else (lambda: torch.set_grad_enabled(record))
         )
-        staged = None
+        staged: fused_patterns.Staged | Staged | None = None
         if pattern is not None:
             synchronize = devices.synchronizer(spec.options.device)
             staged = fused_patterns.stage_calls(pattern, [p.call for p in prepared], scope, synchronize)
@@ -401,7 +402,7 @@ def _prepare(
 ) -> _Prepared:
     """Materialise one set of the spec's inputs with ``make`` (seeded tensors on the device, or empty
     ones on the meta device), and arrange the call."""
-    values: dict[str, object] = {}
+    values: dict[str, Any] = {}
     leaves: dict[str, tuple] = {}
     for name, value in spec.inputs:
         if isinstance(value, Alias):

@@ -7,8 +7,13 @@ of a 65,536-vector is known to make a 32 GiB matrix before anything is allocated
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 from opperf.frameworks.torch.tensors import QUANTIZED_DTYPES, torch_dtype
 from opperf.results.measurement import InputValue, TensorSpec, is_given_array, is_tensor_list
+
+if TYPE_CHECKING:
+    import torch
 
 
 class NoShapeInferenceError(ValueError):
@@ -31,7 +36,7 @@ def meta_input(value: InputValue, dtype: str) -> object:
     if is_tensor_list(value):
         return [empty(v) for v in value]
     if is_given_array(value):
-        return value.detach().to("meta")
+        return cast("torch.Tensor", value).detach().to("meta")  # a given array here is a tensor
     return value
 
 

@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import TYPE_CHECKING, cast
 
 from opperf.results.measurement import Alias, InputValue, TensorSpec, is_given_array, is_tensor_list
 from opperf.utils.draws import DrawCache, GeneratorState, drawn
+
+if TYPE_CHECKING:
+    import torch
 
 # Integer tensors that are not indices are drawn from [1, 10): no zero divisors, no overflow.
 INTEGER_RANGE = (1, 10)
@@ -219,7 +223,7 @@ def materialize(value: InputValue, dtype: str, device, generator, draws: DrawCac
     if is_tensor_list(value):
         return [make_tensor(v, dtype, device, generator, draws) for v in value]
     if is_given_array(value):
-        return value.detach().to(device)
+        return cast("torch.Tensor", value).detach().to(device)  # a given array here is a tensor
     return value
 
 

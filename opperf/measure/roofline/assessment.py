@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any, cast
 
 from opperf.measure.roofline.peaks import MachinePeaks
 from opperf.measure.roofline.work import PeakFractions, Rates, Work, achieved, count_work, fraction_of_peak
 from opperf.results.measurement import Measurement, Status
 from opperf.utils.load import BUSY_THRESHOLD
+from opperf.utils.stats import Summary
 
 OVERHEAD_FACTOR = 5
 """A median within this factor of the harness's own per-call cost mostly measures the harness."""
@@ -27,7 +29,7 @@ class Calibration:
     usable_cpus: int | None = None
 
     @classmethod
-    def from_environment(cls, environment: Mapping[str, object]) -> Calibration:
+    def from_environment(cls, environment: Mapping[str, Any]) -> Calibration:
         peaks = environment.get("machine_peaks")
         return cls(
             harness_overhead_s=environment.get("harness_overhead_s"),
@@ -47,7 +49,7 @@ def flags(measurement: Measurement, calibration: Calibration) -> list[str]:
     if measurement.met_target is False:
         found.append("imprecise")
     overhead = calibration.harness_overhead_s
-    if overhead and measurement.forward_summary.median < OVERHEAD_FACTOR * overhead:
+    if overhead and cast(Summary, measurement.forward_summary).median < OVERHEAD_FACTOR * overhead:
         found.append("overhead_dominated")
     if measurement.competing_load is not None and measurement.competing_load > BUSY_THRESHOLD:
         found.append("busy_machine")
@@ -69,7 +71,7 @@ class Roofline:
     fractions: PeakFractions | None
 
     def to_json(self) -> dict[str, object]:
-        block: dict[str, object] = {
+        block: dict[str, Any] = {
             "bytes": self.work.bytes_moved,
             "flops": self.work.flops,
             "gb_per_s": self.rates.gb_per_s,
@@ -85,7 +87,7 @@ def roofline(measurement: Measurement, calibration: Calibration) -> Roofline | N
     if measurement.status is not Status.OK or not measurement.forward:
         return None
     work = count_work(measurement.spec)
-    median = measurement.forward_summary.median
+    median = cast(Summary, measurement.forward_summary).median
     if work is None or median <= 0:
         return None
     rates = achieved(work, median)

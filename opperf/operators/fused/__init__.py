@@ -23,6 +23,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -172,7 +173,7 @@ def operators(framework: str) -> tuple[OpInfo, ...]:
     )
 
 
-def parameters(pattern: Pattern, config: dict[str, object], seed: int) -> dict[str, np.ndarray]:
+def parameters(pattern: Pattern, config: dict[str, Any], seed: int) -> dict[str, np.ndarray]:
     """The layers' parameters as float32 arrays drawn from ``seed``, the same in every framework:
     ``conv_weight`` (F, C, k, k) and ``conv_bias``, BatchNorm's ``gamma``, ``beta``, ``mean`` and ``var``
     (around 1, 0, 0 and 1, so outputs keep their scale), ``fc_weight`` (units, in) and ``fc_bias``."""

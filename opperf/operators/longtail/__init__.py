@@ -11,6 +11,7 @@ implements every operator once, from its definition, in ``opperf/frameworks/<fw>
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from opperf.operators.info import ArgKind, Argument, OpInfo
 from opperf.operators.longtail.entry import LongTailOp
@@ -45,7 +46,7 @@ def catalogue() -> tuple[LongTailOp, ...]:
     return OPERATORS
 
 
-def implementations(namespace: Mapping[str, object]) -> dict[str, Callable[..., object]]:
+def implementations(namespace: Mapping[str, Any]) -> dict[str, Callable[..., object]]:
     """Long-tail operator name -> its function in a framework module's ``namespace`` (its
     ``globals()``): each framework implements every catalogue entry under the entry's name."""
     missing = [op.name for op in catalogue() if not callable(namespace.get(op.name))]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from opperf.operators import fused, longtail
 from opperf.operators.info import OpInfo
@@ -18,7 +18,7 @@ from opperf.operators.rules import replay
 from opperf.operators.rules.fuzz import draw_shapes
 from opperf.operators.rules.generic import NoRuleError
 from opperf.operators.rules.profiles import STANDARD, SizeProfile
-from opperf.results.measurement import InputValue, TensorSpec
+from opperf.results.measurement import InputValue, Storage, TensorSpec
 
 T = TypeVar("T")
 
@@ -124,5 +124,5 @@ def _strided(value: InputValue, storage: str) -> InputValue:
         and value.structure is None
         and value.shape
     ):
-        return replace(value, storage=storage)
+        return replace(value, storage=cast(Storage, storage))
     return value

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 from opperf.operators.info import ArgKind, Argument, OpInfo
 from opperf.results.measurement import InputValue, TensorSpec
@@ -108,7 +109,7 @@ def _tensors_problem(
 ) -> str | None:
     takes_tensors = argument is None or argument.is_tensor or any(_holds_tensor(k) for k in known)
     if not takes_tensors:
-        return f"is a tensor; it takes {_EXPECTED.get(argument.kind, 'no tensor')}"
+        return f"is a tensor; it takes {_EXPECTED.get(cast(Argument, argument).kind, 'no tensor')}"
     for tensor in value if isinstance(value, tuple) else (value,):
         problem = _tensor_problem(tensor, policy)
         if problem is not None:

@@ -37,6 +37,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any, cast
 
 from opperf.frameworks import get_backend
 from opperf.measure.isolation import BuildDescription, IsolatedRunner
@@ -243,7 +244,7 @@ def run_ab(
     config = replace(config, options=round_options(options, share))
     operators = select_operators(backend, config.ops, config.categories)
     options.require_one_thread_count("an A/B job")
-    threads = backend.set_threads(options.threads)
+    threads = backend.set_threads(cast("int | None", options.threads))
     cpus = worker_cpus(config.affinity, threads, available_cpus())
     started = _dt.datetime.now(_dt.timezone.utc)
     wall_start = time.perf_counter()
@@ -256,7 +257,7 @@ def run_ab(
                 IsolatedRunner(
                     options.framework,
                     config.timeout_s,
-                    threads if cpus else options.threads,
+                    threads if cpus else cast("int | None", options.threads),
                     cpus,
                     python=builds[side].python,
                     environment=builds[side].environment,
@@ -413,7 +414,7 @@ def mismatches(descriptions: Mapping[str, BuildDescription]) -> list[str]:
     return found
 
 
-def ab_document(result: AbResult, environment: Mapping[str, object]) -> dict[str, object]:
+def ab_document(result: AbResult, environment: Mapping[str, Any]) -> dict[str, object]:
     """The A/B file: each round's records per side (``side`` and ``round`` in each record), the
     builds, and what differs between them. ``opperf diff`` reads it."""
     records = []

@@ -15,6 +15,7 @@ import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from opperf.results.document import measurement_from_record, record
 from opperf.results.load import Key, record_key
@@ -48,7 +49,7 @@ def pair_entry(round_index: int, base: Measurement, new: Measurement, prepared_i
 
 
 def load_pairs(
-    path: str, settings: dict[str, object], *, resume: bool, fresh: bool
+    path: str, settings: dict[str, Any], *, resume: bool, fresh: bool
 ) -> dict[tuple[Key, int], JournaledPair]:
     """The pairs an interrupted job journaled at ``path``, by configuration and round, when resuming;
     none otherwise. An existing journal is never overwritten by accident (without --resume or --fresh

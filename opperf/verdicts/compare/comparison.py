@@ -15,6 +15,7 @@ import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any, cast
 
 from opperf.frameworks import framework_of_namespace, get_backend
 from opperf.measure.benchmark import RunOptions, benchmark, signature_of
@@ -28,10 +29,10 @@ from opperf.verdicts.ab.job import round_options
 from opperf.verdicts.compare.namespaces import Versus, no_work_note, versus
 from opperf.verdicts.diff import DEFAULT_ALPHA, DEFAULT_THRESHOLD
 
-Name = str | Callable[[Mapping[str, object]], str]
+Name = str | Callable[[Mapping[str, Any]], str]
 """A counterpart's function name, or how to choose it from the configuration (conv1d/2d/3d)."""
 
-Adapt = Callable[[Mapping[str, object], dict[str, object]], dict[str, object]]
+Adapt = Callable[[Mapping[str, Any], dict[str, Any]], dict[str, Any]]
 """What a counterpart does to a translated configuration, given the source one: what an attribute the
 counterpart lacks did to the tensors (``flatten=True`` flattened FullyConnected's data)."""
 
@@ -44,23 +45,23 @@ class Counterpart:
     name: Name
     renames: Mapping[str, str] = field(default_factory=dict)
     drop: frozenset[str] = frozenset()
-    extra: Mapping[str, object] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)
     adapt: Adapt | None = None
 
-    def function_name(self, configuration: Mapping[str, object]) -> str:
+    def function_name(self, configuration: Mapping[str, Any]) -> str:
         return self.name if isinstance(self.name, str) else self.name(configuration)
 
 
-def _spatial_dims(configuration: Mapping[str, object]) -> int:
+def _spatial_dims(configuration: Mapping[str, Any]) -> int:
     kernel = configuration.get("kernel", (1, 1))
     return len(kernel) if isinstance(kernel, (tuple, list)) else 1
 
 
-def _convolution(configuration: Mapping[str, object]) -> str:
+def _convolution(configuration: Mapping[str, Any]) -> str:
     return f"conv{_spatial_dims(configuration)}d"
 
 
-def _pooling(configuration: Mapping[str, object]) -> str:
+def _pooling(configuration: Mapping[str, Any]) -> str:
     if configuration.get("global_pool"):
         raise OpperfError("global pooling has no torch.nn.functional counterpart with the same inputs")
     kind = configuration.get("pool_type", "max")
@@ -80,7 +81,7 @@ _BATCH_NORM = {
 }
 
 
-def _flattened_data(source: Mapping[str, object], translated: dict[str, object]) -> dict[str, object]:
+def _flattened_data(source: Mapping[str, Any], translated: dict[str, Any]) -> dict[str, object]:
     """FullyConnected with ``flatten=True`` (its default) reads data of (N, C, H, W) as (N, C*H*W);
     ``linear`` applies to the last axis only, so it gets the data flattened as MXNet flattens it."""
     data = source.get("data")
@@ -90,7 +91,7 @@ def _flattened_data(source: Mapping[str, object], translated: dict[str, object])
     return {**translated, "input": replace(data, shape=flat)}
 
 
-def _same(name: str, np_name: str | None = None, torch_name: str | None = None, **torch: object):
+def _same(name: str, np_name: str | None = None, torch_name: str | None = None, **torch: Any):
     """Counterparts of an operator whose mx.np and torch functions take tensors in the same order."""
     return {
         "mx.np": Counterpart("mx.np", np_name or name),
@@ -175,13 +176,13 @@ def tensor_order(function: Callable[..., object], framework: str) -> list[str]:
 
 
 def translate(
-    configuration: Mapping[str, object],
+    configuration: Mapping[str, Any],
     source_tensors: Sequence[str],
     target_tensors: Sequence[str],
     target: Counterpart,
 ) -> dict[str, object]:
     """``configuration`` in the target's argument names: tensors by position, attributes renamed."""
-    translated: dict[str, object] = {}
+    translated: dict[str, Any] = {}
     for name, value in configuration.items():
         if name in target.drop:
             continue
@@ -253,7 +254,7 @@ class Row:
     map): ``rounds`` holds each round's measurement, ``measurements`` their samples together."""
 
     operator: str
-    configuration: Mapping[str, object]
+    configuration: Mapping[str, Any]
     measurements: Mapping[str, Measurement | None]
     problems: Mapping[str, str]
     rounds: Mapping[str, tuple[Measurement, ...]] = field(default_factory=dict)
@@ -261,7 +262,7 @@ class Row:
 
 def compare(
     name: str,
-    configurations: Sequence[Mapping[str, object]],
+    configurations: Sequence[Mapping[str, Any]],
     namespaces: Sequence[str] = ("mx.nd", "mx.np", "torch"),
     options: RunOptions | None = None,
     rounds: int = COMPARE_ROUNDS,
@@ -338,8 +339,8 @@ def _together(rounds: Sequence[Measurement] | None) -> Measurement | None:
 
 
 def _call_in(
-    name: str, namespace: str, configuration: Mapping[str, object], source_tensors: Sequence[str]
-) -> tuple[Callable[..., object], dict[str, object]]:
+    name: str, namespace: str, configuration: Mapping[str, Any], source_tensors: Sequence[str]
+) -> tuple[Callable[..., object], dict[str, Any]]:
     target = counterpart(name, namespace)
     function_name = target.function_name(configuration)
     framework = framework_of_namespace(namespace)
@@ -424,7 +425,7 @@ def _ms(seconds: float | None) -> str:
     return f"{seconds * 1e3:.4f}" if seconds is not None else "—"
 
 
-def _inputs(configuration: Mapping[str, object]) -> str:
+def _inputs(configuration: Mapping[str, Any]) -> str:
     def show(value: object) -> str:
         if isinstance(value, TensorSpec):
             return "x".join(map(str, value.shape))
@@ -442,7 +443,7 @@ DEFAULT_OPERATORS = (
 """What ``--compare`` runs when no operators are named: the common layers and element-wise basics."""
 
 
-def configurations(name: str, namespace: str, profile: SizeProfile = STANDARD) -> list[dict[str, object]]:
+def configurations(name: str, namespace: str, profile: SizeProfile = STANDARD) -> list[dict[str, Any]]:
     """Input configurations for ``name`` in ``namespace``: the registry's rules when it is a registered
     operator, else every required tensor argument with the profile's first shape."""
     framework = framework_of_namespace(namespace)
@@ -469,7 +470,7 @@ def comparison_document(
     namespace's record index (None where it was not measured), forward ratio and problem."""
     from opperf.results.document import SCHEMA_VERSION, record
 
-    records: list[dict[str, object]] = []
+    records: list[dict[str, Any]] = []
     paired = []
     found = verdicts(rows, namespaces)
     for index, row in enumerate(rows):
@@ -520,7 +521,9 @@ def _versus_dict(found: Versus | None) -> dict[str, object] | None:
         return None
     return {
         "ratio": round(found.ratio, 4),
-        "ratio_ci95": [round(found.low, 4), round(found.high, 4)] if found.low is not None else None,
+        "ratio_ci95": [round(found.low, 4), round(cast(float, found.high), 4)]
+        if found.low is not None
+        else None,
         "verdict": found.verdict.value,
         "reason": found.reason,
         "flags": list(found.flags),

@@ -17,6 +17,7 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from opperf.results.load import timer_tick
 from opperf.results.measurement import Measurement
@@ -24,7 +25,7 @@ from opperf.utils.load import BUSY_THRESHOLD
 from opperf.utils.stats import summarize
 from opperf.verdicts.decide import Verdict, noise, timing_verdict
 from opperf.verdicts.diff import TICK_FLOOR
-from opperf.verdicts.inference import Contrast, assess, bh_qvalues
+from opperf.verdicts.inference import Contrast, RowTest, assess, bh_qvalues
 
 STOP_SHARE = 0.1
 """A changed verdict settles a configuration's rounds only when its q-value is within this share of
@@ -86,7 +87,7 @@ def versus(
         return {}
     _, tests = assess([contrast for _, contrast, _, _ in found], paired=True)
     tested = [i for i, test in enumerate(tests) if test is not None]
-    q_of = dict(zip(tested, bh_qvalues([tests[i].p for i in tested]), strict=True))
+    q_of = dict(zip(tested, bh_qvalues([cast(RowTest, tests[i]).p for i in tested]), strict=True))
     result = {}
     for i, (where, contrast, flags, floor) in enumerate(found):
         test = tests[i]

@@ -29,7 +29,7 @@ import statistics
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from opperf.verdicts.distributions import t_sf
 from opperf.verdicts.inference import bh_qvalues
@@ -156,7 +156,7 @@ def judge(
     q_values = iter(bh_qvalues([step.p for step in flat]))
     judged = [[replace(step, q=next(q_values)) for step in steps] for steps in found]
     return [
-        [_own_levels(step, points, steps) for step in steps if step.q <= alpha]
+        [_own_levels(step, points, steps) for step in steps if cast(float, step.q) <= alpha]
         for points, steps in zip(series, judged, strict=True)
     ]
 

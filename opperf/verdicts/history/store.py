@@ -20,7 +20,7 @@ import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar, cast
 
 from opperf.results.document import is_ab
 from opperf.results.load import PHASES, Key, record_key, timer_tick
@@ -197,7 +197,7 @@ class History:
                 f"{self.path}: a damaged history database ({error}); rebuild it with history add"
             ) from None
 
-    def add(self, document: Mapping[str, object], source: str) -> int | None:
+    def add(self, document: Mapping[str, Any], source: str) -> int | None:
         """Add one results document (from ``source``); the number of rows added, or None when this
         run is in the store already."""
         if is_ab(document):
@@ -223,7 +223,7 @@ class History:
             )
             if cursor.rowcount == 0:
                 return None
-            rows = list(_rows(cursor.lastrowid, document.get("results") or []))
+            rows = list(_rows(cast(int, cursor.lastrowid), document.get("results") or []))
             self._connection.executemany(
                 "INSERT OR REPLACE INTO rows VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows
             )

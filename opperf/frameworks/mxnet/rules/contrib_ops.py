@@ -6,6 +6,7 @@ whose calls ``opperf.frameworks.mxnet.invoke`` makes."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
 from opperf.frameworks.mxnet.rules.layers import DEFAULT_RULES, Configurations, T
 from opperf.operators.rules.profiles import LayerSizes
@@ -240,7 +241,7 @@ def _while_loop(s: LayerSizes) -> Configurations:
 
 def _fused_convolution(s: LayerSizes) -> Configurations:
     """Convolution's 2-D configuration, the one MKL-DNN's pass fuses with the ReLU after it."""
-    return [config for config in DEFAULT_RULES["Convolution"](s) if len(config["kernel"]) == 2]
+    return [config for config in DEFAULT_RULES["Convolution"](s) if len(cast(tuple, config["kernel"])) == 2]
 
 
 CUSTOM_OP_TYPE = "opperf_scale"

@@ -6,9 +6,10 @@ Keyed by canonical operator name; each rule maps the profile's layer sizes to in
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
 from opperf.operators.rules.profiles import LayerSizes
-from opperf.results.measurement import InputValue, TensorSpec
+from opperf.results.measurement import InputValue, Structure, TensorSpec
 
 Configurations = list[dict[str, InputValue]]
 T = TensorSpec
@@ -19,7 +20,7 @@ def _images(s: LayerSizes, dims: int) -> tuple[int, ...]:
 
 
 def _convolution(s: LayerSizes) -> Configurations:
-    configs = []
+    configs: Configurations = []
     for dims, kernel in ((1, (3,)), (2, (3, 3)), (3, (3, 3, 3))):
         spatial = s.spatial if dims < 3 else max(4, s.spatial // 4)
         data = (s.batch, s.channels) + (spatial,) * dims
@@ -223,7 +224,9 @@ def _crop(s: LayerSizes) -> Configurations:
 
 def _two_dimensional(rule: Callable[[LayerSizes], Configurations]) -> Callable[[LayerSizes], Configurations]:
     """The 2-D configurations of a layer rule, for the legacy ``*_v1`` operators that only do 2-D."""
-    return lambda s: [c for c in rule(s) if len(c["data"].shape) == 4 and c.get("kernel") != (1, 1)]
+    return lambda s: [
+        c for c in rule(s) if len(cast(TensorSpec, c["data"]).shape) == 4 and c.get("kernel") != (1, 1)
+    ]
 
 
 def _range(s: LayerSizes) -> Configurations:
@@ -332,7 +335,7 @@ def _gemm2(s: LayerSizes) -> Configurations:
     return [{"A": T((n, n)), "B": T((n, n))}]
 
 
-def _square(s: LayerSizes, structure: str | None = None, **extra: InputValue) -> Configurations:
+def _square(s: LayerSizes, structure: Structure | None = None, **extra: InputValue) -> Configurations:
     """Batches of square matrices, structured so factorizations, inverses and solves are defined."""
     n = s.features // 2 or 1
     return [{"A": T((s.batch // 4 or 1, n, n), structure=structure), **extra}]

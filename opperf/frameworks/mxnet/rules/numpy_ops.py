@@ -4,10 +4,11 @@ cannot be derived from their signatures (integer-only arithmetic, square matrice
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from opperf.frameworks.mxnet.rules.layers import Configurations, T
 from opperf.operators.rules.profiles import LayerSizes
-from opperf.results.measurement import Alias
+from opperf.results.measurement import Alias, Structure
 
 
 def _integers(*names: str) -> Callable[[LayerSizes], Configurations]:
@@ -16,7 +17,7 @@ def _integers(*names: str) -> Callable[[LayerSizes], Configurations]:
 
 
 # Random samplers with scalar parameters, which MXNet would broadcast if given as tensors instead.
-SAMPLER_PARAMETERS: dict[str, dict[str, object]] = {
+SAMPLER_PARAMETERS: dict[str, dict[str, Any]] = {
     "_npi_bernoulli": {"prob": 0.5, "logit": 0.5, "is_logit": False},
     "_npi_exponential": {"scale": 1.0},
     "_npi_rayleigh": {"scale": 1.0},
@@ -28,7 +29,7 @@ SAMPLER_PARAMETERS: dict[str, dict[str, object]] = {
 }
 
 
-def _sampler(parameters: dict[str, object]) -> Callable[[LayerSizes], Configurations]:
+def _sampler(parameters: dict[str, Any]) -> Callable[[LayerSizes], Configurations]:
     """A sampler drawing a (4 x features, features) array: without ``size`` it draws one value."""
     return lambda s: [{**parameters, "size": (s.features * 4, s.features)}]
 
@@ -37,7 +38,7 @@ def _window(s: LayerSizes) -> Configurations:
     return [{"M": s.features * 16}]
 
 
-def _square(*names: str, structure: str | None = None) -> Callable[[LayerSizes], Configurations]:
+def _square(*names: str, structure: Structure | None = None) -> Callable[[LayerSizes], Configurations]:
     def rule(s: LayerSizes) -> Configurations:
         n = s.features // 2 or 1
         shape = (s.batch // 4 or 1, n, n)
@@ -120,7 +121,7 @@ def _diag_indices_from(s: LayerSizes) -> Configurations:
 def _boolean_mask_assign(value_is_tensor: bool) -> Callable[[LayerSizes], Configurations]:
     def rule(s: LayerSizes) -> Configurations:
         shape = (s.features * 4, s.features)
-        config: dict[str, object] = {
+        config: dict[str, Any] = {
             "data": T(shape),
             "mask": T(shape, dtype="bool", low=0, high=2, integral=True),
         }

@@ -8,6 +8,7 @@ and optimizer state.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from opperf.frameworks.mxnet.rules.layers import Configurations, T
 from opperf.operators.rules.profiles import LayerSizes
@@ -38,7 +39,7 @@ def _multi_tensor(
         data = tuple(tensor(role) for _ in range(WEIGHTS) for role in group)
         data += tuple(T((WEIGHTS,), low=0.01, high=0.1) for _ in trailing)
         # MXNet's optimizers update the weights in place: out= is the weight of each group.
-        config: dict[str, object] = {
+        config: dict[str, Any] = {
             "data": data,
             count_argument: WEIGHTS,
             "out": Alias("data", len(group), WEIGHTS),
@@ -54,7 +55,7 @@ def _lamb_phase2(mixed_precision: bool) -> Callable[[LayerSizes], Configurations
     def rule(s: LayerSizes) -> Configurations:
         shape = (s.features * 4, s.features)
         half = "float16" if mixed_precision else None
-        config: dict[str, object] = {
+        config: dict[str, Any] = {
             "weight": T(shape, dtype=half),
             "g": T(shape),
             "r1": T((1,)),

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from opperf.operators.info import ArgKind, Argument, OpInfo
 from opperf.operators.rules.generic import LIST_LENGTH, NoRuleError, RuleContext, type_default
 from opperf.operators.rules.profiles import SizeProfile
-from opperf.results.measurement import InputValue, TensorSpec
+from opperf.results.measurement import InputValue, Storage, Structure, TensorSpec
 
 Configurations = list[dict[str, InputValue]]
 Override = Callable[[RuleContext], dict[str, InputValue]]
@@ -150,7 +150,7 @@ def _subject_is(spec: Callable[[RuleContext], TensorSpec]) -> Override:
     return lambda c: {_subject(c): spec(c)}
 
 
-def _sparse(storage: str, *names: str) -> Override:
+def _sparse(storage: Storage, *names: str) -> Override:
     """The named tensors (the first tensor if none) in a sparse storage: CSR, CSC, or COO for
     row_sparse."""
     return lambda c: {name: T(c.shape, storage=storage) for name in names or (_subject(c),)}
@@ -495,7 +495,7 @@ def _spd(c: RuleContext) -> dict[str, InputValue]:
     return {"input": T(c.shape, structure="spd")}
 
 
-def _square(c: RuleContext, structure: str | None = None) -> TensorSpec:
+def _square(c: RuleContext, structure: Structure | None = None) -> TensorSpec:
     return T(c.shape, structure=structure)
 
 
@@ -505,7 +505,7 @@ def _pivots(c: RuleContext) -> TensorSpec:
     return T((n,), dtype="int32", low=1, high=n + 1, structure="sorted_unique")
 
 
-_LOWER = "lower_triangular"
+_LOWER: Structure = "lower_triangular"
 
 SPARSE_PRODUCT_DENSITY = 0.1
 """Fraction of a sparse operand's rows that are non-zero in sparse matrix products."""

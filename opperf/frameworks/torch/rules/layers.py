@@ -7,10 +7,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import replace
+from typing import cast
 
 from opperf.frameworks.torch.rules.derived import Configurations, T, divisor
 from opperf.operators.rules.profiles import LayerSizes
-from opperf.results.measurement import InputValue, TensorSpec
+from opperf.results.measurement import InputValue, Storage, TensorSpec
 
 LayerRule = Callable[[LayerSizes], Configurations]
 
@@ -233,16 +234,18 @@ def _quantized_cell(gates: int, cell_state: bool) -> Callable[[LayerSizes], Conf
     def rule(s: LayerSizes) -> Configurations:
         configurations = _cell(gates, cell_state)(s)
         for config in configurations:
-            rows, columns = config["w_ih"].shape
+            rows, columns = cast(TensorSpec, config["w_ih"]).shape
             config.update(_int8_weights(rows, columns, "_ih"), **_int8_weights(rows, columns, "_hh"))
         return configurations
 
     return rule
 
 
-def _stored(rule: LayerRule, storage: str) -> LayerRule:
+def _stored(rule: LayerRule, storage: Storage) -> LayerRule:
     """A layer rule with its ``input`` tensor in another storage (MKL-DNN's opaque layout)."""
-    return lambda s: [{**config, "input": replace(config["input"], storage=storage)} for config in rule(s)]
+    return lambda s: [
+        {**config, "input": replace(cast(TensorSpec, config["input"]), storage=storage)} for config in rule(s)
+    ]
 
 
 def _channels(s: LayerSizes) -> TensorSpec:
@@ -517,8 +520,8 @@ def _tensordot(s: LayerSizes) -> Configurations:
 def _mkldnn_rnn_layer(s: LayerSizes) -> Configurations:
     """One oneDNN LSTM layer (mode 2), the building block of ``torch.lstm`` on CPU."""
     (config,) = _lstm_like(4, cell_state=True)(s)
-    w_ih, w_hh, b_ih, b_hh = config["params"]
-    h, _ = config["hx"]
+    w_ih, w_hh, b_ih, b_hh = cast("tuple[TensorSpec, ...]", config["params"])
+    h, _ = cast("tuple[TensorSpec, ...]", config["hx"])
     hidden = w_hh.shape[1]
     return [
         {
