@@ -45,6 +45,10 @@ class UnmeasurableError(RuntimeError):
     the Python timer, which sees any call, times it instead, and the record says so."""
 
 
+TimeCall = Callable[[str, Callable[[], object]], tuple[object, float]]
+"""How a sampler times one call of a phase (``forward`` or ``backward``): its outputs and seconds."""
+
+
 @dataclass(frozen=True)
 class Passes:
     """A prepared benchmark, as a framework's session hands it to the harness.
@@ -78,6 +82,19 @@ class Passes:
         (``flush``) when measuring cold; nothing otherwise."""
         if self.flush is not None:
             self.flush()
+
+    def timed_pass(self, time_call: TimeCall) -> tuple[float, float | None]:
+        """One measured pass, each call timed by ``time_call(phase, call)`` (which returns the call's
+        outputs and its seconds): the forward call, then the backward call of its outputs where there
+        is one, each after ``before_timed_call``. Every sampler times its passes through here, so what
+        must happen before each timed call is written once."""
+        self.before_timed_call()
+        outputs, forward_s = time_call("forward", self.forward)
+        if self.backward is None:
+            return forward_s, None
+        backward = self.backward(outputs)
+        self.before_timed_call()
+        return forward_s, time_call("backward", backward)[1]
 
     def full_pass(self) -> object:
         """A forward pass and, when there is one, its backward pass; the forward outputs."""
@@ -173,15 +190,13 @@ class PerCallSampler:
     def sample(self, passes: Passes, plan: SamplingPlan) -> Samples:
         operators: set[str] = set()
 
-        def measured_pass() -> tuple[float, float | None]:
-            passes.before_timed_call()
-            timed = self.timer.time(passes.forward)
+        def time_call(_phase: str, call: Callable[[], object]) -> tuple[object, float]:
+            timed = self.timer.time(call)
             operators.update(timed.operators)
-            if passes.backward is None:
-                return timed.seconds, None
-            backward = passes.backward(timed.outputs)
-            passes.before_timed_call()
-            return timed.seconds, self.timer.time(backward).seconds
+            return timed.outputs, timed.seconds
+
+        def measured_pass() -> tuple[float, float | None]:
+            return passes.timed_pass(time_call)
 
         memory = _ProbingWarmUp(passes, self.peak_memory)
         sampled = sample(memory.warm_pass, measured_pass, plan, self.clock, passes.warmed)

@@ -76,10 +76,11 @@ class NativeSampler:
     def sample(self, passes: Passes, plan: SamplingPlan) -> Samples:
         from torch.profiler import record_function
 
-        def marked(mark: str, call: Callable[[], object]) -> tuple[object, float]:
-            passes.before_timed_call()
+        marks = {"forward": FORWARD_MARK, "backward": BACKWARD_MARK}
+
+        def marked(phase: str, call: Callable[[], object]) -> tuple[object, float]:
             start = time.perf_counter()
-            with record_function(mark):
+            with record_function(marks[phase]):
                 outputs = call()
             self.synchronize()
             return outputs, time.perf_counter() - start
@@ -87,10 +88,7 @@ class NativeSampler:
         backward = passes.backward
 
         def measured_pass() -> tuple[float, float | None]:
-            outputs, forward_s = marked(FORWARD_MARK, passes.forward)
-            if backward is None:
-                return forward_s, None
-            return forward_s, marked(BACKWARD_MARK, backward(outputs))[1]
+            return passes.timed_pass(marked)
 
         with _session(self.on_gpu, memory=True) as probe:
             passes.timed_full_pass()  # also pays the first profiled call's extra cost
@@ -169,19 +167,21 @@ def host_latency(passes: Passes, most: int, budget_s: float) -> HostLatency:
     any profiler session (CUPTI's tracing adds microseconds to every launch): at least
     ``HOST_CALLS_LEAST`` calls, then more while ``budget_s`` lasts, up to ``most``."""
     timer = PythonTimer(synchronize=passes.synchronize)
+
+    def timed(_phase: str, call: Callable[[], object]) -> tuple[object, float]:
+        found = timer.time(call)
+        return found.outputs, found.seconds
+
     forward: list[float] = []
     backward: list[float] = []
     started = time.perf_counter()
     while len(forward) < max(most, HOST_CALLS_LEAST) and (
         len(forward) < HOST_CALLS_LEAST or time.perf_counter() - started < budget_s
     ):
-        passes.before_timed_call()
-        timed = timer.time(passes.forward)
-        forward.append(timed.seconds)
-        if passes.backward is not None:
-            call = passes.backward(timed.outputs)
-            passes.before_timed_call()
-            backward.append(timer.time(call).seconds)
+        forward_s, backward_s = passes.timed_pass(timed)
+        forward.append(forward_s)
+        if backward_s is not None:
+            backward.append(backward_s)
     return HostLatency(tuple(forward), tuple(backward) or None)
 
 
