@@ -19,7 +19,7 @@ def _missing(error: ModuleNotFoundError) -> str:
     return (
         f"error: {sys.executable} has no module {error.name!r}, which opperf needs: run it in the "
         f"environment `make venv` builds ({venv}/opperf, or `. {venv}/activate` first), or "
-        "`pip install '.[torch,plot,xlsx]'` into this one\n"
+        "`pip install '.[mxnet,torch,plot,xlsx]'` into this one\n"
     )
 
 

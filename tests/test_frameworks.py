@@ -82,3 +82,26 @@ def test_a_framework_that_is_not_installed_names_the_extra_to_install():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert result.returncode == 2, result.stderr
     assert "pip install 'opperf[torch]'" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_without_mxnet_a_torch_sweep_runs_and_an_mxnet_sweep_names_its_extra(tmp_path):
+    """MXNet is an extra like any framework (issue 30): where ``import mxnet`` fails, a PyTorch sweep
+    runs and ``diff`` reads its file, and the default (MXNet) sweep says which extra installs it."""
+    import subprocess
+    import sys
+
+    blocker = "import sys; sys.modules['mxnet'] = None\nfrom opperf.cli import main\n"
+    result = tmp_path / "torch.json"
+    torch = blocker + (
+        f"status = main(['--framework', 'torch', '--ops', 'exp', '--runs', '2', '--warmup', '0', '--quiet',"
+        f" '--output-file', {str(result)!r}])\n"
+        "assert 'mxnet' not in [m for m in sys.modules if sys.modules[m] is not None], 'imported mxnet'\n"
+        "sys.exit(status)"
+    )
+    done = subprocess.run([sys.executable, "-c", torch], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(result.read_text())["results"][0]["framework"] == "torch"
+    mxnet = blocker + "sys.exit(main(['--ops', 'exp']))"
+    done = subprocess.run([sys.executable, "-c", mxnet], capture_output=True, text=True, check=False)
+    assert done.returncode == 2 and "pip install 'opperf[mxnet]'" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1
