@@ -190,9 +190,10 @@ class PerCallSampler:
     def sample(self, passes: Passes, plan: SamplingPlan) -> Samples:
         operators: set[str] = set()
 
-        def time_call(_phase: str, call: Callable[[], object]) -> tuple[object, float]:
+        def time_call(phase: str, call: Callable[[], object]) -> tuple[object, float]:
             timed = self.timer.time(call)
-            operators.update(timed.operators)
+            if phase == "forward":  # the operators a record names are those its forward call ran
+                operators.update(timed.operators)
             return timed.outputs, timed.seconds
 
         def measured_pass() -> tuple[float, float | None]:
