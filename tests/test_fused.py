@@ -228,7 +228,9 @@ def test_torch_inductor_freezing_folds_batchnorm_fuses_relu_into_the_convolution
     assert "torch.ops.mkldnn._convolution_pointwise.default[relu]" in kernels
     assert not any("batch_norm" in k for k in kernels)  # folded into the convolution's weights
     assert measured.stage_check.fused and measured.stage_check.agrees
-    assert measured.backward is None and measured.backward_reason == fused.FREEZING_BACKWARD
+    from opperf.frameworks.torch import fused as torch_fused
+
+    assert measured.backward is None and measured.backward_reason == torch_fused.FREEZING_BACKWARD
 
 
 @pytest.mark.slow

@@ -115,7 +115,7 @@ def explain_fused(op: OpInfo) -> str:
         f"  layers:      {' -> '.join(pattern.layers)}",
         f"  computes:    {pattern.computes}",
         "  variants (--stages picks the stages; fusion backends prove fusion from their graph):",
-        *(f"    {v.stage}/{v.name}: {v.runs}" for v in fused.VARIANTS if v.framework == op.framework),
+        *(f"    {v.stage}/{v.name}: {v.runs}" for v in fused.framework_variants(op.framework)),
         "  input rule:  the pattern table's sizes (opperf/operators/fused/patterns.py)",
         "  input configurations:",
     ]

@@ -9,7 +9,7 @@ of the block applied to symbols for the unfused and contrib blocks. ``backend='O
 name) leaves a 1.9.1 graph as it was without an error, and MKL-DNN fuses
 ``Activation(act_type='relu')`` but not ``relu``, so the blocks write ReLU as ``Activation``. Backward
 through an MKL-DNN fused block returns all-zero gradients without an error in MXNet 1.9.1, so its
-records refuse backward with that reason (``opperf.operators.fused.MKLDNN_BACKWARD``).
+records refuse backward with that reason (``MKLDNN_BACKWARD``).
 
 MXNet 1.9.1 registers one contrib fused operator for these layers: ``_contrib_BatchNormWithReLU``
 (``gluon.nn.BatchNormReLU``), BatchNorm and ReLU in one; its convolution and fully connected operators
@@ -35,6 +35,44 @@ from opperf.results.measurement import BenchmarkSpec, TensorSpec
 
 if TYPE_CHECKING:
     from opperf.frameworks.mxnet.stages import Call
+
+MKLDNN_BACKWARD = (
+    "MKL-DNN fused blocks are inference only: backward through optimize_for's fused graph returns "
+    "all-zero gradients without an error (MXNet 1.9.1)"
+)
+
+
+VARIANTS: tuple[fused.Variant, ...] = (
+    fused.Variant("mxnet", "eager", "unfused", "the Gluon block imperatively, one mx.nd operator per layer"),
+    fused.Variant("mxnet", "eager", "parts", "each layer on its own, synchronised (waitall) after each"),
+    fused.Variant("mxnet", "graph", "unfused", "the block hybridized with static allocation and shapes"),
+    fused.Variant(
+        "mxnet",
+        fused.STAGE,
+        "mkldnn",
+        "optimize_for(x, backend='MKLDNN'): MKL-DNN subgraphs",
+        True,
+        MKLDNN_BACKWARD,
+    ),
+    fused.Variant(
+        "mxnet",
+        fused.STAGE,
+        "onednn",
+        "optimize_for(x, backend='ONEDNN'), MXNet 2.x's name",
+        True,
+        MKLDNN_BACKWARD,
+    ),
+    fused.Variant(
+        "mxnet",
+        fused.STAGE,
+        "contrib",
+        "MXNet's contrib fused operators, imperatively: BatchNorm+ReLU as one "
+        "_contrib_BatchNormWithReLU (gluon.nn.BatchNormReLU), the only one 1.9.1 has for these layers",
+        True,
+    ),
+)
+"""This framework's fused-pattern variants, in the order a configuration runs them (its compile stage
+has none: it runs as for any operator, skipped with MXNet's reason)."""
 
 _BACKENDS = {"mkldnn": "MKLDNN", "onednn": "ONEDNN"}
 _FEATURE_MAJOR = {"mkldnn": ("MKLDNN", 1), "onednn": ("ONEDNN", 2)}

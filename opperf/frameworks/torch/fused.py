@@ -43,6 +43,35 @@ from opperf.measure.stages import StageCheck, compare
 from opperf.operators import fused
 from opperf.results.measurement import BenchmarkSpec, TensorSpec
 
+FREEZING_BACKWARD = (
+    "inductor's freezing is inference only: it folds the weights into constants when compiling "
+    "without autograd, and a graph recorded for backward compiles unfrozen"
+)
+
+
+VARIANTS: tuple[fused.Variant, ...] = (
+    fused.Variant("torch", "eager", "unfused", "the nn.Module in eval mode"),
+    fused.Variant("torch", "eager", "parts", "each layer on its own, synchronised after each"),
+    fused.Variant("torch", "graph", "unfused", "torch.jit.trace of the module, not frozen"),
+    fused.Variant("torch", "compile", "inductor", "torch.compile (inductor, default settings)", True),
+    fused.Variant(
+        "torch",
+        "compile",
+        "inductor-freezing",
+        "torch.compile with torch._inductor.config.freezing, without autograd: weights become constants, "
+        "BatchNorm folds into the convolution, MKL-DNN kernels take pointwise epilogues",
+        True,
+        FREEZING_BACKWARD,
+    ),
+    fused.Variant(
+        "torch", fused.STAGE, "ao", "torch.ao.quantization.fuse_modules over the pattern's modules", True
+    ),
+    fused.Variant(
+        "torch", fused.STAGE, "freeze", "torch.jit.freeze of the traced module (folds BatchNorm)", True
+    ),
+)
+"""This framework's fused-pattern variants, in the order a configuration runs them."""
+
 _TENSORS = ("data", "residual")
 _MODULES = ("conv", "bn", "relu", "fc")
 # A call in the body of inductor's generated ``call``: a fused C++ kernel, an extern kernel or an op

@@ -60,70 +60,24 @@ class Variant:
     backward: str | None = None
 
 
-MKLDNN_BACKWARD = (
-    "MKL-DNN fused blocks are inference only: backward through optimize_for's fused graph returns "
-    "all-zero gradients without an error (MXNet 1.9.1)"
-)
-FREEZING_BACKWARD = (
-    "inductor's freezing is inference only: it folds the weights into constants when compiling "
-    "without autograd, and a graph recorded for backward compiles unfrozen"
-)
-
-
-VARIANTS: tuple[Variant, ...] = (
-    Variant("mxnet", "eager", "unfused", "the Gluon block imperatively, one mx.nd operator per layer"),
-    Variant("mxnet", "eager", "parts", "each layer on its own, synchronised (waitall) after each"),
-    Variant("mxnet", "graph", "unfused", "the block hybridized with static allocation and shapes"),
-    Variant(
-        "mxnet",
-        STAGE,
-        "mkldnn",
-        "optimize_for(x, backend='MKLDNN'): MKL-DNN subgraphs",
-        True,
-        MKLDNN_BACKWARD,
-    ),
-    Variant(
-        "mxnet", STAGE, "onednn", "optimize_for(x, backend='ONEDNN'), MXNet 2.x's name", True, MKLDNN_BACKWARD
-    ),
-    Variant(
-        "mxnet",
-        STAGE,
-        "contrib",
-        "MXNet's contrib fused operators, imperatively: BatchNorm+ReLU as one "
-        "_contrib_BatchNormWithReLU (gluon.nn.BatchNormReLU), the only one 1.9.1 has for these layers",
-        True,
-    ),
-    Variant("torch", "eager", "unfused", "the nn.Module in eval mode"),
-    Variant("torch", "eager", "parts", "each layer on its own, synchronised after each"),
-    Variant("torch", "graph", "unfused", "torch.jit.trace of the module, not frozen"),
-    Variant("torch", "compile", "inductor", "torch.compile (inductor, default settings)", True),
-    Variant(
-        "torch",
-        "compile",
-        "inductor-freezing",
-        "torch.compile with torch._inductor.config.freezing, without autograd: weights become constants, "
-        "BatchNorm folds into the convolution, MKL-DNN kernels take pointwise epilogues",
-        True,
-        FREEZING_BACKWARD,
-    ),
-    Variant("torch", STAGE, "ao", "torch.ao.quantization.fuse_modules over the pattern's modules", True),
-    Variant("torch", STAGE, "freeze", "torch.jit.freeze of the traced module (folds BatchNorm)", True),
-)
-"""Every variant, in the order a configuration runs them. A stage a framework lists no variant for
-(MXNet's compile) runs as it does for any operator: skipped with the framework's reason."""
+def framework_variants(framework: str) -> tuple[Variant, ...]:
+    """Every variant ``framework`` declares (its ``fused.VARIANTS``), in the order a configuration
+    runs them. A stage a framework lists no variant for (MXNet's compile) runs as it does for any
+    operator: skipped with the framework's reason."""
+    return tuple(importlib.import_module(f"opperf.frameworks.{framework}.fused").VARIANTS)
 
 
 def variants(framework: str, stage: str) -> tuple[Variant, ...]:
     """The variants of ``framework`` in ``stage`` that its installed build has (its ``fused.available``);
     for a stage it lists none, the stage alone."""
     available = importlib.import_module(f"opperf.frameworks.{framework}.fused").available
-    found = tuple(v for v in VARIANTS if v.framework == framework and v.stage == stage and available(v.name))
+    found = tuple(v for v in framework_variants(framework) if v.stage == stage and available(v.name))
     return found or (Variant(framework, stage, "unfused", f"the {stage} stage"),)
 
 
 def variant(framework: str, stage: str, name: str) -> Variant:
     """The variant ``name`` of ``stage`` as the table has it, whether or not this build lists it."""
-    listed = (v for v in VARIANTS if (v.framework, v.stage, v.name) == (framework, stage, name))
+    listed = (v for v in framework_variants(framework) if (v.stage, v.name) == (stage, name))
     return next(listed, None) or next(v for v in variants(framework, stage) if v.name == name)
 
 
