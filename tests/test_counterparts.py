@@ -10,9 +10,12 @@ from torch.nn import functional
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from opperf.cli import main
-from opperf.frameworks import get_backend
-from opperf.operators.counterparts import COUNTERPARTS, SEVERAL_OPERATORS, counterparts
+from opperf.frameworks import framework_module, get_backend
+from opperf.operators.counterparts import counterparts
 from opperf.sweep.run import canonical_names
+
+TORCH_NAMES = framework_module("torch", "counterparts")
+MXNET_NAMES = framework_module("mxnet", "counterparts")
 
 
 @pytest.fixture(scope="module")
@@ -21,9 +24,12 @@ def registry_names():
 
 
 def test_every_counterpart_is_a_registry_operator_of_its_framework(registry_names):
-    for torch_name, mxnet_name in COUNTERPARTS:
-        assert torch_name in registry_names["torch"], torch_name
-        assert mxnet_name in registry_names["mxnet"], mxnet_name
+    for framework, names in (("torch", TORCH_NAMES), ("mxnet", MXNET_NAMES)):
+        for _, operator in names.JOBS:
+            assert operator in registry_names[framework], (framework, operator)
+    torch_of = dict(TORCH_NAMES.JOBS)
+    for job, mxnet_name in MXNET_NAMES.JOBS:
+        torch_name = torch_of[job]
         # A name the other framework has selects its own operator there: a pair must help one way.
         assert torch_name not in registry_names["mxnet"] or mxnet_name not in registry_names["torch"]
 
@@ -56,11 +62,11 @@ EXAMPLES = {
 }
 
 
-@pytest.mark.parametrize("function", sorted(SEVERAL_OPERATORS["torch"]))
+@pytest.mark.parametrize("function", sorted(TORCH_NAMES.SEVERAL_OPERATORS))
 def test_a_function_calls_the_operators_the_table_names(function, registry_names):
     with _AtenCalls() as calls:
         EXAMPLES[function]()
-    named = SEVERAL_OPERATORS["torch"][function]
+    named = TORCH_NAMES.SEVERAL_OPERATORS[function]
     assert set(named) <= calls.called, calls.called
     assert all(op in registry_names["torch"] for op in named)
     assert function not in registry_names["torch"]  # no one operator is what it is

@@ -26,9 +26,10 @@ SHARED_SHAPE = {
     "devices.py",
     "profiling.py",
     "flags.py",
+    "counterparts.py",
 }
 """What every framework package holds (framework-private helpers may sit beside them)."""
-FRAMEWORK_FREE = ("categories", "rules", "work", "flags")
+FRAMEWORK_FREE = ("categories", "rules", "work", "flags", "counterparts")
 """Parts of a framework package that must import without the framework (help, list, explain)."""
 
 

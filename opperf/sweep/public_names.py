@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from opperf.frameworks import FRAMEWORKS, framework_module
-from opperf.operators.counterparts import DISPLAY, counterparts, several_operators
+from opperf.operators.counterparts import counterparts, display_name, several_operators
 from opperf.utils.errors import OpperfError, suggest
 
 
@@ -86,7 +86,7 @@ def _unknown(framework: str, typed: str, registry_names: Mapping[str, str]) -> s
         )
     mine = [operator for operator in counterparts(framework, name) if operator in registry_names]
     counterpart = (
-        f"; {DISPLAY[framework]}'s operator{' is' if len(mine) == 1 else 's are'} {', '.join(mine)}"
+        f"; {display_name(framework)}'s operator{' is' if len(mine) == 1 else 's are'} {', '.join(mine)}"
         if mine
         else ""
     )
