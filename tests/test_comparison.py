@@ -7,7 +7,8 @@ import pytest
 from opperf import run_benchmark_operator
 from opperf.cli import main
 from opperf.measure.benchmark import RunOptions
-from opperf.verdicts.compare.comparison import Counterpart, compare, counterpart, translate
+from opperf.operators.counterparts import Counterpart
+from opperf.verdicts.compare.comparison import compare, counterpart, translate
 
 QUICK = RunOptions(warmup=1, runs=2, threads=1)
 NAMESPACES = ("mx.nd", "mx.np", "torch")

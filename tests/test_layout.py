@@ -27,9 +27,10 @@ SHARED_SHAPE = {
     "profiling.py",
     "flags.py",
     "counterparts.py",
+    "compare.py",
 }
 """What every framework package holds (framework-private helpers may sit beside them)."""
-FRAMEWORK_FREE = ("categories", "rules", "work", "flags", "counterparts")
+FRAMEWORK_FREE = ("categories", "rules", "work", "flags", "counterparts", "compare")
 """Parts of a framework package that must import without the framework (help, list, explain)."""
 
 
@@ -112,3 +113,29 @@ def test_the_import_graph_sees_function_local_imports_and_circles(tmp_path):
     assert set(imported(source, "opperf.a", known)) == {"opperf.results.measurement", "opperf.utils.stats"}
     assert circles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
     assert circles({"a": {"b"}, "b": set()}) == []
+
+
+def _names_a_framework(node: ast.AST) -> str | None:
+    """The framework a table or a branch outside ``frameworks/`` names: a dict keyed by a framework's
+    name, or a comparison with one (``framework == "torch"``)."""
+    if isinstance(node, ast.Dict):
+        keys = [k.value for k in node.keys if isinstance(k, ast.Constant)]
+        return next((k for k in keys if k in FRAMEWORKS), None)
+    if isinstance(node, ast.Compare):
+        values = [c.value for c in (node.left, *node.comparators) if isinstance(c, ast.Constant)]
+        return next((v for v in values if v in FRAMEWORKS), None)
+    return None
+
+
+def test_no_table_or_branch_outside_frameworks_is_keyed_by_a_framework_name():
+    """What differs between frameworks lives in their folders (issue 30): a third framework adds a
+    folder and a registration line, and touches no table elsewhere."""
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        if "frameworks" in path.relative_to(PACKAGE).parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            named = _names_a_framework(node)
+            if named is not None:
+                offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno} names {named!r}")
+    assert offenders == []

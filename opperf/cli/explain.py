@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from opperf.frameworks import FRAMEWORKS, framework_module, get_backend
+from opperf.frameworks import DEFAULT_FRAMEWORK, FRAMEWORKS, framework_module, get_backend
 from opperf.measure.roofline.work import count_work, counters
 from opperf.operators import fused, longtail
 from opperf.operators.info import Argument, OpInfo
@@ -28,7 +28,9 @@ HELP = "explain how opperf benchmarks one operator: category, rule, inputs, roof
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("op", metavar="OP", help="an operator's registry name or alias, e.g. Convolution")
-    parser.add_argument("--framework", default="mxnet", choices=tuple(FRAMEWORKS), help="whose registry")
+    parser.add_argument(
+        "--framework", default=DEFAULT_FRAMEWORK, choices=tuple(FRAMEWORKS), help="whose registry"
+    )
     parser.add_argument("--ctx", default="cpu", help="the device kind whose skips apply (default: cpu)")
 
 

@@ -31,6 +31,8 @@ FRAMEWORKS: Mapping[str, str] = {
     "torch": "opperf.frameworks.torch.backend:TorchBackend",
 }
 """Framework name -> its backend class; the name is also its package and its pip extra."""
+DEFAULT_FRAMEWORK = "mxnet"
+"""The framework a sweep measures when none is named (upstream opperf's)."""
 
 
 class Backend(Protocol):
@@ -96,7 +98,7 @@ class FrameworkFlag:
 _instances: dict[str, Backend] = {}
 
 
-def get_backend(framework: str = "mxnet") -> Backend:
+def get_backend(framework: str = DEFAULT_FRAMEWORK) -> Backend:
     """The backend for ``framework``, imported on first use."""
     check_framework(framework)
     if framework not in _instances:
@@ -128,7 +130,7 @@ def framework_module(framework: str, part: str) -> ModuleType:
     return importlib.import_module(f"opperf.frameworks.{check_framework(framework)}.{part}")
 
 
-def framework_of(function: Callable[..., object], default: str = "mxnet") -> str:
+def framework_of(function: Callable[..., object], default: str = DEFAULT_FRAMEWORK) -> str:
     """The framework ``function`` belongs to (each package's ``owns``); ``default`` when none claims it."""
     return next(
         (name for name in FRAMEWORKS if importlib.import_module(f"opperf.frameworks.{name}").owns(function)),

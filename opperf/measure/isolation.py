@@ -28,6 +28,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, BinaryIO, cast
 
+from opperf.frameworks import DEFAULT_FRAMEWORK
 from opperf.measure.memory import peak_rss_bytes
 from opperf.measure.memory_guard import MemoryGuard, OutOfMemory
 from opperf.measure.sampling import SamplingPlan
@@ -282,7 +283,7 @@ class IsolatedRunner:
 
     def __init__(
         self,
-        framework: str = "mxnet",
+        framework: str = DEFAULT_FRAMEWORK,
         timeout_s: float = 120.0,
         threads: int | None = None,
         cpus: Sequence[int] | None = None,

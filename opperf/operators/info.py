@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import NamedTuple, cast
 
+from opperf.frameworks import DEFAULT_FRAMEWORK
+
 
 class ArgKind(str, Enum):
     """What an argument takes, parsed from the registry's type string."""
@@ -72,7 +74,7 @@ class OpInfo:
     has_backward: bool
     category: str = "misc"
     var_args_key: str = ""
-    framework: str = "mxnet"
+    framework: str = DEFAULT_FRAMEWORK
 
     @property
     def tensor_arguments(self) -> tuple[Argument, ...]:

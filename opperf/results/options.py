@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, cast
 
+from opperf.frameworks import DEFAULT_FRAMEWORK
 from opperf.measure.sampling import DEFAULT_BUDGET_S, DEFAULT_TARGET, SamplingPlan
 from opperf.measure.stages import STAGES, check_stages, parse_stages
 from opperf.utils.cache import CACHE_MODES
@@ -196,7 +197,7 @@ class RunOptions:
     in the original opperf."""
 
     framework: str = option(
-        "mxnet",
+        DEFAULT_FRAMEWORK,
         flag="--framework",
         help="whose operators to benchmark",
         check=_one_of(_frameworks, "framework"),

@@ -1,7 +1,8 @@
 """One operator across namespaces (``mx.nd``, ``mx.np``/``mx.npx``, ``torch``), on one input configuration.
 
-Operators are matched by name where the namespaces agree, and by ``COUNTERPARTS``, a small explicit
-mapping, where they do not (``FullyConnected`` is ``torch.nn.functional.linear``). A configuration is
+Operators are matched by name where the namespaces agree, and where they do not by what each
+framework lists (``frameworks/<name>/compare.py``: ``FullyConnected`` is
+``torch.nn.functional.linear``). A configuration is
 stated once, in the first namespace's argument names; each other namespace gets it translated: tensors
 by position (``lhs``, ``rhs`` become ``x1``, ``x2`` and ``input``, ``other``), attributes by the
 mapping's renames (``pad`` becomes ``padding``), attributes a namespace infers from the tensors
@@ -11,14 +12,14 @@ mapping's renames (``pad`` becomes ``padding``), attributes a namespace infers f
 from __future__ import annotations
 
 import inspect
-import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
-from opperf.frameworks import framework_of_namespace, get_backend
+from opperf.frameworks import framework_module, framework_of_namespace, get_backend
 from opperf.measure.benchmark import RunOptions, benchmark, signature_of
+from opperf.operators.counterparts import Counterpart
 from opperf.operators.rules import inputs_for
 from opperf.operators.rules.profiles import STANDARD, SizeProfile
 from opperf.results.measurement import Measurement, Status, TensorSpec
@@ -29,141 +30,15 @@ from opperf.verdicts.ab.job import round_options
 from opperf.verdicts.compare.namespaces import Versus, no_work_note, versus
 from opperf.verdicts.diff import DEFAULT_ALPHA, DEFAULT_THRESHOLD
 
-Name = str | Callable[[Mapping[str, Any]], str]
-"""A counterpart's function name, or how to choose it from the configuration (conv1d/2d/3d)."""
-
-Adapt = Callable[[Mapping[str, Any], dict[str, Any]], dict[str, Any]]
-"""What a counterpart does to a translated configuration, given the source one: what an attribute the
-counterpart lacks did to the tensors (``flatten=True`` flattened FullyConnected's data)."""
-
-
-@dataclass(frozen=True)
-class Counterpart:
-    """How an operator of the first namespace is called in another one."""
-
-    namespace: str
-    name: Name
-    renames: Mapping[str, str] = field(default_factory=dict)
-    drop: frozenset[str] = frozenset()
-    extra: Mapping[str, Any] = field(default_factory=dict)
-    adapt: Adapt | None = None
-
-    def function_name(self, configuration: Mapping[str, Any]) -> str:
-        return self.name if isinstance(self.name, str) else self.name(configuration)
-
-
-def _spatial_dims(configuration: Mapping[str, Any]) -> int:
-    kernel = configuration.get("kernel", (1, 1))
-    return len(kernel) if isinstance(kernel, (tuple, list)) else 1
-
-
-def _convolution(configuration: Mapping[str, Any]) -> str:
-    return f"conv{_spatial_dims(configuration)}d"
-
-
-def _pooling(configuration: Mapping[str, Any]) -> str:
-    if configuration.get("global_pool"):
-        raise OpperfError("global pooling has no torch.nn.functional counterpart with the same inputs")
-    kind = configuration.get("pool_type", "max")
-    if kind not in ("max", "avg"):
-        raise OpperfError(f"{kind!r} pooling has no torch.nn.functional counterpart")
-    return f"{kind}_pool{_spatial_dims(configuration)}d"
-
-
-_TORCH_AXIS = {"axis": "dim"}
-_TORCH_WINDOW = {"kernel": "kernel_size", "pad": "padding", "dilate": "dilation", "num_group": "groups"}
-_INFERRED_BY_TORCH = frozenset({"num_hidden", "num_filter", "no_bias", "flatten", "layout", "cudnn_off"})
-_BATCH_NORM = {
-    "gamma": "weight",
-    "beta": "bias",
-    "moving_mean": "running_mean",
-    "moving_var": "running_var",
-}
-
-
-def _flattened_data(source: Mapping[str, Any], translated: dict[str, Any]) -> dict[str, object]:
-    """FullyConnected with ``flatten=True`` (its default) reads data of (N, C, H, W) as (N, C*H*W);
-    ``linear`` applies to the last axis only, so it gets the data flattened as MXNet flattens it."""
-    data = source.get("data")
-    if not source.get("flatten", True) or not isinstance(data, TensorSpec) or len(data.shape) <= 2:
-        return translated
-    flat = (data.shape[0], math.prod(data.shape[1:]))
-    return {**translated, "input": replace(data, shape=flat)}
-
-
-def _same(name: str, np_name: str | None = None, torch_name: str | None = None, **torch: Any):
-    """Counterparts of an operator whose mx.np and torch functions take tensors in the same order."""
-    return {
-        "mx.np": Counterpart("mx.np", np_name or name),
-        "torch": Counterpart("torch", torch_name or name, renames=_TORCH_AXIS, **torch),
-    }
-
-
-COUNTERPARTS: Mapping[str, Mapping[str, Counterpart]] = {
-    "add": _same("add"),
-    "broadcast_add": _same("add", "add", "add"),
-    "elemwise_add": _same("add", "add", "add"),
-    "subtract": _same("subtract", torch_name="sub"),
-    "multiply": _same("multiply", torch_name="mul"),
-    "broadcast_mul": _same("multiply", "multiply", "mul"),
-    "divide": _same("divide", torch_name="div"),
-    "exp": _same("exp"),
-    "log": _same("log"),
-    "sqrt": _same("sqrt"),
-    "sum": _same("sum"),
-    "mean": _same("mean"),
-    "dot": _same("dot", "dot", "matmul", drop=frozenset({"transpose_a", "transpose_b"})),
-    "batch_dot": {"mx.np": Counterpart("mx.npx", "batch_dot"), "torch": Counterpart("torch", "bmm")},
-    "softmax": {
-        "mx.np": Counterpart("mx.npx", "softmax"),
-        "torch": Counterpart("torch", "softmax", renames=_TORCH_AXIS, extra={"dim": -1}),
-    },
-    "relu": {"mx.np": Counterpart("mx.npx", "relu"), "torch": Counterpart("torch", "relu")},
-    "sigmoid": {"mx.np": Counterpart("mx.npx", "sigmoid"), "torch": Counterpart("torch", "sigmoid")},
-    "FullyConnected": {
-        "mx.np": Counterpart("mx.npx", "fully_connected"),
-        "torch": Counterpart("torch.nn.functional", "linear", drop=_INFERRED_BY_TORCH, adapt=_flattened_data),
-    },
-    "Convolution": {
-        "mx.np": Counterpart("mx.npx", "convolution"),
-        "torch": Counterpart(
-            "torch.nn.functional", _convolution, renames=_TORCH_WINDOW, drop=_INFERRED_BY_TORCH | {"kernel"}
-        ),
-    },
-    "Pooling": {
-        "mx.np": Counterpart("mx.npx", "pooling"),
-        "torch": Counterpart(
-            "torch.nn.functional",
-            _pooling,
-            renames=_TORCH_WINDOW,
-            drop=frozenset({"pool_type", "pooling_convention", "cudnn_off", "layout"}),
-        ),
-    },
-    "BatchNorm": {
-        "mx.np": Counterpart("mx.npx", "batch_norm"),
-        "torch": Counterpart(
-            "torch.nn.functional",
-            "batch_norm",
-            renames=_BATCH_NORM,
-            drop=frozenset({"fix_gamma", "use_global_stats", "axis", "cudnn_off"}),
-            extra={"training": True},
-        ),
-    },
-}
-"""Operators by their ``mx.nd`` name, then the namespace group (``mx.np`` covers ``mx.npx``)."""
-
 
 def counterpart(name: str, namespace: str) -> Counterpart:
-    """How ``name`` (an ``mx.nd`` operator) is called in ``namespace``: by the mapping, else by name.
-
-    The mapping's ``mx.np`` entry covers ``mx.npx`` too; asked for ``mx.npx`` itself, it answers only
-    where that entry lives in ``mx.npx`` (``fully_connected``), so ``mx.np.add`` is not found twice.
-    """
-    group = "torch" if framework_of_namespace(namespace) == "torch" else namespace
-    mapped = COUNTERPARTS.get(name, {}).get("mx.np" if group == "mx.npx" else group)
-    if mapped is not None and (group != "mx.npx" or mapped.namespace == "mx.npx"):
-        return mapped
-    return Counterpart(namespace, name, renames=_TORCH_AXIS if group == "torch" else {})
+    """How ``name`` (an ``mx.nd`` operator) is called in ``namespace``: as its framework lists it
+    (``frameworks/<name>/compare.py``), else by the name itself with that framework's renames."""
+    calls = framework_module(framework_of_namespace(namespace), "compare")
+    listed = calls.COUNTERPARTS.get(name)
+    if listed is not None and calls.answers(listed, namespace):
+        return cast(Counterpart, listed)
+    return Counterpart(namespace, name, renames=calls.DEFAULT_RENAMES)
 
 
 def tensor_order(function: Callable[..., object], framework: str) -> list[str]:
