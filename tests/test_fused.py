@@ -17,11 +17,12 @@ from opperf.operators.rules import NoRuleError
 from opperf.report.csv_report import render_csv
 from opperf.report.fused import fused_rows, render_fused
 from opperf.report.html_views import staged_rows
-from opperf.results.document import build_document, measurement_from_record, record
+from opperf.results.document import measurement_from_record, record
 from opperf.results.load import read_run, record_key
 from opperf.results.measurement import BenchmarkSpec, Measurement, Status, freeze_inputs
 from opperf.results.options import RunOptions
 from opperf.results.rows import result_row
+from opperf.sweep.document import build_document
 from opperf.sweep.run import SweepConfig, specs_for
 from opperf.verdicts.diff import diff
 from opperf.verdicts.markdown import table_row
@@ -336,7 +337,7 @@ def test_explain_shows_a_patterns_layers_and_variants_and_float64_runs(capsys):
 @pytest.mark.slow
 def test_a_sweep_of_a_pattern_in_workers_keeps_variants_and_proofs_and_reports_them():
     from opperf.report.markdown import render_markdown
-    from opperf.results.document import build_document
+    from opperf.sweep.document import build_document
     from opperf.sweep.run import run_sweep
 
     options = RunOptions(stages=("eager", "fused"), budget_s=0.05, threads=1, profiler="python")

@@ -9,8 +9,9 @@ import pytest
 from opperf.report.csv_report import render_csv
 from opperf.report.json_report import load_json, render_json
 from opperf.report.markdown import render_markdown
-from opperf.results.document import SchemaError, build_document
+from opperf.results.document import SchemaError
 from opperf.results.measurement import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs
+from opperf.sweep.document import build_document
 
 GOLDEN = Path(__file__).parent / "golden"
 PEAKS = {

@@ -8,9 +8,9 @@ from opperf.measure.threads import ThreadPlan
 from opperf.operators.rules.profiles import SMALL
 from opperf.report.markdown import render_markdown
 from opperf.report.scaling import scalings
-from opperf.results.document import build_document
 from opperf.results.measurement import Status
 from opperf.results.options import RunOptions, _thread_setting, thread_counts
+from opperf.sweep.document import build_document
 from opperf.sweep.run import SweepConfig, run_sweep
 from opperf.utils.affinity import available_cpus
 from opperf.utils.errors import OpperfError

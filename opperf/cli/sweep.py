@@ -38,9 +38,9 @@ from opperf.report.xlsx import require_openpyxl, write_workbook
 from opperf.report.xlsx_tables import results_tables
 from opperf.results import configs, replay
 from opperf.results.coverage import Coverage, render_coverage
-from opperf.results.document import build_document
 from opperf.results.measurement import Status
 from opperf.results.options import RunOptions, was_given
+from opperf.sweep.document import build_document
 from opperf.sweep.run import DEFAULT_TIMEOUT_S, SweepConfig, SweepResult, canonical_names, run_sweep
 from opperf.sweep.shards import Shard
 from opperf.utils.errors import OpperfError

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from opperf.measure.roofline.assessment import Calibration, Roofline, flags, roofline
 from opperf.measure.sampling import StopReason
 from opperf.measure.stages import EAGER, StageCheck
 from opperf.operators import longtail
 from opperf.results import schema
-from opperf.results.coverage import Coverage
 from opperf.results.measurement import BenchmarkSpec, DeviceWork, Measurement, Status, input_from_json
 from opperf.results.migrations import CURRENT, migrate
 from opperf.results.options import RunOptions
@@ -82,16 +81,23 @@ def _derived(value: object) -> object:
     return value
 
 
-def record(measurement: Measurement, calibration: Calibration | None = None) -> dict[str, object]:
-    """The measurement as a results record; with the sweep's ``calibration``, also its flags and
-    roofline context (derived, so journal records, written without one, keep raw facts only)."""
+@dataclass(frozen=True)
+class Assessment:
+    """What a measurement's numbers mean, derived before its record is written
+    (``opperf.measure.roofline.assessment.assess``): the flags that say when not to trust them, and
+    the roofline context as the record holds it (None where there is none)."""
+
+    flags: tuple[str, ...]
+    roofline: Mapping[str, object] | None
+
+
+def record(measurement: Measurement, assessment: Assessment | None = None) -> dict[str, object]:
+    """The measurement as a results record; with its ``assessment``, also its flags and roofline
+    context (derived, so journal records, written without one, keep raw facts only)."""
     spec = measurement.spec
     derived = {}
-    if calibration is not None:
-        derived = {
-            "flags": flags(measurement, calibration),
-            "roofline": _derived(_json_or_none(roofline(measurement, calibration))),
-        }
+    if assessment is not None:
+        derived = {"flags": list(assessment.flags), "roofline": _derived(assessment.roofline)}
     return {
         **spec.options.keyed(),
         "namespace": spec.namespace,
@@ -198,22 +204,6 @@ def _function_name(result: dict[str, Any]) -> str:
     return "" if name == result["op"] else name
 
 
-def build_document(
-    measurements: Iterable[Measurement],
-    environment: dict[str, Any],
-    registered: int,
-    aliases: Mapping[str, Sequence[str]] | None = None,
-) -> dict[str, object]:
-    measurements = list(measurements)
-    calibration = Calibration.from_environment(environment)
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "environment": environment,
-        "coverage": Coverage.of(measurements, registered, aliases).to_json(),
-        "results": [record(m, calibration) for m in measurements],
-    }
-
-
 def check_document(document: Any) -> dict[str, Any]:
     """The document if this opperf can read it, migrated to this version from an earlier one
     (``migrations``); raises SchemaError naming the version, or the record and field that no reader
@@ -271,7 +261,3 @@ def _configs_header(text: str) -> bool:
     except (json.JSONDecodeError, RecursionError):
         return False
     return isinstance(header, dict) and header.get("format") == schema.CONFIGS_FORMAT
-
-
-def _json_or_none(block: Roofline | None) -> dict[str, object] | None:
-    return block.to_json() if block is not None else None

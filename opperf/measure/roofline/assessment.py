@@ -1,7 +1,8 @@
 """What a measurement's numbers mean: flags that say when not to trust them, and roofline context.
 
-Derived at report time from a measurement and the sweep's calibrations (harness overhead, machine
-peaks), so records in a journal stay raw facts and a report can be re-rendered from them.
+Derived from a measurement and the sweep's calibrations (harness overhead, machine peaks) before
+its record is written (``assess``), so records in a journal stay raw facts and a report can be
+re-rendered from them.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any, cast
 
 from opperf.measure.roofline.peaks import MachinePeaks
 from opperf.measure.roofline.work import PeakFractions, Rates, Work, achieved, count_work, fraction_of_peak
+from opperf.results.document import Assessment
 from opperf.results.measurement import Measurement, Status
 from opperf.utils.load import BUSY_THRESHOLD
 from opperf.utils.stats import Summary
@@ -96,3 +98,9 @@ def roofline(measurement: Measurement, calibration: Calibration) -> Roofline | N
         fraction_of_peak(rates, calibration.peaks) if calibration.peaks is not None and on_cpu else None
     )
     return Roofline(work, rates, fractions)
+
+
+def assess(measurement: Measurement, calibration: Calibration) -> Assessment:
+    """``measurement``'s flags and roofline context as its record holds them."""
+    found = roofline(measurement, calibration)
+    return Assessment(tuple(flags(measurement, calibration)), found.to_json() if found else None)
