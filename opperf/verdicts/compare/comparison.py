@@ -108,10 +108,10 @@ COMPARE_ROUNDS = 20
 """The most rounds a comparison measures a configuration in (``--rounds``): the namespaces take turns
 in each, so every other namespace is a paired A/B job's new side against the first
 (``verdicts.compare.namespaces``). Only an unsettled configuration gets past ``COMPARE_MIN_ROUNDS``.
-With at most 10, five runs of mx.nd against mx.np (add, exp, sum, dot, softmax; load 0.3-1.0) left
-6 of 22 rows with one verdict in fewer than 4 of 5 runs, each a row near 1 whose interval reached just
-past the band at 10 rounds; with at most 20 (load 1.0-1.2), 1 of 22 (softmax (1024, 1024) forward,
-whose rounds scatter: ``namespaces.ROUNDS_SCATTER``)."""
+With at most 10, six runs of mx.nd against mx.np (add, exp, sum, dot, softmax; load 0.3-1.0) left
+5 of 22 rows without one verdict in all runs but one, each a row near 1 whose interval reached just
+past the band at 10 rounds; with at most 20 (five runs, load 1.0-1.2), 1 of 22 (softmax (1024, 1024)
+forward, whose rounds scatter: ``namespaces.ROUNDS_SCATTER``)."""
 COMPARE_MIN_ROUNDS = 3
 """The rounds every configuration gets; then another while a verdict of it is unsettled
 (``Versus.settled``), up to ``COMPARE_ROUNDS``. With five fixed rounds, 3 of 22 rows of ``mx.nd``
