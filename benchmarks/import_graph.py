@@ -41,7 +41,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "opperf.measure.memory_guard",
         "opperf.measure.roofline",
     ),
-    ("opperf.frameworks.contract", "opperf.frameworks.base"),
+    ("opperf.frameworks.base",),
     ("opperf.frameworks.mxnet", "opperf.frameworks.torch"),
     ("opperf.measure",),
     ("opperf.sweep", "opperf.verdicts"),

@@ -3,6 +3,7 @@
 import json
 
 import mxnet as mx
+import pytest
 import torch
 from torch.nn import functional
 
@@ -105,3 +106,25 @@ def test_without_mxnet_a_torch_sweep_runs_and_an_mxnet_sweep_names_its_extra(tmp
     done = subprocess.run([sys.executable, "-c", mxnet], capture_output=True, text=True, check=False)
     assert done.returncode == 2 and "pip install 'opperf[mxnet]'" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_a_framework_that_declares_no_optional_capability_is_asked_nothing_of_it(monkeypatch):
+    """Long-tail operators, fused patterns and capture are capabilities a framework declares (issue
+    30), not obligations: without them its registry has no such rows, and capture says it has none."""
+    import dataclasses
+
+    import opperf.frameworks.torch as torch_package
+    from opperf.frameworks import capability_part, get_backend
+    from opperf.operators import fused, longtail
+    from opperf.utils.errors import OpperfError
+
+    backend = get_backend("torch")
+    categories = {op.category for op in backend.operators()}
+    assert {longtail.CATEGORY, fused.CATEGORY} <= categories
+    bare = dataclasses.replace(torch_package.FRAMEWORK, capabilities=frozenset())
+    monkeypatch.setattr(torch_package, "FRAMEWORK", bare)
+    assert not {longtail.CATEGORY, fused.CATEGORY} & {op.category for op in backend.operators()}
+    assert not set(backend.registered_names()) & {op.name for op in longtail.catalogue()}
+    assert fused.framework_variants("torch") == ()
+    with pytest.raises(OpperfError, match=r"torch declares no model capture \(MXNet has it\)"):
+        capability_part("torch", "capture", "capture")

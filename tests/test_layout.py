@@ -10,25 +10,12 @@ import sys
 
 import pytest
 
-from opperf.frameworks import FRAMEWORKS
+from opperf.frameworks import FRAMEWORKS, describe
+from opperf.frameworks.contract import CAPABILITIES, PARTS
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "opperf"
 FRAMEWORK_MODULES = {"mxnet", "torch"}
-SHARED_SHAPE = {
-    "__init__.py",
-    "backend.py",
-    "session.py",
-    "registry.py",
-    "namespaces.py",
-    "categories.py",
-    "rules",
-    "work.py",
-    "devices.py",
-    "profiling.py",
-    "flags.py",
-    "counterparts.py",
-    "compare.py",
-}
+SHARED_SHAPE = {"__init__.py", *(f"{part}.py" for part in PARTS if part != "rules"), "rules"}
 """What every framework package holds (framework-private helpers may sit beside them)."""
 FRAMEWORK_FREE = ("categories", "rules", "work", "flags", "counterparts", "compare")
 """Parts of a framework package that must import without the framework (help, list, explain)."""
@@ -36,8 +23,14 @@ FRAMEWORK_FREE = ("categories", "rules", "work", "flags", "counterparts", "compa
 
 @pytest.mark.parametrize("framework", sorted(FRAMEWORKS))
 def test_every_framework_package_has_the_same_shape(framework):
+    """Every part of the contract, and the modules of each capability the framework declares."""
     entries = {path.name for path in (PACKAGE / "frameworks" / framework).iterdir()}
     assert entries >= SHARED_SHAPE, f"{framework} lacks {sorted(SHARED_SHAPE - entries)}"
+    declared = describe(framework)
+    assert declared.name == framework
+    for capability in declared.capabilities:
+        wanted = {f"{part}.py" for part in CAPABILITIES[capability]}
+        assert entries >= wanted, f"{framework} declares {capability} but lacks {sorted(wanted - entries)}"
 
 
 def _imported_modules(path: pathlib.Path) -> set[str]:

@@ -13,7 +13,7 @@ import sys
 from opperf.cli.capture import add_model_arguments
 from opperf.cli.common import check_writable, report_format, whole, write_or_print
 from opperf.cli.progress import Stages, SweepBar, wanted
-from opperf.frameworks import framework_module, get_backend
+from opperf.frameworks import capability_part, get_backend
 from opperf.report.model_markdown import render_model_markdown
 from opperf.report.xlsx import require_openpyxl, write_workbook
 from opperf.report.xlsx_tables import model_tables
@@ -123,13 +123,13 @@ def _profiled(arguments: argparse.Namespace, stages: Stages) -> tuple[ConfigsFil
     stages(f"loading {arguments.model}")
     loaded = load_model(framework, arguments.model, arguments.input_shape)
     stages(f"running {loaded.name} once, recording its operators")
-    capture = framework_module(framework, "capture")
+    capture = capability_part(framework, "capture", "capture")
     captured = running(
         loaded.name, "running it", lambda: capture.capture(loaded.model, loaded.inputs, "inference")
     )
     configs = capture_model(framework, loaded, "inference", captured)
     stages(f"profiling {counted(arguments.passes, 'pass', 'passes')} of {loaded.name}")
-    profiler = framework_module(framework, "model_profile")
+    profiler = capability_part(framework, "capture", "model_profile")
     in_model = running(
         loaded.name,
         "profiling it",

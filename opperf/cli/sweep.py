@@ -27,7 +27,7 @@ from opperf.cli.common import (
     whole,
 )
 from opperf.cli.progress import SweepBar, wanted
-from opperf.frameworks import FRAMEWORKS, FrameworkFlag, framework_module, get_backend
+from opperf.frameworks import FRAMEWORKS, FrameworkFlag, capability_part, framework_module, get_backend
 from opperf.operators import fused
 from opperf.operators.rules.profiles import INT64, STANDARD
 from opperf.report.csv_report import render_csv
@@ -236,7 +236,7 @@ def replay_configurations(arguments: argparse.Namespace) -> tuple[configs.Config
             raise OpperfError("--configs-sample samples --configs; name the configs files with --configs")
         return ()
     canonical = canonical_names(get_backend(arguments.framework).operators())
-    capture = framework_module(arguments.framework, "capture")
+    capture = capability_part(arguments.framework, "capture", "capture")
     chosen = replay.load_replay(arguments.configs, arguments.framework, capture.accepted_arguments, canonical)
     return configs.sample(chosen, arguments.configs_sample, arguments.seed)
 

@@ -17,8 +17,9 @@ import importlib.util
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
+from opperf.frameworks.contract import CAPABILITY_NAMES, Framework
 from opperf.utils.errors import OpperfError
 
 if TYPE_CHECKING:
@@ -26,11 +27,12 @@ if TYPE_CHECKING:
     from opperf.operators.info import Identity, OpInfo
     from opperf.results.measurement import InputValue
 
-FRAMEWORKS: Mapping[str, str] = {
-    "mxnet": "opperf.frameworks.mxnet.backend:MXNetBackend",
-    "torch": "opperf.frameworks.torch.backend:TorchBackend",
-}
-"""Framework name -> its backend class; the name is also its package and its pip extra."""
+FRAMEWORKS: tuple[str, ...] = (
+    "mxnet",
+    "torch",
+)
+"""Every framework opperf measures, one registration line each: the name is its package here (which
+declares the framework as ``FRAMEWORK``, ``contract.Framework``) and its pip extra."""
 DEFAULT_FRAMEWORK = "mxnet"
 """The framework a sweep measures when none is named (upstream opperf's)."""
 
@@ -98,16 +100,21 @@ class FrameworkFlag:
 _instances: dict[str, Backend] = {}
 
 
+def describe(framework: str) -> Framework:
+    """What ``framework`` declares of itself (its package's ``FRAMEWORK``), without importing it."""
+    declared = importlib.import_module(f"opperf.frameworks.{check_framework(framework)}").FRAMEWORK
+    return cast(Framework, declared)
+
+
 def get_backend(framework: str = DEFAULT_FRAMEWORK) -> Backend:
     """The backend for ``framework``, imported on first use."""
-    check_framework(framework)
+    described = describe(framework)
     if framework not in _instances:
-        module_name, class_name = FRAMEWORKS[framework].split(":")
-        package = importlib.import_module(f"opperf.frameworks.{framework}")
+        module_name, class_name = described.backend.split(":")
         try:
-            if importlib.util.find_spec(package.IMPORTS) is None:
-                raise ImportError(f"no module named {package.IMPORTS!r}")
-            module = importlib.import_module(module_name)
+            if importlib.util.find_spec(described.imports) is None:
+                raise ImportError(f"no module named {described.imports!r}")
+            module = importlib.import_module(f"opperf.frameworks.{framework}.{module_name}")
         except ImportError as error:
             raise OpperfError(
                 f"framework {framework!r} is not installed ({error}); "
@@ -124,6 +131,17 @@ def check_framework(framework: str) -> str:
     return framework
 
 
+def capability_part(framework: str, capability: str, part: str) -> ModuleType:
+    """Module ``part`` of a capability ``framework`` declares (``contract.CAPABILITIES``); OpperfError
+    saying it has none where it declares none."""
+    described = describe(framework)
+    if not described.can(capability):
+        others = [describe(name).display_name for name in FRAMEWORKS if describe(name).can(capability)]
+        having = f" ({', '.join(others)} {'has' if len(others) == 1 else 'have'} it)" if others else ""
+        raise OpperfError(f"{described.display_name} declares no {CAPABILITY_NAMES[capability]}{having}")
+    return framework_module(framework, part)
+
+
 def framework_module(framework: str, part: str) -> ModuleType:
     """A framework-free part of a framework's package (``categories``, ``rules``, ``work``, ``flags``):
     importing it never imports the framework itself."""
@@ -133,7 +151,7 @@ def framework_module(framework: str, part: str) -> ModuleType:
 def framework_of(function: Callable[..., object], default: str = DEFAULT_FRAMEWORK) -> str:
     """The framework ``function`` belongs to (each package's ``owns``); ``default`` when none claims it."""
     return next(
-        (name for name in FRAMEWORKS if importlib.import_module(f"opperf.frameworks.{name}").owns(function)),
+        (name for name in FRAMEWORKS if describe(name).owns(function)),
         default,
     )
 
@@ -141,11 +159,10 @@ def framework_of(function: Callable[..., object], default: str = DEFAULT_FRAMEWO
 def framework_of_namespace(namespace: str) -> str:
     """The framework of a user-facing namespace name (``mx.np``, ``torch.nn.functional``)."""
     for name in FRAMEWORKS:
-        if importlib.import_module(f"opperf.frameworks.{name}").owns_namespace(namespace):
+        if describe(name).owns_namespace(namespace):
             return name
-    raise OpperfError(
-        f"unknown namespace {namespace!r}; opperf knows MXNet's (mx.nd, mx.np, ...) and torch's"
-    )
+    known = "; ".join(f"{describe(name).display_name}'s ({describe(name).namespaces})" for name in FRAMEWORKS)
+    raise OpperfError(f"unknown namespace {namespace!r}; opperf knows {known}")
 
 
 GEMM_TIMEOUT_S = 120.0
@@ -170,8 +187,7 @@ def gemm_rates(size: int, repeats: int) -> dict[str, tuple[float, str]]:
 
     rates: dict[str, tuple[float, str]] = {}
     for framework in FRAMEWORKS:
-        package = importlib.import_module(f"opperf.frameworks.{framework}")
-        if importlib.util.find_spec(package.IMPORTS) is None:
+        if importlib.util.find_spec(describe(framework).imports) is None:
             continue
         command = opperf_command(f"opperf.frameworks.{framework}.peaks", str(size), str(repeats))
         try:

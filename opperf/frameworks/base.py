@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from types import ModuleType
 from typing import ClassVar, Protocol
 
+from opperf.frameworks import describe
 from opperf.measure.harness import Session
 from opperf.operators import fused, longtail
 from opperf.operators.info import OpInfo
@@ -36,18 +37,21 @@ class BackendBase:
         self.session = self.session_type()
 
     def operators(self) -> tuple[OpInfo, ...]:
-        """The registry's operators, then opperf's long-tail operators (``opperf.operators.longtail``) and
-        fused
-        patterns (``opperf.operators.fused``)."""
+        """The registry's operators, then opperf's long-tail operators (``opperf.operators.longtail``)
+        and fused patterns (``opperf.operators.fused``) where the framework declares them."""
+        declared = describe(self.framework)
         return (
-            self.registry().operators + longtail.operators(self.framework) + fused.operators(self.framework)
+            self.registry().operators
+            + (longtail.operators(self.framework) if declared.can("longtail") else ())
+            + (fused.operators(self.framework) if declared.can("fused") else ())
         )
 
     def registered_names(self) -> tuple[str, ...]:
+        declared = describe(self.framework)
         return (
             self.registry().registered_names
-            + tuple(op.name for op in longtail.catalogue())
-            + tuple(p.name for p in fused.catalogue())
+            + (tuple(op.name for op in longtail.catalogue()) if declared.can("longtail") else ())
+            + (tuple(p.name for p in fused.catalogue()) if declared.can("fused") else ())
         )
 
     def normalize_device(self, device: str) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import importlib
 import inspect
 import numbers
 import re
@@ -11,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
-from opperf.frameworks import framework_of, get_backend
+from opperf.frameworks import describe, framework_of, get_backend
 from opperf.measure import harness
 from opperf.operators.info import ArgKind, OpInfo
 from opperf.results.measurement import (
@@ -140,7 +139,7 @@ _LIST_TYPE = re.compile(r"^(sequence|list|tuple) of")
 def signature_of(function: Callable[..., object], info: OpInfo | None) -> Signature:
     """A registered operator's signature from the registry; a Python wrapper's from ``inspect`` and
     its numpydoc ``Parameters`` section (``a : ndarray``), which is where wrappers say what is a tensor
-    (in the words of the function's framework, ``DOCUMENTED_TENSOR``).
+    (in the words of the function's framework, its ``documented_tensor``).
     """
     if info is not None:
         return Signature(
@@ -156,7 +155,7 @@ def signature_of(function: Callable[..., object], info: OpInfo | None) -> Signat
     named = [p for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
     required = frozenset(p.name for p in named if p.default is p.empty)
     documented = _documented_types(inspect.getdoc(function) or "")
-    tensor_type = importlib.import_module(f"opperf.frameworks.{framework_of(function)}").DOCUMENTED_TENSOR
+    tensor_type = describe(framework_of(function)).documented_tensor
     tensors = {name for name, kind in documented.items() if tensor_type.search(kind)} & {
         p.name for p in named
     }

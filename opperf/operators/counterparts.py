@@ -22,11 +22,6 @@ def _names(framework: str) -> ModuleType:
     return framework_module(framework, "counterparts")
 
 
-def display_name(framework: str) -> str:
-    """How messages name ``framework`` (``MXNet``, ``torch``)."""
-    return str(_names(framework).DISPLAY_NAME)
-
-
 def counterparts(framework: str, name: str) -> tuple[str, ...]:
     """``framework``'s operators doing a job another framework calls ``name``, in its table's order."""
     jobs = {

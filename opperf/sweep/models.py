@@ -42,9 +42,9 @@ class LoadedModel:
 
 
 def built_in(framework: str) -> dict[str, BuiltInModel]:
-    from opperf.frameworks import framework_module
+    from opperf.frameworks import capability_part
 
-    return framework_module(framework, "models").MODELS
+    return capability_part(framework, "capture", "models").MODELS
 
 
 def load_model(framework: str, name: str, shape: tuple[int, ...] | None) -> LoadedModel:
@@ -104,9 +104,9 @@ def capture_model(
 ) -> ConfigsFile:
     """Run ``loaded`` once (forward, and backward in training mode) recording its operator calls (or
     take what a capture already ``captured``) as a configs file."""
-    from opperf.frameworks import framework_module, get_backend
+    from opperf.frameworks import capability_part, get_backend
 
-    capture = framework_module(framework, "capture")
+    capture = capability_part(framework, "capture", "capture")
     captured = captured or running(
         loaded.name, "running it", lambda: capture.capture(loaded.model, loaded.inputs, mode)
     )

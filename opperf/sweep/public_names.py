@@ -16,8 +16,8 @@ import importlib.util
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from opperf.frameworks import FRAMEWORKS, framework_module
-from opperf.operators.counterparts import counterparts, display_name, several_operators
+from opperf.frameworks import FRAMEWORKS, describe, framework_module
+from opperf.operators.counterparts import counterparts, several_operators
 from opperf.utils.errors import OpperfError, suggest
 
 
@@ -85,10 +85,9 @@ def _unknown(framework: str, typed: str, registry_names: Mapping[str, str]) -> s
             f"--ops {','.join(several)}"
         )
     mine = [operator for operator in counterparts(framework, name) if operator in registry_names]
+    shown = describe(framework).display_name
     counterpart = (
-        f"; {display_name(framework)}'s operator{' is' if len(mine) == 1 else 's are'} {', '.join(mine)}"
-        if mine
-        else ""
+        f"; {shown}'s operator{' is' if len(mine) == 1 else 's are'} {', '.join(mine)}" if mine else ""
     )
     elsewhere = _in_other_framework(framework, typed)
     if elsewhere is not None:
@@ -111,7 +110,7 @@ def _in_other_framework(framework: str, typed: str) -> tuple[str, PublicName] | 
     for other in FRAMEWORKS:
         if other == framework:
             continue
-        imports = importlib.import_module(f"opperf.frameworks.{other}").IMPORTS
+        imports = describe(other).imports
         if not split_qualified(other, typed)[0] or importlib.util.find_spec(imports) is None:
             continue
         public = resolve_public_name(other, typed)

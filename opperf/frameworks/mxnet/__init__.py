@@ -9,11 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-IMPORTS = "mxnet"
-"""The module the framework is imported as: without it, opperf names the extra to install."""
-
-DOCUMENTED_TENSOR = re.compile(r"ndarray|NDArray|array_like|mxnet\.ndarray\.array")
-"""A documented parameter type that means a tensor."""
+from opperf.frameworks.contract import Framework
 
 
 def owns(function: Callable[..., object]) -> bool:
@@ -25,3 +21,18 @@ def owns(function: Callable[..., object]) -> bool:
 def owns_namespace(namespace: str) -> bool:
     """Whether a user-facing namespace name (``mx.nd``, ``mx.np.random``) is MXNet's."""
     return namespace.split(".")[0] in ("mx", "mxnet")
+
+
+FRAMEWORK = Framework(
+    name="mxnet",
+    display_name="MXNet",
+    imports="mxnet",
+    backend="backend:MXNetBackend",
+    documented_tensor=re.compile(r"ndarray|NDArray|array_like|mxnet\.ndarray\.array"),
+    owns=owns,
+    owns_namespace=owns_namespace,
+    namespaces="mx.nd, mx.np, mx.npx, ...",
+    capabilities=frozenset({"longtail", "fused", "capture"}),
+)
+"""MXNet as opperf knows it (``opperf.frameworks.contract``); its Python wrappers document a tensor
+as numpydoc ``a : ndarray``."""

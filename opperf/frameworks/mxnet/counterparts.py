@@ -5,9 +5,6 @@ Framework-free: imports nothing.
 
 from __future__ import annotations
 
-DISPLAY_NAME = "MXNet"
-"""How messages name this framework."""
-
 JOBS: tuple[tuple[str, str], ...] = (
     ("conv1d", "Convolution"), ("conv2d", "Convolution"), ("conv3d", "Convolution"),
     ("conv_transpose1d", "Deconvolution"), ("conv_transpose2d", "Deconvolution"),

@@ -9,11 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-IMPORTS = "torch"
-"""The module the framework is imported as: without it, opperf names the extra to install."""
-
-DOCUMENTED_TENSOR = re.compile(r"\bTensor\b")
-"""A documented parameter type that means a tensor."""
+from opperf.frameworks.contract import Framework
 
 
 def owns(function: Callable[..., object]) -> bool:
@@ -26,3 +22,17 @@ def owns(function: Callable[..., object]) -> bool:
 def owns_namespace(namespace: str) -> bool:
     """Whether a user-facing namespace name (``torch``, ``torch.nn.functional``) is PyTorch's."""
     return namespace.split(".")[0] == "torch"
+
+
+FRAMEWORK = Framework(
+    name="torch",
+    display_name="torch",
+    imports="torch",
+    backend="backend:TorchBackend",
+    documented_tensor=re.compile(r"\bTensor\b"),
+    owns=owns,
+    owns_namespace=owns_namespace,
+    namespaces="torch, torch.nn.functional, torch.linalg, ...",
+    capabilities=frozenset({"longtail", "fused", "capture"}),
+)
+"""PyTorch as opperf knows it (``opperf.frameworks.contract``)."""

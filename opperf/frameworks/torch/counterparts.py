@@ -8,9 +8,6 @@ A job is named as PyTorch's functional API names it (``conv2d``, ``linear``); ea
 
 from __future__ import annotations
 
-DISPLAY_NAME = "torch"
-"""How messages name this framework."""
-
 JOBS: tuple[tuple[str, str], ...] = (
     ("conv1d", "conv1d"), ("conv2d", "conv2d"), ("conv3d", "conv3d"),
     ("conv_transpose1d", "conv_transpose1d"), ("conv_transpose2d", "conv_transpose2d"),

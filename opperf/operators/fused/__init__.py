@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from opperf.frameworks import describe
 from opperf.operators.fused.pattern import Pattern
 from opperf.operators.info import ArgKind, Argument, OpInfo
 from opperf.results.measurement import InputValue, TensorSpec
@@ -64,14 +65,18 @@ def framework_variants(framework: str) -> tuple[Variant, ...]:
     """Every variant ``framework`` declares (its ``fused.VARIANTS``), in the order a configuration
     runs them. A stage a framework lists no variant for (MXNet's compile) runs as it does for any
     operator: skipped with the framework's reason."""
+    if not describe(framework).can("fused"):
+        return ()
     return tuple(importlib.import_module(f"opperf.frameworks.{framework}.fused").VARIANTS)
 
 
 def variants(framework: str, stage: str) -> tuple[Variant, ...]:
     """The variants of ``framework`` in ``stage`` that its installed build has (its ``fused.available``);
     for a stage it lists none, the stage alone."""
-    available = importlib.import_module(f"opperf.frameworks.{framework}.fused").available
-    found = tuple(v for v in framework_variants(framework) if v.stage == stage and available(v.name))
+    found = tuple(v for v in framework_variants(framework) if v.stage == stage)
+    if found:
+        available = importlib.import_module(f"opperf.frameworks.{framework}.fused").available
+        found = tuple(v for v in found if available(v.name))
     return found or (Variant(framework, stage, "unfused", f"the {stage} stage"),)
 
 

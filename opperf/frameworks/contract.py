@@ -1,0 +1,74 @@
+"""What a framework is to opperf, declared as data: each framework package states its ``FRAMEWORK``
+(``frameworks/<name>/__init__.py``), which opperf reads without importing the framework itself.
+
+The parts every framework package has (``PARTS``: its backend, session, registry, namespaces,
+categories, rules, work counters, devices, profiling, flags, counterpart names and compare calls)
+are modules of the same names; the parts a framework may lack are capabilities it declares
+(``CAPABILITIES``): opperf's long-tail operators written in it, fused patterns, and model capture.
+A framework without one is asked for nothing of it: its sweeps have no long-tail or fused rows, and
+``capture``, ``model`` and ``sweep --configs MODEL`` say it has none.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+PARTS: tuple[str, ...] = (
+    "backend",
+    "session",
+    "registry",
+    "namespaces",
+    "categories",
+    "rules",
+    "work",
+    "devices",
+    "profiling",
+    "flags",
+    "counterparts",
+    "compare",
+)
+"""The modules every framework package has."""
+
+CAPABILITIES: dict[str, tuple[str, ...]] = {
+    "longtail": ("longtail",),
+    "fused": ("fused",),
+    "capture": ("capture", "models", "model_profile"),
+}
+"""Each optional capability, with the modules a framework that declares it has."""
+
+CAPABILITY_NAMES: dict[str, str] = {
+    "longtail": "long-tail operators",
+    "fused": "fused patterns",
+    "capture": "model capture",
+}
+"""How messages name each capability."""
+
+
+@dataclass(frozen=True)
+class Framework:
+    """One framework as opperf knows it before importing it: its name (also its package under
+    ``opperf.frameworks`` and its pip extra), how messages name it, the module it is imported as, its
+    backend class (``module:Class`` in its package), how its Python wrappers document a tensor
+    argument, which functions and namespaces are its own, and the capabilities it declares."""
+
+    name: str
+    display_name: str
+    imports: str
+    backend: str
+    documented_tensor: re.Pattern[str]
+    owns: Callable[[Callable[..., object]], bool]
+    owns_namespace: Callable[[str], bool]
+    namespaces: str
+    """Its user-facing namespaces, as an error that names them shows them (``mx.nd, mx.np, ...``)."""
+    capabilities: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        unknown = self.capabilities - set(CAPABILITIES)
+        if unknown:
+            raise ValueError(f"{self.name} declares unknown capabilities {sorted(unknown)}")
+
+    def can(self, capability: str) -> bool:
+        """Whether the framework declares ``capability`` (one of ``CAPABILITIES``)."""
+        return capability in self.capabilities
