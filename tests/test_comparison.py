@@ -127,7 +127,7 @@ def test_a_configurations_rounds_settle_when_every_verdict_is_same_called_or_bel
     assert not _settled({"mx.nd": _rounds(base), "mx.np": _rounds(scattered)}, ["mx.nd", "mx.np"])
     ticks = {"mx.nd": _ticks([4, 4, 5, 4, 4]), "mx.np": _ticks([5, 4, 4, 5, 5])}
     (found,) = versus([ticks], ["mx.nd", "mx.np"], 0.05, 0.05).values()
-    assert found.verdict.value == "inconclusive" and found.below_resolution and found.settled(0.05)
+    assert found.verdict.value == "inconclusive" and found.below_resolution and found.settled(0.05, 0.05)
     assert _settled(ticks, ["mx.nd", "mx.np"]) and _settled({"mx.nd": _rounds(base)}, ["mx.nd", "mx.np"])
 
 
@@ -203,3 +203,23 @@ def test_rows_whose_rounds_scatter_beyond_the_threshold_are_never_same():
     assert scattered.verdict.value == "inconclusive" and "scatter by 9%" in scattered.reason
     assert round_spread(scatter) == pytest.approx(0.06 * 1.4826)
     assert round_spread([0.3, 0.0]) == 0.0  # two rounds give no spread
+
+
+def test_a_same_near_the_band_edge_is_not_settled_until_its_99_percent_interval_fits():
+    """Six rounds 2.5% either side of 1.0, beside rows 1% apart: ``same`` (its 95% interval
+    0.955-1.047 fits the 5% band), but widened to 99% it does not, so the configuration gets more
+    rounds; at 1% either side it settles."""
+    from opperf.verdicts.compare.namespaces import versus
+
+    def rounds(spread: float) -> dict:
+        factors = (1, -1, 0.5, -0.5, 1, -1)
+        return {
+            "mx.nd": _rounds([1e-3] * 6),
+            "mx.np": _rounds([1e-3 * math.exp(spread * f) for f in factors]),
+        }
+
+    found = versus([*(rounds(0.01) for _ in range(10)), rounds(0.025)], ["mx.nd", "mx.np"], 0.05, 0.05)
+    edge, steady = found[10, "mx.np", "forward"], found[0, "mx.np", "forward"]
+    assert edge.verdict.value == "same" and edge.low > 1 / 1.05 and edge.high < 1.05
+    assert not edge.settled(0.05, 0.05)
+    assert steady.verdict.value == "same" and steady.settled(0.05, 0.05)

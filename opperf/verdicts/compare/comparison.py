@@ -198,7 +198,7 @@ def _settled(measured: Mapping[str, Sequence[Measurement]], namespaces: Sequence
     if len(present) < 2:
         return True
     found = versus([measured], present, DEFAULT_THRESHOLD, DEFAULT_ALPHA)
-    return all(found_versus.settled(DEFAULT_ALPHA) for found_versus in found.values())
+    return all(found_versus.settled(DEFAULT_ALPHA, DEFAULT_THRESHOLD) for found_versus in found.values())
 
 
 def _together(rounds: Sequence[Measurement] | None) -> Measurement | None:

@@ -30,6 +30,11 @@ from opperf.verdicts.inference import Contrast, RowTest, assess, bh_qvalues
 STOP_SHARE = 0.1
 """A changed verdict settles a configuration's rounds only when its q-value is within this share of
 the level (the looks after each round would otherwise add to its false-call rate)."""
+STOP_WIDENING = 2.575829 / 1.959964
+"""A ``same`` settles a configuration's rounds only when its interval, widened from 95% to 99%,
+still lies inside the band, as a call settles them only at a tenth of the level: a look after every
+round would otherwise stop a row near the band's edge at whichever early look first read ``same``,
+and its verdict would follow that draw from run to run."""
 NO_WORK_S = 10e-6
 """Below this a phase's median may be no computation at all (a gradient passed through, a view)..."""
 NO_WORK_FACTOR = 50
@@ -52,15 +57,18 @@ class Versus:
     below_resolution: bool = False
     """Whether a tick of the timer is more than the threshold of the phase's time."""
 
-    def settled(self, alpha: float) -> bool:
-        """Whether more rounds would hardly change the verdict: ``same``, called at a tenth of the
-        level (as an A/B job stops a row, ``sequential.STOP_SHARE``), or inconclusive below the
-        timer's resolution."""
+    def settled(self, alpha: float, threshold: float) -> bool:
+        """Whether more rounds would hardly change the verdict: called at a tenth of the level (as an
+        A/B job stops a row, ``sequential.STOP_SHARE``), ``same`` with its interval widened to 99%
+        (``STOP_WIDENING``) still inside the band, or inconclusive below the timer's resolution."""
         if self.verdict is Verdict.INCONCLUSIVE:
             return self.below_resolution
         if self.verdict in (Verdict.SLOWER, Verdict.FASTER):
             return self.q is not None and self.q <= alpha * STOP_SHARE
-        return True
+        if self.low is None or self.high is None:
+            return True
+        half = (math.log(self.high) - math.log(self.low)) / 2 * STOP_WIDENING
+        return abs(math.log(self.ratio)) + half < math.log1p(threshold)
 
 
 Rounds = Mapping[str, Sequence[Measurement]]
