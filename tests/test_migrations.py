@@ -96,3 +96,16 @@ def test_every_file_an_earlier_release_wrote_reads_migrates_and_diffs(path, tmp_
     paired = {"same", "slower", "faster", "inconclusive"}
     assert any(verdict in paired for verdict in verdicts) == shared, verdicts
     assert shared or set(verdicts) <= {"new", "gone", "incomparable"}
+
+
+def test_a_file_a_history_store_held_before_migration_is_added_once(tmp_path):
+    """A store filled by an opperf that read version-1 files as they were (its digest of the file as
+    written) finds the same file, now read migrated, there already: adding it again adds nothing."""
+    from opperf.verdicts.history.store import History
+
+    path = ROOT / "tests" / "golden" / "results_v1.json"
+    as_written = json.loads(path.read_text())
+    with History(str(tmp_path / "h.sqlite"), create=True) as store:
+        assert store.add(as_written, str(path))  # as the opperf before migrations added it
+        assert store.add(check_document(json.loads(path.read_text())), str(path)) is None
+        assert store.runs() == 1

@@ -15,6 +15,8 @@ work, GPU state) are null: not known, rather than guessed.
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import fields
 from typing import Any
@@ -72,8 +74,8 @@ MIGRATIONS: Mapping[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_t
 def migrate(document: dict[str, Any]) -> dict[str, object]:
     """``document`` (a results, A/B or comparison document of any version this opperf knows) as a
     document of ``CURRENT``, copied where a migration changes it, with ``migrated_from`` naming the
-    version it was written in. A document already current is returned as it is; an unknown version
-    too (the caller names it)."""
+    version it was written in and ``written_digest`` identifying it as written (``digest``). A
+    document already current is returned as it is; an unknown version too (the caller names it)."""
     version = document.get("schema_version")
     if isinstance(version, bool) or not isinstance(version, int) or version not in MIGRATIONS:
         return document
@@ -81,4 +83,12 @@ def migrate(document: dict[str, Any]) -> dict[str, object]:
     while migrated.get("schema_version") in MIGRATIONS:
         migrated = MIGRATIONS[migrated["schema_version"]](migrated)
     migrated["migrated_from"] = version
+    migrated["written_digest"] = digest(document)
     return migrated
+
+
+def digest(document: Mapping[str, object]) -> str:
+    """What identifies a document as it was written: the SHA-256 of its canonical JSON. A migrated
+    document keeps its written form's (``written_digest``), so a history store that holds the file
+    from before this opperf read it migrated finds it there, and adds it once."""
+    return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()

@@ -14,7 +14,6 @@ for each other (``BUSY_TIMEOUT_S``), so two sweeps adding at once both land. Imp
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -24,6 +23,7 @@ from typing import Any, TypeVar, cast
 
 from opperf.results.document import is_ab
 from opperf.results.load import PHASES, Key, record_key, timer_tick
+from opperf.results.migrations import digest as written_digest
 from opperf.utils.errors import OpperfError
 from opperf.utils.stats import summarize
 
@@ -205,7 +205,7 @@ class History:
         if self._legacy:
             self._write(self._upgrade)
         environment = document.get("environment") or {}
-        digest = hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
+        digest = str(document.get("written_digest") or written_digest(document))
 
         def insert() -> int | None:
             cursor = self._connection.execute(
