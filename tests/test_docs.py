@@ -25,3 +25,14 @@ def test_the_command_reference_covers_every_subcommand_and_flag():
     for flag in ("--framework", "--ctx", "--cache", "--allow-different-machines", "--new-env", "--db"):
         assert f"`{flag}" in text, flag
     assert "### history detect" in text and "| argument | meaning |" in text
+
+
+def test_the_results_format_holds_every_field_of_a_record_as_the_schema_says():
+    """docs/results-format.md's field table is generated from the schema's ``MEANINGS``: every field
+    a reader checks has a meaning, and the document shows them as the schema says."""
+    from opperf.results.schema import MEANINGS, OPTIONAL, REQUIRED, field_table
+
+    assert set(MEANINGS) == {*REQUIRED, *OPTIONAL}
+    assert (
+        field_table() in (DOCS / "results-format.md").read_text()
+    ), "docs/results-format.md's field table is stale: paste opperf.results.schema.field_table()"

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, TypeGuard, get_args
 
 from opperf.results.measurement import Status, TimerKind, input_from_json
+from opperf.results.options import KEYED
 
 Check = Callable[[object], bool]
 
@@ -163,6 +164,64 @@ OPTIONAL: Mapping[str, Expect] = {
     "prepared_in_round": COUNT,
 }
 """Fields a record may have, and what each holds where it has them."""
+
+MEANINGS: Mapping[str, str] = {
+    "framework": "the framework measured (`mxnet`, `torch`)",
+    "namespace": "where the operator is called from (`mx.nd`, `torch`, `opperf.operators.longtail`)",
+    "op": "the operator's registry name (aliases folded into it)",
+    "inputs": "the input configuration: each tensor as an object (`shape`, and `dtype`, `low`, `high`, "
+    "`structure`, `storage`, `density` where they are not the default), other arguments as values",
+    "status": "`ok`, `skipped`, `failed`, `crashed` or `timeout`",
+    "category": "the operator's category (`unary`, `convolution`, ...)",
+    "reason": "why it was skipped or did not measure (null when ok)",
+    "forward": "the forward pass's timing block: `samples_s` and `n`, `median_s`, `mean_s`, `min_s`, "
+    "`max_s`, `stdev_s`, `iqr_s`, `p90_s`, `p99_s`, `median_ci95_s`, `iqr_ratio`, `noisy` (null where "
+    "not measured)",
+    "backward": "the backward pass's timing block, as `forward` (null without one)",
+    "memory_peak_bytes": "the peak memory one pass allocates (null where not probed: A/B rounds)",
+    "function": "the function called, as its namespace names it (`mx.nd.add`)",
+    "device": "a keyed option: the device (`cpu(0)`, `gpu(0)`)",
+    "dtype": "a keyed option: the tensors' dtype",
+    "profiler": "a keyed option: `native` (the framework's profiler) or `python`",
+    "cache": "a keyed option: `hot` or `cold`",
+    "mode": "a keyed option: `training` or `inference`",
+    "run_backward": "a keyed option: whether backward passes were measured",
+    "threads": "a keyed option: the intra-op thread count (null: the framework's own)",
+    "backward_reason": "why the record has no backward time (null where it has one, or none was asked)",
+    "profiled_ops": "the framework operators the native profiler saw in the forward call",
+    "sampling": "`warmup_runs`, `stop_reason`, `met_target` (the precision target) and `seconds` spent",
+    "competing_load": "other processes' load on the CPUs while it was measured (runnable per CPU)",
+    "stage": "`eager`, `graph`, `compile`, `cudagraph` or `fused`",
+    "variant": "a fused pattern's variant (null for other operators)",
+    "compile_s": "seconds the stage's capture or compilation took (null in eager)",
+    "stage_check": "how the stage's outputs compared with eager's: `agrees`, `rtol`, `atol`, "
+    "`max_abs_diff`, `detail` (and the graph's operators for a fused pattern)",
+    "timer": "what made the samples: `device` (a GPU's own time), `profiler` or `host`",
+    "host_latency": "a GPU record's synchronised call latency: `forward` and `backward` timing blocks",
+    "gpu_state": "a GPU's NVML readings before and after: clocks, power, temperature, throttle reasons",
+    "device_work": "what one call ran on the device: `phase`, `kind`, `name`, `per_call`, `seconds`",
+    "flags": "doubt flags (`noisy`, `imprecise`, `busy`, `near-overhead`, ...)",
+    "tags": "a long-tail operator's tags",
+    "roofline": "`bytes`, `flops`, achieved `gb_per_s` and `gflop_per_s`, and `fraction_of_peak` of the "
+    "machine's roofs",
+    "side": "an A/B record's build: `base` or `new`",
+    "round": "an A/B record's round",
+    "prepared_in_round": "the round whose preparation an A/B record's measurement used",
+}
+"""What each field of a record holds, in words: ``field_table`` writes them into
+docs/results-format.md, and a test holds every field of ``REQUIRED`` and ``OPTIONAL`` to one."""
+
+
+def field_table() -> str:
+    """Every field of a record as a Markdown table: its name, what it holds, and whether every
+    record has it."""
+    stated = {*REQUIRED, *KEYED, "stage"}  # version 2 states the keyed options and the stage
+    rows = [
+        f"| `{name}` | {MEANINGS[name]} | {'every record' if name in stated else 'where it applies'} |"
+        for name in (*REQUIRED, *OPTIONAL)
+    ]
+    return "\n".join(["| field | holds | present |", "| --- | --- | --- |", *rows])
+
 
 ENVIRONMENT: Mapping[str, Expect] = {
     **{name: TEXT.or_null for name in ("framework", "framework_version", "device", "dtype", "profiler")},
