@@ -970,7 +970,7 @@ def _killed_sweep_leaves_nothing(delay: float) -> Callable:
 def _stalled_reply(folder: Path) -> Outcome:
     script = folder / "stalling_worker"
     script.write_text(
-        f"#!{PYTHON}\nimport pickle, struct, sys, time, os\nready = pickle.dumps('ready')\n"
+        f"#!{PYTHON}\nimport json, struct, sys, time, os\nready = json.dumps('ready').encode()\n"
         "os.write(1, struct.pack('!Q', len(ready)) + ready)\nsys.stdin.buffer.read(8)\n"
         "os.write(1, struct.pack('!Q', 1000) + b'x')\ntime.sleep(600)\n"
     )

@@ -12,7 +12,8 @@ import sys
 import pytest
 
 from opperf.cli import main
-from opperf.measure.isolation import BuildDescription, IsolatedRunner
+from opperf.measure.isolation import IsolatedRunner
+from opperf.measure.messages import BuildDescription
 from opperf.measure.sampling import SamplingPlan
 from opperf.results.load import Key, PhaseRun, Run, RunRecord
 from opperf.results.measurement import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs

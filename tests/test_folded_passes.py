@@ -9,7 +9,8 @@ import pytest
 from opperf.frameworks import get_backend
 from opperf.measure import harness
 from opperf.measure.benchmark import RunOptions, benchmark
-from opperf.measure.isolation import Round, _Prepared
+from opperf.measure.isolation import _Prepared
+from opperf.measure.messages import Round
 from opperf.measure.sampling import SamplingPlan
 from opperf.results.measurement import Status
 

@@ -95,7 +95,7 @@ def test_workers_import_nothing_from_the_working_directory(tmp_path, framework):
         "numpy",
         "mxnet",
         "torch",
-        "pickle",
+        "json",
         "struct",
         "opperf/__init__",
     ]

@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 STALLING_WORKER = textwrap.dedent(
     f"""\
     #!{sys.executable}
-    import os, pickle, struct, sys, time
-    ready = pickle.dumps("ready")
+    import json, os, struct, sys, time
+    ready = json.dumps("ready").encode()
     os.write(1, struct.pack("!Q", len(ready)) + ready)
     sys.stdin.buffer.read(8)
     os.write(1, struct.pack("!Q", 1000) + b"x")

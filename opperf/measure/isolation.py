@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-import pickle
 import select
 import signal
 import struct
@@ -25,13 +24,22 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, BinaryIO, cast
 
 from opperf.frameworks import DEFAULT_FRAMEWORK
 from opperf.measure.memory import peak_rss_bytes
 from opperf.measure.memory_guard import MemoryGuard, OutOfMemory
+from opperf.measure.messages import (
+    BuildDescription,
+    DescribeProbe,
+    DeviceFault,
+    OverheadProbe,
+    Round,
+    RoundMeasured,
+)
 from opperf.measure.sampling import SamplingPlan
+from opperf.measure.wire import WireError, decode, encode
 from opperf.results.measurement import BenchmarkSpec, Measurement, Status
 from opperf.utils.affinity import available_cpus, pin_process
 from opperf.utils.child import opperf_command
@@ -47,48 +55,6 @@ STARTUP_TIMEOUT_S = 120.0
 STOP_GRACE_S = 5.0
 # How long a reply is awaited before the memory guard first looks at the worker.
 FIRST_LOOK_S = 0.05
-
-
-@dataclass(frozen=True)
-class OverheadProbe:
-    """Measure what the harness itself costs per call with ``profiler`` on ``device``, in the worker,
-    where (pinned and threaded like the benchmarks) the operators run."""
-
-    profiler: str
-    device: str
-
-
-@dataclass(frozen=True)
-class DescribeProbe:
-    """Ask the worker which framework build it runs."""
-
-
-@dataclass(frozen=True)
-class Round:
-    """Measure round ``index`` of ``spec`` (an A/B job's rounds of one configuration). The worker
-    prepares the spec's inputs and passes in round 0 or when it holds another spec's (an A/B job's
-    rounds each pass over every configuration, in fresh workers), and measures a later round of the
-    spec it holds on that preparation; only round 0 checks that the tensors fit (an A/B job gives a
-    configuration that did not measure on a side no further round). No round probes peak
-    memory: an A/B job compares times, and the probe (a pass of its own after sampling, a round's
-    warm-up being too short to read the peak from) cost about 9 ms a configuration and side and left
-    round 0 noisier than the rounds after it; without it, A/A jobs over 578 rows took 17% less. The
-    peak is a sweep's figure.
-    ``plan`` is the round's sampling plan (its share of the spec's, ``opperf.verdicts.ab.job.round_plan``);
-    None
-    measures with the spec's own."""
-
-    spec: BenchmarkSpec
-    index: int
-    plan: SamplingPlan | None = None
-
-
-@dataclass(frozen=True)
-class RoundMeasured:
-    """A round's measurement, and the round whose preparation it used (``prepared_in``)."""
-
-    measurement: Measurement
-    prepared_in: int
 
 
 class _Prepared:
@@ -120,15 +86,6 @@ class _Prepared:
         self.spec, self.passes = None, None
 
 
-@dataclass(frozen=True)
-class DeviceFault:
-    """A worker's reply to a configuration that failed in a way that may have left its device
-    unusable (``Session.device_fault``); the worker exits after sending it, and the runner tries the
-    configuration once more in a fresh worker."""
-
-    reply: Measurement | RoundMeasured
-
-
 def _measurement_of(reply: Measurement | RoundMeasured) -> Measurement:
     """The measurement a reply carries (a round's, or the reply itself)."""
     return reply.measurement if isinstance(reply, RoundMeasured) else reply
@@ -141,20 +98,6 @@ def _after_retry(reply: Measurement | RoundMeasured) -> Measurement | RoundMeasu
         measurement, reason=f"{measurement.reason} (and again in a fresh worker, tried once more)"
     )
     return replace(reply, measurement=noted) if isinstance(reply, RoundMeasured) else noted
-
-
-@dataclass(frozen=True)
-class BuildDescription:
-    """A worker's framework build: its interpreter, the framework's version and registered names."""
-
-    python: str
-    framework_version: str
-    registered: tuple[str, ...]
-
-    @classmethod
-    def of(cls, backend: Backend) -> BuildDescription:
-        version = str(backend.environment().get("framework_version"))
-        return cls(sys.executable, version, tuple(sorted(backend.registered_names())))
 
 
 _FRAME = struct.Struct("!Q")
@@ -173,7 +116,8 @@ class _OutOfMemoryError(Exception):
 
 
 def send_frame(stream: BinaryIO, message: object) -> None:
-    payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    """One message, as plain values (``wire``), framed by its length."""
+    payload = encode(message)
     stream.write(_FRAME.pack(len(payload)) + payload)
     stream.flush()
 
@@ -183,7 +127,7 @@ def receive_frame(stream: BinaryIO) -> object:
     if len(header) < _FRAME.size:
         raise EOFError("the benchmark worker closed its pipe")
     (length,) = _FRAME.unpack(header)
-    return pickle.loads(stream.read(length))
+    return decode(stream.read(length))
 
 
 def thread_environment(threads: int | None) -> dict[str, str]:
@@ -365,7 +309,7 @@ class IsolatedRunner:
                 return self._crashed(job)
             self._kill()
             return self._timed_out(job)
-        except (EOFError, OSError, pickle.UnpicklingError):
+        except (EOFError, OSError, WireError):
             return self._crashed(job)
         if not isinstance(reply, DeviceFault):
             return reply
@@ -400,7 +344,7 @@ class IsolatedRunner:
             answer = self._receive(self._timeout_s)
             self._note_peak_rss()
             return answer
-        except (_StalledError, _OutOfMemoryError, EOFError, OSError, pickle.UnpicklingError) as error:
+        except (_StalledError, _OutOfMemoryError, EOFError, OSError, WireError) as error:
             self._failure = str(error) or type(error).__name__
         self._kill()
         return None
@@ -418,7 +362,7 @@ class IsolatedRunner:
         while True:
             if len(received) == wanted:
                 if not header:
-                    return pickle.loads(bytes(received[_FRAME.size :]))
+                    return decode(bytes(received[_FRAME.size :]))
                 wanted, header = _FRAME.size + _FRAME.unpack(received)[0], False
                 continue
             left = deadline - time.monotonic()
@@ -461,7 +405,7 @@ class IsolatedRunner:
         self._next = self._spawn(beside=True) if self._standby else None
         try:
             ready = self._receive(STARTUP_TIMEOUT_S)
-        except (_StalledError, _OutOfMemoryError, EOFError, pickle.UnpicklingError):
+        except (_StalledError, _OutOfMemoryError, EOFError, WireError):
             ready = None
         if ready != "ready":
             raise OSError(f"the benchmark worker did not start: {self._output_tail()}")

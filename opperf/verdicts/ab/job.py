@@ -40,7 +40,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from opperf.frameworks import get_backend
-from opperf.measure.isolation import BuildDescription, IsolatedRunner
+from opperf.measure.isolation import IsolatedRunner
+from opperf.measure.messages import BuildDescription
 from opperf.measure.sampling import WARMUP_SHARE, SamplingPlan
 from opperf.results.document import AB_KIND, SCHEMA_VERSION, record
 from opperf.results.environment import Machine
