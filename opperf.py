@@ -27,9 +27,9 @@ if __name__ == "__main__":
     for stopping in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(stopping, _stopped_while_starting)
     try:
-        from opperf.cli import build_parser, main
+        from opperf.cli import main, subcommand_modules
 
-        build_parser()  # imports every subcommand's module: a missing dependency shows here, in one line
+        subcommand_modules()  # what the subcommands need: a missing dependency shows here, in one line
     except ModuleNotFoundError as missing:
         if (missing.name or "").split(".")[0] == "opperf":  # opperf's own: a broken checkout, not a setup
             raise

@@ -14,6 +14,7 @@ import signal
 import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
+from types import ModuleType
 from typing import NoReturn
 
 from opperf.utils.errors import OpperfError
@@ -65,6 +66,12 @@ class _Parser(argparse.ArgumentParser):
         return f"; it takes {action.option_strings[0]} {metavar}"
 
 
+def subcommand_modules() -> dict[str, ModuleType]:
+    """Each subcommand's module, imported (with what it needs: a dependency missing from the
+    interpreter shows here, as ``ModuleNotFoundError``)."""
+    return {name: importlib.import_module(f"opperf.cli.{module}") for name, module in SUBCOMMANDS.items()}
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="opperf",
@@ -74,8 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"opperf {opperf_version()}")
     subparsers = parser.add_subparsers(dest="subcommand", metavar="SUBCOMMAND")
-    for name, module_name in SUBCOMMANDS.items():
-        module = importlib.import_module(f"opperf.cli.{module_name}")
+    for name, module in subcommand_modules().items():
         epilog = module.categories_epilog() if hasattr(module, "categories_epilog") else None
         subparser = subparsers.add_parser(
             name,

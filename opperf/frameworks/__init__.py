@@ -161,7 +161,8 @@ def framework_of_namespace(namespace: str) -> str:
     for name in FRAMEWORKS:
         if describe(name).owns_namespace(namespace):
             return name
-    known = "; ".join(f"{describe(name).display_name}'s ({describe(name).namespaces})" for name in FRAMEWORKS)
+    described = [describe(name) for name in FRAMEWORKS]
+    known = "; ".join(f"{framework.display_name}'s ({framework.namespaces})" for framework in described)
     raise OpperfError(f"unknown namespace {namespace!r}; opperf knows {known}")
 
 

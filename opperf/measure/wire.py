@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import json
 from collections.abc import Iterator
 from types import ModuleType
@@ -40,15 +41,11 @@ def _known() -> dict[str, type]:
     return {f"{cls.__module__}.{cls.__qualname__}": cls for module in modules for cls in _classes(module)}
 
 
-_TYPES: dict[str, type] = {}
-
-
+@functools.cache
 def types() -> dict[str, type]:
     """The classes a message may hold, by qualified name: the dataclasses and enums of the modules
-    whose values cross between a sweep and its workers."""
-    if not _TYPES:
-        _TYPES.update(_known())
-    return _TYPES
+    whose values cross between a sweep and its workers (read once a process)."""
+    return _known()
 
 
 def encode(message: object) -> bytes:

@@ -20,14 +20,13 @@ of BatchNorm into the convolution keeps.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from opperf.frameworks import describe
+from opperf.frameworks import describe, framework_module
 from opperf.operators.fused.pattern import Pattern
 from opperf.operators.info import ArgKind, Argument, OpInfo
 from opperf.results.measurement import InputValue, TensorSpec
@@ -67,7 +66,7 @@ def framework_variants(framework: str) -> tuple[Variant, ...]:
     operator: skipped with the framework's reason."""
     if not describe(framework).can("fused"):
         return ()
-    return tuple(importlib.import_module(f"opperf.frameworks.{framework}.fused").VARIANTS)
+    return tuple(framework_module(framework, "fused").VARIANTS)
 
 
 def variants(framework: str, stage: str) -> tuple[Variant, ...]:
@@ -75,7 +74,7 @@ def variants(framework: str, stage: str) -> tuple[Variant, ...]:
     for a stage it lists none, the stage alone."""
     found = tuple(v for v in framework_variants(framework) if v.stage == stage)
     if found:
-        available = importlib.import_module(f"opperf.frameworks.{framework}.fused").available
+        available = framework_module(framework, "fused").available
         found = tuple(v for v in found if available(v.name))
     return found or (Variant(framework, stage, "unfused", f"the {stage} stage"),)
 

@@ -7,11 +7,11 @@ here: the size profiles (``profiles``) and the rule context and type defaults (`
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TypeVar, cast
 
+from opperf.frameworks import framework_module
 from opperf.operators import fused, longtail
 from opperf.operators.info import OpInfo
 from opperf.operators.rules import replay
@@ -46,7 +46,7 @@ def inputs_for(
         return distinct(longtail.inputs_for(op.name))
     if op.category == fused.CATEGORY:
         return distinct(fused.inputs_for(op.name))
-    rules = importlib.import_module(f"opperf.frameworks.{op.framework}.rules")
+    rules = framework_module(op.framework, "rules")
     return distinct(rules.inputs_for(op, profile, device_kind))
 
 
@@ -57,7 +57,7 @@ def replay_refusal(
     them: the operator's skip reason, or an argument the file may not choose
     (``opperf.operators.rules.replay``).
     The values the rules themselves give ``op`` are always accepted."""
-    rules = importlib.import_module(f"opperf.frameworks.{op.framework}.rules")
+    rules = framework_module(op.framework, "rules")
     reason = rules.skip_reason(op, device_kind)
     if reason:
         return reason
@@ -98,7 +98,7 @@ def fuzzed_inputs(
     own rule from a one-shape profile (so its rank, fixed dimensions and broadcasting hold); tensors of
     a draw marked non-contiguous become strided views where the framework has them. A draw that
     repeats an earlier configuration is dropped (records are keyed by their inputs)."""
-    rules = importlib.import_module(f"opperf.frameworks.{op.framework}.rules")
+    rules = framework_module(op.framework, "rules")
     inputs_for(op, profile, device_kind)  # the operator's skip reason, if it has one, before drawing
     constraints = rules.shape_constraints(op, profile)
     drawn = draw_shapes(
