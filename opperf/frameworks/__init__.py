@@ -13,7 +13,6 @@ Adding a framework is one package of that shape plus one line in ``FRAMEWORKS``.
 from __future__ import annotations
 
 import importlib
-import importlib.util
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import ModuleType
@@ -112,7 +111,7 @@ def get_backend(framework: str = DEFAULT_FRAMEWORK) -> Backend:
     if framework not in _instances:
         module_name, class_name = described.backend.split(":")
         try:
-            if importlib.util.find_spec(described.imports) is None:
+            if not described.installed:
                 raise ImportError(f"no module named {described.imports!r}")
             module = importlib.import_module(f"opperf.frameworks.{framework}.{module_name}")
         except ImportError as error:
@@ -188,7 +187,7 @@ def gemm_rates(size: int, repeats: int) -> dict[str, tuple[float, str]]:
 
     rates: dict[str, tuple[float, str]] = {}
     for framework in FRAMEWORKS:
-        if importlib.util.find_spec(describe(framework).imports) is None:
+        if not describe(framework).installed:
             continue
         command = opperf_command(f"opperf.frameworks.{framework}.peaks", str(size), str(repeats))
         try:

@@ -11,6 +11,7 @@ A framework without one is asked for nothing of it: its sweeps have no long-tail
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -68,6 +69,11 @@ class Framework:
         unknown = self.capabilities - set(CAPABILITIES)
         if unknown:
             raise ValueError(f"{self.name} declares unknown capabilities {sorted(unknown)}")
+
+    @property
+    def installed(self) -> bool:
+        """Whether the framework's module can be imported here (found, not imported)."""
+        return importlib.util.find_spec(self.imports) is not None
 
     def can(self, capability: str) -> bool:
         """Whether the framework declares ``capability`` (one of ``CAPABILITIES``)."""

@@ -11,8 +11,6 @@ selects it.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -110,8 +108,7 @@ def _in_other_framework(framework: str, typed: str) -> tuple[str, PublicName] | 
     for other in FRAMEWORKS:
         if other == framework:
             continue
-        imports = describe(other).imports
-        if not split_qualified(other, typed)[0] or importlib.util.find_spec(imports) is None:
+        if not split_qualified(other, typed)[0] or not describe(other).installed:
             continue
         public = resolve_public_name(other, typed)
         if public is not None:
