@@ -24,6 +24,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from benchmarks.sweeps import ROOT
+from opperf.frameworks import FRAMEWORKS
 
 PACKAGE = ROOT / "opperf"
 
@@ -42,7 +43,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "opperf.measure.roofline",
     ),
     ("opperf.frameworks.base",),
-    ("opperf.frameworks.mxnet", "opperf.frameworks.torch"),
+    tuple(f"opperf.frameworks.{name}" for name in FRAMEWORKS),
     ("opperf.measure",),
     ("opperf.sweep", "opperf.verdicts"),
     ("opperf.report",),

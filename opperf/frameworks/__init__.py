@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 FRAMEWORKS: tuple[str, ...] = (
     "mxnet",
     "torch",
+    "jax",
 )
 """Every framework opperf measures, one registration line each: the name is its package here (which
 declares the framework as ``FRAMEWORK``, ``contract.Framework``) and its pip extra."""

@@ -1,0 +1,42 @@
+"""JAX: its public array functions (``jax.numpy``, ``jax.nn``, ``jax.scipy.special``, ``jax.lax``) as
+operators, inputs from their signatures, validity from ``jax.eval_shape``, backward through
+``jax.vjp``, and ``jax.jit`` as the compile stage.
+
+What this module itself says needs no JAX: which functions and namespaces are JAX's, and how its
+docstrings document an array argument.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from opperf.frameworks.contract import Framework
+
+SPELLED_NAMESPACES = ("jax", "jnp", "lax")
+"""The first word of every namespace spelling JAX's are typed with (``jnp.exp``, ``lax.conv``)."""
+
+
+def owns(function: Callable[..., object]) -> bool:
+    """Whether ``function`` is JAX's, by its module."""
+    module = getattr(function, "__module__", None) or getattr(type(function), "__module__", "") or ""
+    return module.split(".")[0] in ("jax", "jaxlib")
+
+
+def owns_namespace(namespace: str) -> bool:
+    """Whether a user-facing namespace name (``jnp``, ``jax.numpy``, ``lax``, ``jax.nn``) is JAX's."""
+    return namespace.split(".")[0] in SPELLED_NAMESPACES
+
+
+FRAMEWORK = Framework(
+    name="jax",
+    display_name="jax",
+    imports="jax",
+    backend="backend:JaxBackend",
+    documented_tensor=re.compile(r"\bArray(Like)?\b"),
+    owns=owns,
+    owns_namespace=owns_namespace,
+    namespaces="jnp (jax.numpy), jax.nn, jax.scipy.special, lax (jax.lax)",
+)
+"""JAX as opperf knows it (``opperf.frameworks.contract``); it declares no long-tail operators, fused
+patterns or model capture yet."""

@@ -1,0 +1,133 @@
+"""A JAX call arranged from a configuration: arguments in signature order, by position up to the
+first keyword-only one, a ``*args`` list spread, function names turned into the session's bodies and
+``lax.gather``/``lax.scatter*`` dimension numbers (given as name-value pairs) into JAX's records.
+
+Array arguments are the call's ``arrays`` (what ``jax.vjp`` differentiates and ``jax.jit`` traces);
+every other value is bound as a constant (static under ``jit``)."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, cast
+
+from opperf.frameworks.jax.bodies import FUNCTION_ARGUMENTS, body
+
+DIMENSION_NUMBERS = {
+    "lax.gather": "GatherDimensionNumbers",
+    **dict.fromkeys(
+        ("lax.scatter", "lax.scatter_add", "lax.scatter_mul", "lax.scatter_min", "lax.scatter_max",
+         "lax.scatter_apply"),
+        "ScatterDimensionNumbers",
+    ),
+}  # fmt: skip
+"""Operators whose ``dimension_numbers`` is a JAX record, and the record's name in ``jax.lax``."""
+
+
+@dataclass(frozen=True)
+class Call:
+    """``function`` with its constants bound: ``run(*arrays)`` calls it on the array arguments in the
+    order ``array_names`` lists them (each a single array or a list of them)."""
+
+    function: Callable[..., object]
+    array_names: tuple[str, ...]
+    arrays: tuple[Any, ...]
+    constants: Mapping[str, object]
+    order: tuple[str, ...]
+    spread: str | None
+    keyword_from: int
+
+    def run(self, *arrays: Any) -> object:
+        values = {**self.constants, **dict(zip(self.array_names, arrays, strict=True))}
+        args: list[object] = []
+        kwargs: dict[str, object] = {}
+        for position, name in enumerate(self.order):
+            if name == self.spread:
+                args.extend(cast("list[object]", values[name]))
+            elif position < self.keyword_from:
+                args.append(values[name])
+            else:
+                kwargs[name] = values[name]
+        return self.function(*args, **kwargs)
+
+    def __call__(self) -> object:
+        return self.run(*self.arrays)
+
+
+def arrange(
+    operator: str,
+    function: Callable[..., object],
+    values: Mapping[str, object],
+    is_array: Callable[[object], bool],
+) -> Call:
+    """The call of ``function`` with ``values`` (materialised arrays and constants), in its signature's
+    order; ``is_array`` tells arrays (and lists of them) from constants."""
+    parameters = _parameters(function)
+    order = tuple(name for name in parameters if name in values) + tuple(
+        n for n in values if n not in parameters
+    )
+    keyword_from = _positional_count(order, parameters)
+    spread = next((n for n, p in parameters.items() if p.kind is inspect.Parameter.VAR_POSITIONAL), None)
+    constants = {
+        name: _constant(operator, name, value) for name, value in values.items() if not is_array(value)
+    }
+    array_names = tuple(name for name in order if name not in constants)
+    return Call(
+        function=function,
+        array_names=array_names,
+        arrays=tuple(values[name] for name in array_names),
+        constants=constants,
+        order=order,
+        spread=spread if spread in values else None,
+        keyword_from=keyword_from,
+    )
+
+
+_BY_POSITION = (
+    inspect.Parameter.POSITIONAL_ONLY,
+    inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    inspect.Parameter.VAR_POSITIONAL,
+)
+
+
+def _positional_count(order: tuple[str, ...], parameters: Mapping[str, inspect.Parameter]) -> int:
+    """How many leading arguments of ``order`` go by position: those that are the signature's own
+    leading parameters, up to the first gap, keyword-only parameter or ``*args``."""
+    names = list(parameters)
+    count = 0
+    for position, name in enumerate(order):
+        if position >= len(names) or names[position] != name or parameters[name].kind not in _BY_POSITION:
+            break
+        count = position + 1
+        if parameters[name].kind is inspect.Parameter.VAR_POSITIONAL:
+            break
+    return count
+
+
+def _parameters(function: Callable[..., object]) -> dict[str, inspect.Parameter]:
+    try:
+        return dict(inspect.signature(function).parameters)
+    except (TypeError, ValueError):
+        return {}
+
+
+def _constant(operator: str, name: str, value: object) -> object:
+    """What a configuration's constant is passed as: a body for a function argument, a record for
+    gather and scatter dimension numbers, nested lists as tuples (JAX wants hashable static values)."""
+    if name in FUNCTION_ARGUMENTS and value is not None:
+        return body(value)
+    if name == "dimension_numbers" and operator in DIMENSION_NUMBERS and isinstance(value, (tuple, list)):
+        import jax.lax
+
+        record = getattr(jax.lax, DIMENSION_NUMBERS[operator])
+        return record(**{key: _tupled(item) for key, item in value})
+    return _tupled(value)
+
+
+def _tupled(value: object) -> object:
+    if isinstance(value, list):
+        return tuple(_tupled(v) for v in value)
+    if isinstance(value, tuple):
+        return tuple(_tupled(v) for v in value)
+    return value

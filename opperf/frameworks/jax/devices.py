@@ -1,0 +1,56 @@
+"""JAX device names: opperf's ``cpu(0)`` and ``gpu(N)`` against ``jax.devices("cpu")[0]`` and
+``jax.devices("gpu")[N]``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from opperf.utils.devices import parse_device, requested_device
+from opperf.utils.errors import OpperfError
+
+
+def normalize_device(device: str) -> str:
+    """The canonical ``kind(index)`` name, after checking this JAX installation and machine have it."""
+    kind, index = requested_device(device)
+    if kind == "gpu":
+        available = _gpus()
+        if not available:
+            import jax
+
+            raise OpperfError(
+                f"device {device!r}: this JAX ({jax.__version__}, backend {jax.default_backend()}) sees no "
+                "GPU; install JAX with CUDA (pip install 'jax[cuda12]') on a machine with an NVIDIA GPU, "
+                "or use --ctx cpu"
+            )
+        if index >= len(available):
+            raise OpperfError(
+                f"device {device!r}: this machine has {len(available)} GPU(s) visible to JAX; "
+                f"use gpu(0)..gpu({len(available) - 1})"
+            )
+    return f"{kind}({index})"
+
+
+def _gpus() -> list[Any]:
+    import jax
+
+    try:
+        return list(jax.devices("gpu"))
+    except RuntimeError:  # no GPU backend in this installation
+        return []
+
+
+def jax_device(device: str) -> Any:
+    """The ``jax.Device`` of an opperf device name."""
+    import jax
+
+    kind, index = parse_device(device)
+    return _gpus()[index] if kind == "gpu" else jax.devices("cpu")[0]
+
+
+def on_gpu(device: str) -> bool:
+    return parse_device(device)[0] == "gpu"
+
+
+def on_gpu_available() -> bool:
+    """Whether JAX sees a GPU here."""
+    return bool(_gpus())

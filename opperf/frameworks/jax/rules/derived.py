@@ -1,0 +1,135 @@
+"""JAX inputs derived from signatures: the operator's own override (``OVERRIDES``, keyed by operator
+name), else a rule for the argument's name (``SCALAR_RULES``, ``TENSOR_RULES``), else its kind.
+Optional arguments keep their defaults. Indices are int32: JAX without ``jax_enable_x64`` has no
+64-bit integers. Arguments that take a function get the name of one of the session's bodies
+(``frameworks/jax/bodies.py``), as data.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from opperf.operators.info import ArgKind, Argument, OpInfo
+from opperf.operators.rules.generic import LIST_LENGTH, NoRuleError, RuleContext, type_default
+from opperf.operators.rules.profiles import SizeProfile
+from opperf.results.measurement import InputValue, TensorSpec
+
+Configurations = list[dict[str, InputValue]]
+Override = Callable[[RuleContext], dict[str, InputValue]]
+T = TensorSpec
+INDEX_DTYPE = "int32"
+
+CREATION_EXTENT = 1024
+"""The largest side of a square array a size argument makes (``eye(N)``, ``tri(N)``): 1M elements."""
+
+
+def rows(c: RuleContext) -> int:
+    return c.shape[0]
+
+
+def numel(c: RuleContext) -> int:
+    return math.prod(c.shape)
+
+
+def index(shape: tuple[int, ...], extent: int) -> TensorSpec:
+    """int32 indices in [0, extent): in bounds of the axis they index."""
+    return T(shape, dtype=INDEX_DTYPE, low=0, high=extent, integral=True)
+
+
+def _side(c: RuleContext) -> int:
+    return min(rows(c), CREATION_EXTENT)
+
+
+def _reversed_axes(c: RuleContext) -> tuple[int, ...]:
+    return tuple(reversed(range(len(c.shape))))
+
+
+SCALAR_RULES: dict[str, Callable[[RuleContext], InputValue]] = {
+    "axis": lambda c: 0,
+    "axis1": lambda c: 0,
+    "axis2": lambda c: 1,
+    "source": lambda c: 0,
+    "destination": lambda c: 1,
+    "dimension": lambda c: 0,
+    "kth": lambda c: 1,
+    "k": lambda c: 8,
+    "n": _side,
+    "N": _side,
+    "M": _side,
+    "num_classes": lambda c: 16,
+    "shape": lambda c: c.shape,
+    "new_shape": lambda c: (numel(c),),
+    "new_sizes": lambda c: (numel(c),),
+    "sizes": lambda c: (2,),
+    "dimensions": _reversed_axes,
+    "axes": _reversed_axes,
+    "permutation": _reversed_axes,
+    "reps": lambda c: (2,) + (1,) * (len(c.shape) - 1),
+    "start_dimension": lambda c: 0,
+    "exponent_bits": lambda c: 5,
+    "mantissa_bits": lambda c: 10,
+    "fill_value": lambda c: 1.5,
+    "index_dtype": lambda c: INDEX_DTYPE,
+    "deg": lambda c: 2,
+    "rank": lambda c: len(c.shape) + 1,
+}
+"""Required non-array arguments by name."""
+
+TENSOR_RULES: dict[str, Callable[[RuleContext], InputValue]] = {
+    "condition": lambda c: T(c.shape, dtype="bool"),
+    "where": lambda c: T(c.shape, dtype="bool"),
+    "mask": lambda c: T(c.shape, dtype="bool"),
+}
+"""Array arguments by name whose values must be of a kind: conditions are boolean."""
+
+
+def _tensor_value(arg: Argument, c: RuleContext, binary: bool) -> InputValue:
+    if arg.kind is ArgKind.TENSOR_LIST:
+        return tuple(T(c.shape) for _ in range(LIST_LENGTH))
+    if arg.name in TENSOR_RULES:
+        return TENSOR_RULES[arg.name](c)
+    if binary:
+        first = next(a.name for a in c.op.arguments if a.kind is ArgKind.TENSOR and a.required)
+        return T(c.pair[0] if arg.name == first else c.pair[1])
+    return T(c.shape)
+
+
+def _value(arg: Argument, c: RuleContext, binary: bool) -> InputValue:
+    rule = SCALAR_RULES.get(arg.name)
+    if rule is not None and not arg.is_tensor:
+        return rule(c)
+    if arg.is_tensor:
+        return _tensor_value(arg, c, binary)
+    try:
+        return type_default(arg, c)
+    except NoRuleError:
+        if arg.nullable:
+            return None
+        raise
+
+
+def derive(op: OpInfo, profile: SizeProfile, overrides: dict[str, Override]) -> Configurations:
+    """One configuration per profile shape, from the signature, the name rules and the operator's
+    override; arguments keep the signature's order."""
+    override = overrides.get(op.name)
+    shapes = profile.shapes_for(op.category)
+    binary = op.category == "binary_broadcast" and shapes == profile.shapes
+    pairs = profile.broadcast_pairs if binary else tuple((s, s) for s in shapes)
+    configurations = []
+    for shape, pair in zip(shapes, pairs, strict=False):
+        context = RuleContext(op=op, shape=shape, pair=pair)
+        given = override(context) if override else {}
+        derived = {
+            arg.name: _value(arg, context, binary)
+            for arg in op.arguments
+            if arg.required and arg.name not in given
+        }
+        configurations.append(in_signature_order(op, {**derived, **given}))
+    return configurations
+
+
+def in_signature_order(op: OpInfo, config: dict[str, InputValue]) -> dict[str, InputValue]:
+    """A configuration in the signature's order (leading arguments are passed by position)."""
+    order = {arg.name: position for position, arg in enumerate(op.arguments)}
+    return dict(sorted(config.items(), key=lambda item: order.get(item[0], len(order))))

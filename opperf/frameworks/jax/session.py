@@ -1,0 +1,275 @@
+"""How the shared harness runs a JAX operator: arrays on the device, every call blocked until its
+results are ready, backward through ``jax.vjp``, and ``jax.jit`` as the compile stage.
+
+A forward pass is the operator's call (eager: JAX dispatches each primitive, compiled once per shape;
+``compile``: one executable of the whole call, compiled before timing, its seconds kept apart as
+``compile_s``). A backward pass applies the pullback ``jax.vjp`` returns to a cotangent of ones: the
+residuals are computed once, while preparing, so it times the backward computation alone, as
+PyTorch's backward pass times autograd's. What a pass allocates comes from XLA's memory analysis of
+the call compiled on abstract arrays, before any input exists: a configuration too large to run is
+refused before it allocates, and the same figure is its peak memory.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from opperf.frameworks.jax import arrays, devices, profiling
+from opperf.frameworks.jax.calls import Call, arrange
+from opperf.frameworks.jax.entry_points import resolve
+from opperf.frameworks.jax.errors import describe_error
+from opperf.frameworks.jax.gradients import (
+    Differentiable,
+    cotangent,
+    differentiable_arrays,
+    has_float_output,
+    of_differentiable,
+)
+from opperf.measure.harness import Passes, PerCallSampler, Sampler, SkipError
+from opperf.measure.memory import available_host_bytes, describe_bytes, input_bytes
+from opperf.measure.stages import EAGER, StageCheck, compare
+from opperf.measure.timing import PythonTimer
+from opperf.results.measurement import BenchmarkSpec
+from opperf.utils.cache import input_sets, last_level_cache_bytes
+
+COMPILE = "compile"
+STAGES = (EAGER, COMPILE)
+"""The stages JAX runs: eager dispatch, and ``compile`` as one ``jax.jit`` executable."""
+
+LARGEST_PASS_BYTES = 256 * 2**20
+"""The most a pass may allocate, outputs and temporaries (unless its inputs together are larger):
+``isin`` of two (1024, 1024) arrays compares every pair, and asked XLA for 1 TB."""
+
+DEVICE_FAULTS = ("RESOURCE_EXHAUSTED", "CUDA_ERROR", "cuDNN", "cuBLAS", "CUBLAS_STATUS_")
+"""Words of the errors after which a worker's GPU may be unusable."""
+
+
+def block(outputs: object) -> object:
+    """``outputs`` once every array among them is computed (JAX dispatches asynchronously)."""
+    import jax
+
+    return jax.block_until_ready(outputs)
+
+
+def _nothing() -> None:
+    """Nothing to wait for: every forward and backward call blocks until its results are ready."""
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """One input set's forward call, and its backward pass when there is one."""
+
+    forward: Callable[[], object]
+    backward: Callable[[], object] | None
+    backward_reason: str | None = None
+
+
+class JaxSession:
+    """The harness's view of JAX (see ``opperf.measure.harness.Session``)."""
+
+    def __init__(self) -> None:
+        self._memory: int | None = None
+
+    def prepare(self, spec: BenchmarkSpec, seed: int, function: Callable[..., object] | None) -> Passes:
+        if spec.stage not in STAGES:
+            raise SkipError(f"JAX has no {spec.stage} stage; it runs {', '.join(STAGES)} (jax.jit)")
+        function = function or _function(spec)
+        planned = _call(spec, function, lambda value: arrays.abstract(value, spec.options.dtype))
+        differentiable, reason = _backward_plan(spec, planned)
+        memory = profiling.compiled_bytes(planned, differentiable)
+        limit = max(LARGEST_PASS_BYTES, input_bytes(spec))
+        if memory is not None and memory > limit:
+            raise SkipError(
+                f"a pass would allocate {describe_bytes(memory)} (XLA's memory analysis), above the "
+                f"{describe_bytes(limit)} limit"
+            )
+        self._memory = memory
+        generator = np.random.default_rng(seed)
+        device = devices.jax_device(spec.options.device)
+
+        def make(value: object) -> object:
+            return arrays.materialize(value, spec.options.dtype, device, generator)
+
+        sets = input_sets(spec.options.cache, input_bytes(spec), last_level_cache_bytes())
+        calls = [_call(spec, function, make) for _ in range(sets)]
+        started = time.perf_counter()
+        prepared = [_prepare_stage(spec.stage, call, differentiable) for call in calls]
+        compile_s = time.perf_counter() - started if spec.stage == COMPILE else None
+        reason = reason or next((p.backward_reason for p in prepared if p.backward_reason), None)
+        check = _stage_check(calls[0], prepared[0]) if spec.stage == COMPILE else None
+        rotation = itertools.cycle(prepared)
+        current = [prepared[0]]
+
+        def forward() -> object:
+            current[0] = next(rotation)
+            return current[0].forward()
+
+        def backward_of(_: object) -> Callable[[], object]:
+            return current[0].backward or _nothing
+
+        return Passes(
+            forward=forward,
+            backward=backward_of if reason is None else None,
+            backward_reason=reason,
+            synchronize=_nothing,
+            compile_s=compile_s,
+            stage_check=check,
+        )
+
+    def output_bytes(self, spec: BenchmarkSpec, function: Callable[..., object] | None) -> int | None:
+        """Bytes of a forward pass's outputs, from ``jax.eval_shape`` (nothing runs); None where the
+        output's shape depends on values (``nonzero``) or the call is invalid (``prepare`` says why)."""
+        try:
+            return _abstract_output_bytes(spec, function or _function(spec))
+        except Exception:
+            return None
+
+    def trivial(self, device: str) -> Passes:
+        import jax
+        import jax.numpy as jnp
+
+        source = jax.device_put(jnp.ones(1), devices.jax_device(device))
+        return Passes(
+            forward=lambda: block(source + 0), backward=None, backward_reason=None, synchronize=_nothing
+        )
+
+    def sampler(self, profiler: str, device: str) -> Sampler:
+        """The Python timer around each call (which blocks until its results are ready); ``native`` is
+        refused at sampling, and the harness records the Python timer's reading with the reason."""
+        if profiler == "native":
+            return profiling.NoNativeTimer()
+        return PerCallSampler(PythonTimer(synchronize=_nothing))
+
+    def peak_memory(self, full_pass: Callable[[], object], device: str) -> int:
+        """XLA's memory analysis of the prepared configuration compiled as one executable (forward and,
+        where there is one, backward): the bytes of its outputs and temporaries, read while preparing."""
+        if self._memory is None:
+            raise RuntimeError(
+                "XLA's memory analysis compiles the call whole, and this call's output shape depends on "
+                "its values"
+            )
+        return self._memory
+
+    def available_memory(self, device: str) -> int | None:
+        """Bytes free on the device: MemAvailable for the CPU; the GPU's limit less what is in use."""
+        if not devices.on_gpu(device):
+            return available_host_bytes()
+        stats = devices.jax_device(device).memory_stats() or {}
+        limit, used = stats.get("bytes_limit"), stats.get("bytes_in_use", 0)
+        return int(limit - used) if limit is not None else None
+
+    def describe_error(self, error: BaseException) -> str:
+        return describe_error(error)
+
+    def settle(self) -> None:
+        """Nothing to hand back (JAX frees an array with its last reference); the configuration's
+        memory probe goes with it."""
+        self._memory = None
+
+    def device_fault(self, reason: str | None, device: str) -> bool:
+        """Whether a failure on a GPU may have left the worker's device unusable."""
+        return devices.on_gpu(device) and any(marker in (reason or "") for marker in DEVICE_FAULTS)
+
+
+def _function(spec: BenchmarkSpec) -> Callable[..., object]:
+    return resolve(spec.namespace, spec.function or spec.op.rpartition(".")[2])
+
+
+def _call(spec: BenchmarkSpec, function: Callable[..., object], make: Callable[[object], object]) -> Call:
+    return arrange(spec.op, function, {name: make(value) for name, value in spec.inputs}, _is_array)
+
+
+def _is_array(value: object) -> bool:
+    import jax
+
+    if isinstance(value, (list, tuple)):
+        return bool(value) and all(_is_array(v) for v in value)
+    return isinstance(value, (jax.Array, jax.ShapeDtypeStruct))
+
+
+def _backward_plan(spec: BenchmarkSpec, call: Call) -> tuple[Differentiable, str | None]:
+    """Which array arguments ``jax.vjp`` differentiates, or why there is no backward pass."""
+    if not spec.options.run_backward:
+        return (), "backward not requested"
+    if spec.options.mode == "inference":
+        return (), "inference mode: forward passes only"
+    differentiable = differentiable_arrays(call)
+    if not any(differentiable):
+        return (), "no floating-point array input to differentiate"
+    return differentiable, None
+
+
+def _prepare_stage(stage: str, call: Call, differentiable: Differentiable) -> _Prepared:
+    """The forward call (and backward pass) of one input set, compiled as one executable each for
+    ``compile``; each runs once here (JAX compiles a primitive, or the whole call, on its first run).
+    A backward pass JAX cannot run leaves the reason, and the forward pass is measured alone."""
+    import jax
+
+    if stage == COMPILE:
+        compiled = jax.jit(lambda *values: call.run(*values)).lower(*call.arrays).compile()
+
+        def forward() -> object:
+            return block(compiled(*call.arrays))
+
+    else:
+
+        def forward() -> object:
+            return block(call())
+
+    forward()
+    if not differentiable:
+        return _Prepared(forward, None)
+    try:
+        backward = _backward(stage, call, differentiable)
+    except Exception as error:
+        return _Prepared(forward, None, f"jax.vjp: {describe_error(error)}")
+    if backward is None:
+        return _Prepared(forward, None, "no floating-point output to differentiate")
+    return _Prepared(forward, backward)
+
+
+def _backward(stage: str, call: Call, differentiable: Differentiable) -> Callable[[], object] | None:
+    """One input set's pullback applied to a cotangent of ones; None when no output is floating point."""
+    import jax
+
+    function, chosen = of_differentiable(call, differentiable)
+    outputs, pullback = jax.vjp(function, *chosen)
+    if not has_float_output(outputs):
+        return None
+    seed = cotangent(outputs)
+    if stage == COMPILE:
+        compiled = jax.jit(lambda pull, ones: pull(ones)).lower(pullback, seed).compile()
+
+        def backward() -> object:
+            return block(compiled(pullback, seed))
+
+    else:
+
+        def backward() -> object:
+            return block(pullback(seed))
+
+    backward()
+    return backward
+
+
+def _stage_check(call: Call, prepared: _Prepared) -> StageCheck:
+    """The compiled call's outputs against eager ones."""
+    import jax
+
+    eager = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(call())]
+    staged = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(prepared.forward())]
+    return compare(eager, staged)
+
+
+def _abstract_output_bytes(spec: BenchmarkSpec, function: Callable[..., object]) -> int:
+    import jax
+
+    call = _call(spec, function, lambda value: arrays.abstract(value, spec.options.dtype))
+    outputs = jax.eval_shape(call.run, *call.arrays)
+    return sum(math.prod(leaf.shape) * leaf.dtype.itemsize for leaf in jax.tree_util.tree_leaves(outputs))

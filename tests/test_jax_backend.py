@@ -1,0 +1,197 @@
+"""The JAX backend against real JAX: its registry, inputs, calls, measurements (eager and jit, with
+backward through ``jax.vjp``), refusals, and a sweep through workers."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from opperf.frameworks import get_backend
+from opperf.measure.harness import harness_overhead, measure
+from opperf.operators.info import ArgKind
+from opperf.operators.rules import inputs_for, replay_refusal
+from opperf.operators.rules.generic import NoRuleError
+from opperf.operators.rules.profiles import SMALL, STANDARD
+from opperf.results.measurement import BenchmarkSpec, Status, TensorSpec, freeze_inputs
+from opperf.results.options import RunOptions
+from opperf.sweep.run import _spec
+from opperf.utils.errors import OpperfError
+
+jax = pytest.importorskip("jax")
+
+from opperf.frameworks.jax.calls import arrange  # noqa: E402
+from opperf.frameworks.jax.profiling import NO_NATIVE_TIMER  # noqa: E402
+from opperf.frameworks.jax.registry import NOT_OPERATORS, load_registry  # noqa: E402
+from opperf.frameworks.jax.rules.skips import SKIP_REASONS  # noqa: E402
+from opperf.frameworks.jax.signatures import arguments  # noqa: E402
+
+OPPERF = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "opperf.py")
+QUICK = RunOptions(framework="jax", device="cpu(0)", profiler="python", warmup=1, runs=3)
+
+
+@pytest.fixture(scope="module")
+def backend():
+    backend = get_backend("jax")
+    backend.set_threads(None)
+    return backend
+
+
+@pytest.fixture(scope="module")
+def registry():
+    return load_registry()
+
+
+def _measured(backend, registry, name: str, options: RunOptions = QUICK, index: int = 0, **stage):
+    op = registry.by_name[name]
+    configuration = inputs_for(op, SMALL, "cpu")[index]
+    return measure(backend.session, _spec(op, options, configuration, **stage))
+
+
+def test_the_registry_holds_each_function_once_under_its_namespace_name(registry):
+    assert len(registry.operators) > 500
+    exp, lax_exp = registry.by_name["exp"], registry.by_name["lax.exp"]
+    assert exp is not lax_exp  # two functions: jnp.exp promotes dtypes, lax.exp does not
+    assert (exp.namespaces, exp.function_name, lax_exp.namespaces) == (("jax.numpy",), "exp", ("jax.lax",))
+    assert registry.by_name["max"] is registry.by_name["amax"]  # one function, two names
+    assert registry.by_name["nn.swish"] is registry.by_name["nn.silu"]
+    assert exp.framework == "jax" and exp.category == "unary"
+    assert registry.by_name["add"].category == "binary_broadcast"
+    assert registry.by_name["lax.conv_general_dilated"].category == "convolution"
+    names = set(registry.registered_names)
+    assert {"can_cast", "set_printoptions", "load"} <= names
+    assert not set(NOT_OPERATORS) & set(registry.by_name)
+
+
+def test_arguments_come_from_signatures_with_annotations_or_names():
+    import jax.lax
+    import jax.numpy
+
+    summed = {a.name: a for a in arguments(jax.numpy.sum)}
+    assert summed["a"].kind is ArgKind.TENSOR and summed["a"].required
+    assert summed["axis"].kind is ArgKind.INT and not summed["axis"].required
+    assert summed["keepdims"].default is False
+    stacked = {a.name: a for a in arguments(jax.numpy.concatenate)}
+    assert stacked["arrays"].kind is ArgKind.TENSOR_LIST
+    assert {a.name: a.kind for a in arguments(jax.lax.transpose)}["permutation"] is ArgKind.SHAPE
+    spread = arguments(jax.numpy.broadcast_arrays)[0]
+    assert spread.kind is ArgKind.TENSOR_LIST and spread.required and spread.type_string.startswith("*")
+    assert not any(a.required for a in arguments(jax.numpy.piecewise) if a.type_string.startswith("*"))
+
+
+def test_every_operator_has_inputs_or_a_stated_reason(registry):
+    missing = {}
+    for op in registry.operators:
+        try:
+            inputs_for(op, STANDARD, "cpu")
+        except NoRuleError as error:
+            missing[op.name] = str(error)
+    assert set(missing) == set(SKIP_REASONS)
+    assert all(reason == SKIP_REASONS[name] for name, reason in missing.items())
+
+
+def test_a_call_passes_leading_arguments_by_position_and_spreads_args():
+    import jax.numpy as jnp
+
+    def is_array(value):
+        return isinstance(value, jax.Array) or (isinstance(value, list) and value and is_array(value[0]))
+
+    ones = jnp.ones((2, 3))
+    call = arrange("sum", jnp.sum, {"a": ones, "axis": 0}, is_array)
+    assert (call.array_names, call.keyword_from) == (("a",), 2)
+    assert call().shape == (3,)
+    spread = arrange("broadcast_arrays", jnp.broadcast_arrays, {"args": [ones, ones[:1]]}, is_array)
+    assert [a.shape for a in spread()] == [(2, 3), (2, 3)]
+    keyword = arrange("clip", jnp.clip, {"x": ones, "max": 0.5}, is_array)
+    assert float(keyword().max()) == 0.5
+
+
+def test_eager_forward_and_backward_through_vjp(backend, registry):
+    measured = _measured(backend, registry, "exp")
+    assert measured.status is Status.OK, measured.reason
+    assert min(measured.forward) > 0 and min(measured.backward) > 0
+    assert measured.spec.options.profiler == "python"
+    assert measured.memory_peak_bytes and measured.memory_peak_bytes >= 16 * 16 * 4
+
+
+def test_the_native_profiler_is_refused_and_the_record_says_so(backend, registry):
+    measured = _measured(backend, registry, "exp", RunOptions(framework="jax", warmup=1, runs=3))
+    assert measured.status is Status.OK
+    assert measured.spec.options.profiler == "python"  # the row key says which timer timed it
+    assert NO_NATIVE_TIMER in measured.reason
+    assert harness_overhead(backend.session, "native", "cpu(0)") > 0
+
+
+def test_jit_is_the_compile_stage_with_its_compile_time_and_check(backend, registry):
+    measured = _measured(backend, registry, "nn.softmax", stage="compile")
+    assert measured.status is Status.OK, measured.reason
+    assert measured.compile_s and measured.compile_s > 0
+    assert measured.stage_check is not None and measured.stage_check.agrees
+    assert measured.backward is not None
+    refused = _measured(backend, registry, "exp", stage="graph")
+    assert refused.status is Status.SKIPPED and "no graph stage" in refused.reason
+
+
+def test_an_operator_jax_cannot_differentiate_is_measured_forward_with_the_reason(backend, registry):
+    measured = _measured(backend, registry, "nextafter")
+    assert measured.status is Status.OK and measured.backward is None
+    assert "Differentiation rule for 'nextafter' not implemented" in measured.backward_reason
+    integers = _measured(backend, registry, "bitwise_and")
+    assert integers.backward_reason == "no floating-point array input to differentiate"
+
+
+def test_a_pass_too_large_is_refused_from_xla_memory_analysis_before_inputs_exist(backend):
+    vector = TensorSpec((2**14,))
+    spec = BenchmarkSpec("jax.numpy", "outer", freeze_inputs({"a": vector, "b": vector}), options=QUICK)
+    measured = measure(backend.session, spec)
+    assert measured.status is Status.SKIPPED
+    assert re.search(r"a pass would allocate 1\.\d+ GiB \(XLA's memory analysis\)", measured.reason)
+
+
+def test_operators_taking_functions_get_named_bodies(backend, registry):
+    for name in ("lax.scan", "lax.reduce_window", "lax.fori_loop", "lax.associative_scan"):
+        measured = _measured(backend, registry, name)
+        assert measured.status is Status.OK, (name, measured.reason)
+
+
+def test_a_configs_file_cannot_name_a_function_of_its_own(registry):
+    op = registry.by_name["lax.map"]
+    swept = inputs_for(op, STANDARD, "cpu")[0]
+    hostile = freeze_inputs({**swept, "f": "os.system"})
+    assert "f" in replay_refusal(op, hostile, STANDARD, "cpu")
+    assert replay_refusal(op, freeze_inputs(swept), STANDARD, "cpu") is None
+
+
+def test_threads_are_one_or_every_usable_cpu(backend):
+    with pytest.raises(OpperfError, match="runs 1 thread or one per usable CPU"):
+        backend.set_threads(len(os.sched_getaffinity(0)) + 1)
+
+
+def test_missing_64_bit_dtypes_are_refused_with_what_to_do():
+    completed = subprocess.run(
+        [sys.executable, OPPERF, "--framework", "jax", "--ops", "exp", "--dtype", "float64"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert completed.returncode == 2
+    assert "jax_enable_x64" in completed.stderr and "Traceback" not in completed.stderr
+
+
+def test_a_sweep_through_workers_writes_jax_records(tmp_path):
+    out = tmp_path / "jax.json"
+    completed = subprocess.run(
+        [sys.executable, OPPERF, "--framework", "jax", "--ops", "exp,lax.dot_general,special.erf,nn.relu",
+         "--warmup", "1", "--runs", "3", "--json-file", str(out),
+         "--output-file", str(tmp_path / "jax.md")],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stderr
+    document = json.loads(out.read_text())
+    assert document["environment"]["framework"] == "jax"
+    assert document["environment"]["jax_version"] == jax.__version__
+    records = document["results"]
+    assert {r["op"] for r in records} == {"exp", "lax.dot_general", "special.erf", "nn.relu"}
+    assert all(r["status"] == "ok" for r in records), [r["reason"] for r in records]
