@@ -166,9 +166,16 @@ def test_a_configs_file_cannot_name_a_function_of_its_own(registry):
     assert replay_refusal(op, freeze_inputs(swept), STANDARD, "cpu") is None
 
 
-def test_threads_are_one_or_every_usable_cpu(backend):
-    with pytest.raises(OpperfError, match="runs 1 thread or one per usable CPU"):
+def test_threads_are_cpus_the_process_may_use(backend):
+    """XLA sizes its CPU thread pool by the process's CPUs when it starts: a thread count narrows them."""
+    with pytest.raises(OpperfError, match="one thread per CPU it may use"):
         backend.set_threads(len(os.sched_getaffinity(0)) + 1)
+    code = (
+        "import os\nfrom opperf.frameworks import get_backend\n"
+        "print(get_backend('jax').set_threads(1), len(os.sched_getaffinity(0)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["1", "1"]
 
 
 def test_missing_64_bit_dtypes_are_refused_with_what_to_do():
@@ -195,3 +202,66 @@ def test_a_sweep_through_workers_writes_jax_records(tmp_path):
     records = document["results"]
     assert {r["op"] for r in records} == {"exp", "lax.dot_general", "special.erf", "nn.relu"}
     assert all(r["status"] == "ok" for r in records), [r["reason"] for r in records]
+
+
+@pytest.fixture
+def other_interpreter(tmp_path):
+    """Another interpreter with this one's packages: a venv of the same base Python whose
+    site-packages points at this environment's (a stand-in for a JAX venv with numpy 2)."""
+    import site
+    import sysconfig
+
+    base = os.path.realpath(sys.executable)
+    root = tmp_path / "venv"
+    (root / "bin").mkdir(parents=True)
+    (root / "bin" / "python").symlink_to(base)
+    (root / "pyvenv.cfg").write_text(
+        f"home = {os.path.dirname(base)}\ninclude-system-site-packages = false\n"
+    )
+    packages = root / os.path.relpath(sysconfig.get_path("purelib"), sys.prefix)
+    packages.mkdir(parents=True)
+    (packages / "main.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    return str(root / "bin" / "python")
+
+
+def test_workers_run_in_the_interpreter_the_setting_names(tmp_path, other_interpreter):
+    """The sweep's process never imports JAX: a worker in the other interpreter describes the registry
+    and measures, and the environment says which interpreter that was."""
+    out = tmp_path / "remote.json"
+    driver = (
+        "import sys\nfrom opperf.cli import main\n"
+        f"code = main(['--framework', 'jax', '--ops', 'exp,lax.scan', '--warmup', '1', '--runs', '3', "
+        f"'--json-file', {str(out)!r}, '--output-file', {str(tmp_path / 'remote.md')!r}])\n"
+        "print(code, 'jax' in sys.modules)\n"
+    )
+    environment = {**os.environ, "OPPERF_JAX_PYTHON": other_interpreter}
+    done = subprocess.run(
+        [sys.executable, "-c", driver],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    assert done.stdout.split()[-2:] == ["0", "False"], done.stderr
+    document = json.loads(out.read_text())
+    assert document["environment"]["worker_python"] == other_interpreter
+    assert {r["status"] for r in document["results"]} == {"ok"}
+
+
+def test_what_needs_the_framework_here_is_refused_when_it_runs_elsewhere(tmp_path, other_interpreter):
+    environment = {**os.environ, "OPPERF_JAX_PYTHON": other_interpreter}
+    refused = subprocess.run(
+        [sys.executable, OPPERF, "--framework", "jax", "--ops", "exp", "--no-isolation"],
+        env=environment, capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert [p.name for p in tmp_path.iterdir()] == ["venv"]  # refused before the journal opens
+    assert refused.returncode == 2 and "OPPERF_JAX_PYTHON" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    environment["OPPERF_JAX_PYTHON"] = "/nonexistent/python"
+    missing = subprocess.run(
+        [sys.executable, OPPERF, "--framework", "jax", "--ops", "exp"],
+        env=environment, capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert missing.returncode == 2
+    assert missing.stderr.startswith("error: OPPERF_JAX_PYTHON=/nonexistent/python is no executable file")

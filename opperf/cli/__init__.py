@@ -12,10 +12,10 @@ import os
 import re
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from types import ModuleType
-from typing import NoReturn
+from typing import NoReturn, cast
 
 from opperf.utils.errors import OpperfError
 from opperf.utils.signals import exit_status, hold_late_signals, stop_like_ctrl_c
@@ -105,9 +105,18 @@ def _with_subcommand(argv: Sequence[str]) -> list[str]:
     return [DEFAULT_SUBCOMMAND, *argv]
 
 
+def _serve_other_interpreters() -> None:
+    """Let a framework named by ``OPPERF_<NAME>_PYTHON`` run its workers in that interpreter."""
+    from opperf.frameworks import Backend, serve_other_interpreters_with
+    from opperf.measure.remote import RemoteBackend
+
+    serve_other_interpreters_with(cast("Callable[[str, str, str], Backend]", RemoteBackend))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:  # the process's own command: SIGTERM and SIGHUP stop it as Ctrl-C does
         stop_like_ctrl_c()
+    _serve_other_interpreters()
     try:
         arguments = build_parser().parse_args(_with_subcommand(sys.argv[1:] if argv is None else argv))
         return arguments.command(arguments)

@@ -13,6 +13,7 @@ Adding a framework is one package of that shape plus one line in ``FRAMEWORKS``.
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import ModuleType
@@ -98,6 +99,16 @@ class FrameworkFlag:
 
 
 _instances: dict[str, Backend] = {}
+_remote: list[Callable[[str, str, str], Backend]] = []
+"""What answers for a framework that runs in another interpreter (``serve_other_interpreters_with``)."""
+
+
+def serve_other_interpreters_with(remote: Callable[[str, str, str], Backend]) -> None:
+    """Answer ``get_backend`` for a framework whose workers run in another interpreter
+    (``worker_python``) with ``remote(framework, python, variable)``: the command line installs
+    ``opperf.measure.remote.RemoteBackend``, which asks a worker there (the measuring layer sits above
+    this one, so it is handed in, not imported)."""
+    _remote[:] = [remote]
 
 
 def describe(framework: str) -> Framework:
@@ -106,9 +117,37 @@ def describe(framework: str) -> Framework:
     return cast(Framework, declared)
 
 
+def python_variable(framework: str) -> str:
+    """The environment variable that names the interpreter ``framework``'s workers run in."""
+    return f"OPPERF_{check_framework(framework).upper()}_PYTHON"
+
+
+def worker_python(framework: str) -> str | None:
+    """The interpreter ``framework``'s workers run in when it is another one (``OPPERF_<NAME>_PYTHON``:
+    a JAX venv with numpy 2, say), else None; OpperfError when the variable names no executable."""
+    variable = python_variable(framework)
+    python = os.environ.get(variable)
+    if not python:
+        return None
+    if not (os.path.isfile(python) and os.access(python, os.X_OK)):
+        raise OpperfError(
+            f"{variable}={python} is no executable file; name a Python interpreter, or unset it"
+        )
+    return python
+
+
 def get_backend(framework: str = DEFAULT_FRAMEWORK) -> Backend:
-    """The backend for ``framework``, imported on first use."""
+    """The backend for ``framework``, imported on first use; where its workers run in another
+    interpreter (``worker_python``), one that asks a worker there (``opperf.frameworks.remote``)."""
     described = describe(framework)
+    python = worker_python(framework)
+    if python is not None and framework not in _instances:
+        if not _remote:
+            raise OpperfError(
+                f"{python_variable(framework)} is set: {framework} runs in {python}, and only opperf's "
+                "command line measures a framework in another interpreter; unset it to use it here"
+            )
+        _instances[framework] = _remote[0](framework, python, python_variable(framework))
     if framework not in _instances:
         module_name, class_name = described.backend.split(":")
         try:

@@ -143,6 +143,9 @@ def worker_main(framework: str, threads: int | None = None, cpus: Sequence[int] 
     None ends the loop. With ``cpus`` the worker, and every thread the framework starts, runs on those.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what an interrupt stops
+    from opperf.frameworks import python_variable
+
+    os.environ.pop(python_variable(framework), None)  # the framework runs here, in this interpreter
     # The protocol's replies go to a private copy of stdout; file descriptors 1 and 2 then go to
     # the log the parent reads after a crash, so nothing a framework prints can corrupt a frame.
     replies = os.fdopen(os.dup(1), "wb")

@@ -5,10 +5,12 @@ sent as ``wire`` encodes it."""
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from opperf.measure.sampling import SamplingPlan
+from opperf.operators.info import OpInfo
 from opperf.results.measurement import BenchmarkSpec, Measurement
 
 if TYPE_CHECKING:
@@ -68,13 +70,46 @@ class DeviceFault:
 
 @dataclass(frozen=True)
 class BuildDescription:
-    """A worker's framework build: its interpreter, the framework's version and registered names."""
+    """A worker's framework build: its interpreter, the framework's version and registered names, and
+    what a sweep whose workers run in that interpreter asks of the framework before they measure
+    (``opperf.frameworks.remote``): its operators, environment, devices and missing dtypes."""
 
     python: str
     framework_version: str
     registered: tuple[str, ...]
+    operators: tuple[OpInfo, ...] = ()
+    environment: Mapping[str, object] = field(default_factory=dict)
+    devices: tuple[str, ...] = ()
+    default_device: str = "cpu(0)"
+    missing_dtypes: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, backend: Backend) -> BuildDescription:
-        version = str(backend.environment().get("framework_version"))
-        return cls(sys.executable, version, tuple(sorted(backend.registered_names())))
+        environment = backend.environment()
+        return cls(
+            python=sys.executable,
+            framework_version=str(environment.get("framework_version")),
+            registered=tuple(sorted(backend.registered_names())),
+            operators=backend.operators(),
+            environment=environment,
+            devices=_devices(backend),
+            default_device=backend.default_device(),
+            missing_dtypes=dict(backend.missing_dtypes),
+        )
+
+
+MAX_DEVICES = 16
+"""The GPUs a description looks for (``gpu(0)`` .. ``gpu(15)``)."""
+
+
+def _devices(backend: Backend) -> tuple[str, ...]:
+    """The devices the backend has, in canonical names: the CPU, then each GPU it accepts."""
+    from opperf.utils.errors import OpperfError
+
+    found = ["cpu(0)"]
+    for index in range(MAX_DEVICES):
+        try:
+            found.append(backend.normalize_device(f"gpu({index})"))
+        except OpperfError:
+            break
+    return tuple(found)

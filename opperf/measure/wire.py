@@ -34,10 +34,11 @@ def _classes(module: ModuleType) -> Iterator[type]:
 
 def _known() -> dict[str, type]:
     from opperf.measure import harness, messages, sampling, stages
+    from opperf.operators import info
     from opperf.results import measurement, options
     from opperf.utils import gpu_state
 
-    modules = (measurement, options, sampling, stages, harness, messages, gpu_state)
+    modules = (measurement, options, sampling, stages, harness, messages, gpu_state, info)
     return {f"{cls.__module__}.{cls.__qualname__}": cls for module in modules for cls in _classes(module)}
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple, cast
 
-from opperf.frameworks import Backend, gemm_rates, get_backend
+from opperf.frameworks import Backend, gemm_rates, get_backend, worker_python
 from opperf.measure import harness
 from opperf.measure.benchmark import RunOptions
 from opperf.measure.isolation import STOP_GRACE_S, IsolatedRunner
@@ -345,11 +345,14 @@ def _machine_peaks(config: SweepConfig) -> MachinePeaks:
 
 def _checked(config: SweepConfig, backend: Backend) -> SweepConfig:
     """``config`` with its options validated; raises OpperfError for what is refused before the
-    journal opens: a bad option, a malformed ``OPPERF_MEMORY_LIMIT``, large tensors the build lacks."""
+    journal opens: a bad option, a malformed ``OPPERF_MEMORY_LIMIT``, large tensors the build lacks,
+    measuring in this process a framework that runs in another interpreter."""
     config = replace(config, options=config.options.validated(backend))
     memory_limit_bytes()
     if config.profile.needs_int64:
         backend.require_large_tensors()
+    if not config.isolate:
+        _ = backend.session  # a framework whose workers run in another interpreter has none here
     return config
 
 
@@ -370,6 +373,7 @@ def _runner(
             config.timeout_s,
             threads if cpus else cast("int | None", options.threads),
             cpus,
+            python=worker_python(options.framework) or sys.executable,
         )
     return InProcessRunner(backend)
 

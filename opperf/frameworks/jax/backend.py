@@ -19,9 +19,6 @@ from opperf.results.measurement import InputValue
 from opperf.utils.affinity import available_cpus
 from opperf.utils.errors import OpperfError
 
-SINGLE_THREAD_FLAG = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-"""XLA's flags for one CPU thread: Eigen's thread pool off."""
-
 _X64 = (
     "JAX runs without 64-bit types unless jax_enable_x64 is set (which changes every default dtype); "
     "use --dtype float32"
@@ -40,26 +37,28 @@ class JaxBackend(BackendBase):
     missing_dtypes: ClassVar[Mapping[str, str]] = {"float64": _X64, "int64": _X64}
 
     def set_threads(self, count: int | None) -> int:
-        """XLA's CPU backend runs one thread (Eigen's pool off) or one per CPU this process may use;
-        the choice is made once, before JAX first runs (``XLA_FLAGS``), so a worker sets it at start.
-        Other counts are refused with the two that work."""
-        cpus = len(available_cpus())
+        """XLA's CPU backend sizes its thread pool by the CPUs the process may use when it starts, and
+        has no setting of its own (``--xla_cpu_multi_thread_eigen=false`` changed nothing here: a
+        (2048, 2048) matrix product still used 2 cores). So ``count`` threads are ``count`` CPUs: the
+        process is narrowed to that many of its CPUs before JAX starts (a sweep's workers are then
+        pinned to that many), and the count in effect is the CPUs it may use."""
+        cpus = available_cpus()
         if count is None:
-            return 1 if SINGLE_THREAD_FLAG in os.environ.get("XLA_FLAGS", "") else cpus
-        if count not in (1, cpus):
+            return len(cpus)
+        if count < 1 or count > len(cpus):
             raise OpperfError(
-                f"--threads {count}: JAX's XLA CPU backend runs 1 thread or one per usable CPU ({cpus}); "
-                f"use --threads 1 or --threads {cpus} (or --affinity to choose the CPUs)"
+                f"--threads {count}: JAX runs one thread per CPU it may use; this process may use "
+                f"{len(cpus)} (use --threads 1..{len(cpus)}, or --affinity to choose the CPUs)"
             )
-        single = count == 1
-        flags = os.environ.get("XLA_FLAGS", "").replace(SINGLE_THREAD_FLAG, "").strip()
-        wanted = f"{flags} {SINGLE_THREAD_FLAG}".strip() if single else flags
-        if wanted != os.environ.get("XLA_FLAGS", "") and _backend_started():
-            raise OpperfError(
-                f"--threads {count}: JAX's CPU backend already runs in this process; the thread count is "
-                "set before it starts (sweeps set it in each worker)"
-            )
-        os.environ["XLA_FLAGS"] = wanted
+        if count != len(cpus):
+            if _backend_started():
+                raise OpperfError(
+                    f"--threads {count}: JAX's CPU backend already runs here on {len(cpus)} CPUs; the "
+                    "thread count is set before it starts (a sweep sets it in each worker)"
+                )
+            if not hasattr(os, "sched_setaffinity"):
+                raise OpperfError(f"--threads {count}: this system cannot narrow a process's CPUs")
+            os.sched_setaffinity(0, cpus[:count])
         return count
 
     def default_device(self) -> str:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from opperf.frameworks.jax.bodies import FUNCTION_ARGUMENTS, body
+from opperf.frameworks.jax.signatures import arguments
 
 DIMENSION_NUMBERS = {
     "lax.gather": "GatherDimensionNumbers",
@@ -106,6 +107,11 @@ def _positional_count(order: tuple[str, ...], parameters: Mapping[str, inspect.P
 
 
 def _parameters(function: Callable[..., object]) -> dict[str, inspect.Parameter]:
+    """The function's parameters; a ufunc object's (``jnp.add`` in JAX 0.5 and later, whose own
+    signature is ``*args``) are its inputs, by position, named as ``signatures.arguments`` names them."""
+    if type(function).__name__ == "ufunc":
+        names = [a.name for a in arguments(function)]
+        return {n: inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names}
     try:
         return dict(inspect.signature(function).parameters)
     except (TypeError, ValueError):

@@ -50,6 +50,8 @@ def public_function(namespace: str, name: str) -> Callable[..., object] | None:
         return None
     if isinstance(function, _FUNCTION_TYPES) or hasattr(function, "__wrapped__"):  # jit or custom_jvp
         return function
+    if type(function).__module__.split(".")[0] in ("jax", "jaxlib"):  # jnp.add as a ufunc object (0.5+)
+        return function
     return None  # a typing alias or another callable object that is no function
 
 

@@ -35,6 +35,10 @@ def arguments(function: Callable[..., object]) -> tuple[Argument, ...]:
     and required where it is the first parameter (``jnp.broadcast_arrays(*args)``; ``piecewise``'s
     trailing ``*args`` are extras).
     ``**kwargs`` is left out: nothing is passed through it."""
+    inputs = getattr(function, "nin", None)
+    if type(function).__name__ == "ufunc" and isinstance(inputs, int):  # jnp.add in JAX 0.5 and later
+        names = ("x",) if inputs == 1 else tuple(f"x{i + 1}" for i in range(inputs))
+        return tuple(Argument(name, ArgKind.TENSOR, required=True, type_string="ArrayLike") for name in names)
     try:
         parameters = inspect.signature(function).parameters.values()
     except (TypeError, ValueError):
@@ -88,8 +92,8 @@ def _kind(name: str, annotation: str) -> ArgKind:
 
 def _plain(default: object) -> object:
     """A default as a plain value where it is one (numbers, text, tuples), else its text."""
-    if default is None or isinstance(default, (bool, int, float, str)):
+    if default is None or type(default) in (bool, int, float, str):  # not an IntEnum: its repr
         return default
-    if isinstance(default, tuple) and all(isinstance(v, (int, float, str)) for v in default):
+    if isinstance(default, tuple) and all(type(v) in (int, float, str) for v in default):
         return default
     return repr(default)

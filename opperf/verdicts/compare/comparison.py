@@ -20,6 +20,7 @@ from typing import Any, cast
 from opperf.frameworks import framework_module, framework_of_namespace, get_backend
 from opperf.measure.benchmark import RunOptions, benchmark, signature_of
 from opperf.operators.counterparts import Counterpart
+from opperf.operators.info import OpInfo
 from opperf.operators.rules import inputs_for
 from opperf.operators.rules.profiles import STANDARD, SizeProfile
 from opperf.results.measurement import Measurement, Status, TensorSpec
@@ -320,7 +321,9 @@ DEFAULT_OPERATORS = (
 
 def configurations(name: str, namespace: str, profile: SizeProfile = STANDARD) -> list[dict[str, Any]]:
     """Input configurations for ``name`` in ``namespace``: the registry's rules when it is a registered
-    operator, else every required tensor argument with the profile's first shape."""
+    operator; for a Python wrapper of one (``mx.np.add`` calls ``_npi_add(lhs, rhs)``), that operator's
+    rules with its tensors named as the wrapper names them (``x1``, ``x2``); else every required tensor
+    argument with the profile's first shape."""
     framework = framework_of_namespace(namespace)
     backend = get_backend(framework)
     function = backend.lookup(namespace, name)
@@ -328,13 +331,27 @@ def configurations(name: str, namespace: str, profile: SizeProfile = STANDARD) -
         raise OpperfError(
             f"no operator {name!r} in {namespace}{suggest(name, backend.namespace_names(namespace))}"
         )
-    info = backend.identify(function).info or next(
-        (op for op in backend.operators() if op.name == name), None
-    )
+    info = backend.identify(function).info
     if info is not None:
         return [backend.applicable_inputs(info, inputs) for inputs in inputs_for(info, profile)]
+    called = _called_operator(framework, namespace, name)
+    if called is not None:
+        wrapper = tensor_order(function, framework)
+        operator = [a.name for a in called.arguments if a.is_tensor]
+        renames = dict(zip(operator, wrapper, strict=False))
+        return [
+            {renames.get(key, key): value for key, value in backend.applicable_inputs(called, inputs).items()}
+            for inputs in inputs_for(called, profile)
+        ]
     signature = signature_of(function, None)
     return [{argument: profile.shapes[0] for argument in sorted(signature.tensors & signature.required)}]
+
+
+def _called_operator(framework: str, namespace: str, name: str) -> OpInfo | None:
+    """The registry operator a Python wrapper calls (``mx.np.exp`` calls ``_npi_exp``), or None where
+    it calls several: its rules give the configurations, in its own argument names."""
+    called = framework_module(framework, "namespaces").called_operator(namespace, name)
+    return next((op for op in get_backend(framework).operators() if called in op.all_names), None)
 
 
 def comparison_document(

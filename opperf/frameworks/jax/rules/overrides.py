@@ -122,6 +122,18 @@ def _scatter(function: str | None = None) -> Override:
     return rule
 
 
+def _spread(inputs: int) -> Override:
+    """A ufunc written as ``f(*args)`` (``jnp.logical_and`` in JAX 0.4): ``inputs`` arrays in ``args``;
+    where the signature names its inputs (a ufunc object, JAX 0.5 and later), the names rule."""
+
+    def rule(c: RuleContext) -> dict[str, InputValue]:
+        if c.op.argument("args") is None:
+            return {}
+        return {"args": tuple(T(c.pair[i % 2]) for i in range(inputs))}
+
+    return rule
+
+
 def _meshgrid(c: RuleContext) -> dict[str, InputValue]:
     side = min(rows(c), VECTOR)
     return {"xi": (T((side,)), T((side,)))}
@@ -200,8 +212,8 @@ def _overrides() -> dict[str, Override]:
             "group_sizes": T((4,), dtype=INDEX_DTYPE, low=MATRIX // 4, high=MATRIX // 4 + 1, integral=True),
         },
         "meshgrid": _meshgrid,
-        **{name: lambda c: {"args": (T(c.pair[0]), T(c.pair[1]))} for name in _LOGICAL_BINARY},
-        "logical_not": lambda c: {"args": (T(c.shape),)},
+        **{name: _spread(2) for name in _LOGICAL_BINARY},
+        "logical_not": _spread(1),
         "argpartition": _given(kth=0),
         "partition": _given(kth=0),
         "clip": lambda c: {"x": T(c.shape), "min": 0.2, "max": 0.8},
