@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
-from opperf.frameworks import framework_module, framework_of_namespace, get_backend
+from opperf.frameworks import FRAMEWORKS, describe, framework_module, framework_of_namespace, get_backend
 from opperf.measure.benchmark import RunOptions, benchmark, signature_of
 from opperf.operators.counterparts import Counterpart
 from opperf.operators.info import OpInfo
@@ -86,10 +86,8 @@ def check_namespaces(namespaces: Sequence[str]) -> None:
     """Raise OpperfError naming the first namespace opperf knows no function in, with those it knows."""
     for namespace in namespaces:
         if not get_backend(framework_of_namespace(namespace)).namespace_names(namespace):
-            raise OpperfError(
-                f"unknown namespace {namespace!r}; use mx.nd, mx.np, mx.npx, torch or torch.nn.functional, "
-                "for example"
-            )
+            known = "; ".join(describe(name).namespaces for name in FRAMEWORKS)
+            raise OpperfError(f"unknown namespace {namespace!r}; use one of {known}")
 
 
 def check_devices(namespaces: Sequence[str], options: RunOptions) -> None:
