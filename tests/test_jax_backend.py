@@ -166,16 +166,33 @@ def test_a_configs_file_cannot_name_a_function_of_its_own(registry):
     assert replay_refusal(op, freeze_inputs(swept), STANDARD, "cpu") is None
 
 
-def test_threads_are_cpus_the_process_may_use(backend):
-    """XLA sizes its CPU thread pool by the process's CPUs when it starts: a thread count narrows them."""
-    with pytest.raises(OpperfError, match="one thread per CPU it may use"):
-        backend.set_threads(len(os.sched_getaffinity(0)) + 1)
+def _threads_after_a_product(threads: str) -> tuple[str, int, int]:
+    """In a fresh process: the thread count set, the CPUs the process may use after, and how many
+    threads it runs once JAX has computed a matrix product (XLA's pool among them)."""
     code = (
         "import os\nfrom opperf.frameworks import get_backend\n"
-        "print(get_backend('jax').set_threads(1), len(os.sched_getaffinity(0)))\n"
+        f"count = get_backend('jax').set_threads({threads})\n"
+        "import jax, jax.numpy as jnp\n"
+        "x = jnp.ones((512, 512)); (x @ x).block_until_ready()\n"
+        "print(count, len(os.sched_getaffinity(0)), len(os.listdir('/proc/self/task')))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["1", "1"]
+    count, cpus, tasks = done.stdout.split()
+    return count, int(cpus), int(tasks)
+
+
+def test_threads_size_xla_pool_and_the_process_keeps_its_cpus(backend):
+    """XLA sizes its CPU pool by the process's CPUs when it starts: the backend starts on as many as
+    threads are asked for, and the process gets every CPU back."""
+    cpus = len(os.sched_getaffinity(0))
+    with pytest.raises(OpperfError, match="one thread per CPU it may use"):
+        backend.set_threads(cpus + 1)
+    if cpus < 2:
+        pytest.skip("one CPU: every thread count is the whole machine")
+    one = _threads_after_a_product("1")
+    every = _threads_after_a_product("None")
+    assert one[:2] == ("1", cpus) and every[:2] == (str(cpus), cpus)
+    assert one[2] < every[2]  # a smaller pool
 
 
 def test_missing_64_bit_dtypes_are_refused_with_what_to_do():

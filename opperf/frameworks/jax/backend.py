@@ -39,9 +39,9 @@ class JaxBackend(BackendBase):
     def set_threads(self, count: int | None) -> int:
         """XLA's CPU backend sizes its thread pool by the CPUs the process may use when it starts, and
         has no setting of its own (``--xla_cpu_multi_thread_eigen=false`` changed nothing here: a
-        (2048, 2048) matrix product still used 2 cores). So ``count`` threads are ``count`` CPUs: the
-        process is narrowed to that many of its CPUs before JAX starts (a sweep's workers are then
-        pinned to that many), and the count in effect is the CPUs it may use."""
+        (2048, 2048) matrix product still used 2 cores). So JAX's CPU backend is started here while
+        the process may use ``count`` of its CPUs, and its CPUs are given back after (the pool keeps
+        ``count`` threads); a sweep's workers are pinned to that many besides."""
         cpus = available_cpus()
         if count is None:
             return len(cpus)
@@ -56,9 +56,7 @@ class JaxBackend(BackendBase):
                     f"--threads {count}: JAX's CPU backend already runs here on {len(cpus)} CPUs; the "
                     "thread count is set before it starts (a sweep sets it in each worker)"
                 )
-            if not hasattr(os, "sched_setaffinity"):
-                raise OpperfError(f"--threads {count}: this system cannot narrow a process's CPUs")
-            os.sched_setaffinity(0, cpus[:count])
+            _start_cpu_backend_on(cpus[:count], cpus)
         return count
 
     def default_device(self) -> str:
@@ -103,6 +101,20 @@ class JaxBackend(BackendBase):
             "cpu_affinity": list(available_cpus()),
             "machine": platform.machine(),
         }
+
+
+def _start_cpu_backend_on(narrowed: tuple[int, ...], every: tuple[int, ...]) -> None:
+    """Start JAX's CPU backend while this process may use only ``narrowed`` CPUs, so XLA sizes its
+    thread pool by them; then give the process ``every`` CPU back."""
+    if not hasattr(os, "sched_setaffinity"):
+        raise OpperfError(f"--threads {len(narrowed)}: this system cannot narrow a process's CPUs")
+    os.sched_setaffinity(0, narrowed)
+    try:
+        import jax
+
+        jax.devices("cpu")
+    finally:
+        os.sched_setaffinity(0, every)
 
 
 def _backend_started() -> bool:

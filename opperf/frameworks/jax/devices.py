@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
 
 from opperf.utils.devices import parse_device, requested_device
@@ -51,6 +52,13 @@ def on_gpu(device: str) -> bool:
     return parse_device(device)[0] == "gpu"
 
 
+CUDA_PLUGINS = ("jax_cuda12_plugin", "jax_cuda13_plugin", "jax_cuda11_plugin")
+"""The packages that give JAX its CUDA backend."""
+
+
 def on_gpu_available() -> bool:
-    """Whether JAX sees a GPU here."""
+    """Whether JAX sees a GPU here. Asking JAX starts its backends, after which the CPU's thread count
+    is fixed (``backend.set_threads``): so it is asked only where a CUDA plugin is installed."""
+    if not any(importlib.util.find_spec(plugin) for plugin in CUDA_PLUGINS):
+        return False
     return bool(_gpus())
