@@ -44,19 +44,21 @@ class JaxBackend(BackendBase):
         ``count`` threads); a sweep's workers are pinned to that many besides."""
         cpus = available_cpus()
         if count is None:
-            return len(cpus)
+            return _POOL.get("threads") or len(cpus)
         if count < 1 or count > len(cpus):
             raise OpperfError(
                 f"--threads {count}: JAX runs one thread per CPU it may use; this process may use "
                 f"{len(cpus)} (use --threads 1..{len(cpus)}, or --affinity to choose the CPUs)"
             )
-        if count != len(cpus):
-            if _backend_started():
-                raise OpperfError(
-                    f"--threads {count}: JAX's CPU backend already runs here on {len(cpus)} CPUs; the "
-                    "thread count is set before it starts (a sweep sets it in each worker)"
-                )
+        started_with = _POOL.get("threads") or (len(cpus) if _backend_started() else None)
+        if started_with is not None and count != started_with:
+            raise OpperfError(
+                f"--threads {count}: JAX's CPU backend already runs here with {started_with} threads; the "
+                "thread count is set before it starts (a sweep sets it in each worker)"
+            )
+        if started_with is None and count != len(cpus):
             _start_cpu_backend_on(cpus[:count], cpus)
+            _POOL["threads"] = count
         return count
 
     def default_device(self) -> str:
@@ -101,6 +103,10 @@ class JaxBackend(BackendBase):
             "cpu_affinity": list(available_cpus()),
             "machine": platform.machine(),
         }
+
+
+_POOL: dict[str, int] = {}
+"""The thread count this process started JAX's CPU backend with, once it has."""
 
 
 def _start_cpu_backend_on(narrowed: tuple[int, ...], every: tuple[int, ...]) -> None:
