@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from opperf.frameworks.mxnet.arrays import INTEGER_RANGE, host_values
+from opperf.operators.values import INTEGER_RANGE, host_values
 from opperf.results.measurement import TensorSpec
 
 

@@ -8,10 +8,10 @@ import pytest
 
 from opperf.cli import main
 from opperf.frameworks import get_backend
-from opperf.frameworks.mxnet.arrays import host_values
 from opperf.measure.stages import compare
 from opperf.operators import longtail
 from opperf.operators.rules import inputs_for
+from opperf.operators.values import host_values
 from opperf.results.measurement import TensorSpec, is_tensor_list
 from opperf.sweep.run import select_operators
 

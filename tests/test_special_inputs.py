@@ -6,10 +6,11 @@ import mxnet as mx
 import numpy as np
 import pytest
 
-from opperf.frameworks.mxnet.arrays import host_values, make_array
+from opperf.frameworks.mxnet.arrays import make_array
 from opperf.frameworks.mxnet.invoke import graph_symbol
 from opperf.measure.benchmark import RunOptions
 from opperf.operators.rules.profiles import SMALL
+from opperf.operators.values import host_values
 from opperf.results.measurement import Status, TensorSpec
 from opperf.sweep.run import SweepConfig, run_sweep
 

@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
+from opperf.operators import values
 from opperf.results.measurement import InputValue, TensorSpec, is_tensor_list
-
-INTEGER_RANGE = (1, 10)
-"""Integer arrays that are not indices are drawn from [1, 10): no zero divisors, no overflow."""
 
 NO_64_BIT = {"int64": "int32", "uint64": "uint32", "float64": "float32", "complex128": "complex64"}
 """JAX without ``jax_enable_x64`` has no 64-bit arrays: the dtype it makes instead."""
@@ -22,26 +21,12 @@ def array_dtype(spec: TensorSpec, dtype: str) -> np.dtype:
 
 
 def host_values(spec: TensorSpec, dtype: str, rng: np.random.Generator) -> np.ndarray:
-    """The array's values on the host: uniform in the spec's range (indices floored), booleans
-    half true, or the square matrices a structure asks for."""
+    """The array's values on the host (``opperf.operators.values``) in the dtype JAX makes of them;
+    booleans (conditions, masks) half true."""
     target = array_dtype(spec, dtype)
     if target == np.bool_:
         return rng.uniform(size=spec.shape) < 0.5
-    if spec.structure == "sorted_unique":
-        ids = rng.choice(np.arange(int(spec.low), int(spec.high)), size=spec.shape, replace=False)
-        return np.sort(ids).astype(target)
-    if spec.integral:
-        values = np.floor(rng.uniform(spec.low, spec.high, size=spec.shape))
-    elif np.issubdtype(target, np.integer):
-        values = rng.integers(*INTEGER_RANGE, size=spec.shape)
-    else:
-        values = rng.uniform(spec.low, spec.high, size=spec.shape)
-    if spec.structure in ("spd", "lower_triangular"):
-        n = values.shape[-1]
-        values = (
-            values @ np.swapaxes(values, -1, -2) if spec.structure == "spd" else np.tril(values)
-        ) + n * np.eye(n)
-    return values.astype(target, copy=False)
+    return values.host_values(replace(spec, dtype=target.name), dtype, rng)
 
 
 def materialize(value: InputValue, dtype: str, device: Any, rng: np.random.Generator) -> Any:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, cast
+from typing import cast
 
 import numpy as np
 
@@ -49,12 +49,8 @@ def cotangent(outputs: object) -> object:
     import jax
     import jax.numpy as jnp
 
-    def seed(leaf: Any) -> object:
-        if is_float(leaf):
-            return jnp.ones_like(leaf)
-        return np.zeros(np.shape(leaf), dtype=jax.dtypes.float0)
-
-    return jax.tree_util.tree_map(seed, outputs)
+    leaves = jax.tree_util.tree_leaves(outputs)
+    return seeded(outputs, tuple(jnp.ones_like(leaf) for leaf in leaves if is_float(leaf)))
 
 
 def has_float_output(outputs: object) -> bool:
