@@ -3,10 +3,11 @@ unbenchmarkable (recorded as a skip with the argument named), and values from an
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from opperf.operators.info import ArgKind, Argument, OpInfo
+from opperf.operators.rules.profiles import SizeProfile
 from opperf.results.measurement import InputValue
 
 
@@ -56,3 +57,41 @@ def rule_name(rule: Callable[..., object]) -> str:
     """Where a rule is written: ``module.function``, a factory's name for the rules it makes."""
     qualified = getattr(rule, "__qualname__", repr(rule)).split(".<locals>")[0]
     return f"{getattr(rule, '__module__', '?')}.{qualified}"
+
+
+Override = Callable[[RuleContext], Mapping[str, InputValue]]
+"""An operator's own values for a configuration: the arguments it replaces or adds."""
+Value = Callable[[Argument, RuleContext, bool], InputValue]
+"""A framework's value for one required argument of a configuration (``True``: a broadcast pair)."""
+
+
+def derive_configurations(
+    op: OpInfo,
+    profile: SizeProfile,
+    shapes: tuple[tuple[int, ...], ...],
+    override: Override | None,
+    value: Value,
+) -> list[dict[str, InputValue]]:
+    """One configuration per shape: ``value`` of every required argument the operator's ``override``
+    does not give, then the override's; binary broadcasting operators on the profile's own shapes take
+    its broadcast pairs. Arguments keep the signature's order (``in_argument_order``)."""
+    binary = op.category == "binary_broadcast" and shapes == profile.shapes
+    pairs = profile.broadcast_pairs if binary else tuple((s, s) for s in shapes)
+    configurations = []
+    for shape, pair in zip(shapes, pairs, strict=False):
+        context = RuleContext(op=op, shape=shape, pair=pair)
+        given = override(context) if override else {}
+        derived = {
+            arg.name: value(arg, context, binary)
+            for arg in op.arguments
+            if arg.required and arg.name not in given
+        }
+        configurations.append(in_argument_order(op, {**derived, **given}))
+    return configurations
+
+
+def in_argument_order(op: OpInfo, config: Mapping[str, InputValue]) -> dict[str, InputValue]:
+    """A configuration in the operator's argument order (a backend passes leading arguments by
+    position); names the signature lacks (a Python wrapper's own) are kept last, by keyword."""
+    order = {arg.name: index for index, arg in enumerate(op.arguments)}
+    return dict(sorted(config.items(), key=lambda item: order.get(item[0], len(order))))

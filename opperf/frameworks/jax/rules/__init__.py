@@ -8,14 +8,14 @@ cannot say enough about.
 
 from __future__ import annotations
 
-from opperf.frameworks.jax.rules.derived import Configurations, derive, in_signature_order
+from opperf.frameworks.jax.rules.derived import Configurations, derive
 from opperf.frameworks.jax.rules.layers import HAND_RULES
 from opperf.frameworks.jax.rules.overrides import OVERRIDES
 from opperf.frameworks.jax.rules.replay import REPLAY_POLICY
 from opperf.frameworks.jax.rules.skips import DEVICE_SKIP_REASONS, SKIP_REASONS, skip_reason
 from opperf.operators.info import OpInfo
 from opperf.operators.rules.fuzz import ShapeConstraints, base_constraints
-from opperf.operators.rules.generic import NoRuleError, rule_name
+from opperf.operators.rules.generic import NoRuleError, in_argument_order, rule_name
 from opperf.operators.rules.profiles import SizeProfile
 
 NON_CONTIGUOUS_STORAGE = None
@@ -44,7 +44,7 @@ def inputs_for(op: OpInfo, profile: SizeProfile, device_kind: str) -> Configurat
         return derive(op, profile, OVERRIDES)
     if profile.layers is None:
         raise NoRuleError(f"the {profile.name!r} size profile has no configuration for {op.name}")
-    return [in_signature_order(op, config) for config in hand_rule(profile.layers)]
+    return [in_argument_order(op, config) for config in hand_rule(profile.layers)]
 
 
 def rule_for(op: OpInfo, device_kind: str) -> str:

@@ -8,10 +8,16 @@ Optional arguments keep their defaults. Indices are int32: JAX without ``jax_ena
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from opperf.operators.info import ArgKind, Argument, OpInfo
-from opperf.operators.rules.generic import LIST_LENGTH, NoRuleError, RuleContext, type_default
+from opperf.operators.rules.generic import (
+    LIST_LENGTH,
+    NoRuleError,
+    RuleContext,
+    derive_configurations,
+    type_default,
+)
 from opperf.operators.rules.profiles import SizeProfile
 from opperf.results.measurement import InputValue, TensorSpec
 
@@ -109,27 +115,7 @@ def _value(arg: Argument, c: RuleContext, binary: bool) -> InputValue:
         raise
 
 
-def derive(op: OpInfo, profile: SizeProfile, overrides: dict[str, Override]) -> Configurations:
+def derive(op: OpInfo, profile: SizeProfile, overrides: Mapping[str, Override]) -> Configurations:
     """One configuration per profile shape, from the signature, the name rules and the operator's
-    override; arguments keep the signature's order."""
-    override = overrides.get(op.name)
-    shapes = profile.shapes_for(op.category)
-    binary = op.category == "binary_broadcast" and shapes == profile.shapes
-    pairs = profile.broadcast_pairs if binary else tuple((s, s) for s in shapes)
-    configurations = []
-    for shape, pair in zip(shapes, pairs, strict=False):
-        context = RuleContext(op=op, shape=shape, pair=pair)
-        given = override(context) if override else {}
-        derived = {
-            arg.name: _value(arg, context, binary)
-            for arg in op.arguments
-            if arg.required and arg.name not in given
-        }
-        configurations.append(in_signature_order(op, {**derived, **given}))
-    return configurations
-
-
-def in_signature_order(op: OpInfo, config: dict[str, InputValue]) -> dict[str, InputValue]:
-    """A configuration in the signature's order (leading arguments are passed by position)."""
-    order = {arg.name: position for position, arg in enumerate(op.arguments)}
-    return dict(sorted(config.items(), key=lambda item: order.get(item[0], len(order))))
+    override (``generic.derive_configurations``), in the signature's order."""
+    return derive_configurations(op, profile, profile.shapes_for(op.category), overrides.get(op.name), _value)

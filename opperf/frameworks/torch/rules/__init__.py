@@ -13,14 +13,13 @@ from opperf.frameworks.torch.rules.derived import (
     OVERRIDES,
     Configurations,
     derive,
-    in_schema_order,
 )
 from opperf.frameworks.torch.rules.layers import HAND_RULES
 from opperf.frameworks.torch.rules.replay import REPLAY_POLICY
 from opperf.frameworks.torch.rules.skips import DEVICE_SKIP_REASONS, SKIP_REASONS, skip_reason
 from opperf.operators.info import OpInfo
 from opperf.operators.rules.fuzz import ShapeConstraints, base_constraints
-from opperf.operators.rules.generic import NoRuleError, rule_name
+from opperf.operators.rules.generic import NoRuleError, in_argument_order, rule_name
 from opperf.operators.rules.profiles import SizeProfile
 
 NON_CONTIGUOUS_STORAGE = "sliced"
@@ -49,7 +48,7 @@ def inputs_for(op: OpInfo, profile: SizeProfile, device_kind: str) -> Configurat
         return derive(op, profile)
     if profile.layers is None:
         raise NoRuleError(f"the {profile.name!r} size profile has no configuration for {op.name}")
-    return [in_schema_order(op, config) for config in hand_rule(profile.layers)]
+    return [in_argument_order(op, config) for config in hand_rule(profile.layers)]
 
 
 def rule_for(op: OpInfo, device_kind: str) -> str:

@@ -10,7 +10,13 @@ import math
 from collections.abc import Callable
 
 from opperf.operators.info import ArgKind, Argument, OpInfo
-from opperf.operators.rules.generic import LIST_LENGTH, NoRuleError, RuleContext, type_default
+from opperf.operators.rules.generic import (
+    LIST_LENGTH,
+    NoRuleError,
+    RuleContext,
+    derive_configurations,
+    type_default,
+)
 from opperf.operators.rules.profiles import SizeProfile
 from opperf.results.measurement import InputValue, Storage, Structure, TensorSpec
 
@@ -575,30 +581,7 @@ def _shapes(op: OpInfo, profile: SizeProfile) -> tuple[tuple[int, ...], ...]:
 
 
 def derive(op: OpInfo, profile: SizeProfile) -> Configurations:
-    """One configuration per profile shape, from the schema, the name rules and the operator's overrides.
-
-    Arguments keep the schema's order (the backend passes leading ones by position); overrides may add
-    optional arguments, which then follow in schema order too.
-    """
+    """One configuration per profile shape, from the schema, the name rules and the operator's overrides
+    (``generic.derive_configurations``), in schema order."""
     override = OVERRIDES.get(op.name) or MATRIX_OVERRIDES.get(op.name)
-    shapes = _shapes(op, profile)
-    binary = op.category == "binary_broadcast" and shapes == profile.shapes
-    pairs = profile.broadcast_pairs if binary else tuple((s, s) for s in shapes)
-    configurations = []
-    for shape, pair in zip(shapes, pairs, strict=False):
-        context = RuleContext(op=op, shape=shape, pair=pair)
-        given = override(context) if override else {}
-        derived = {
-            arg.name: _value(arg, context, binary)
-            for arg in op.arguments
-            if arg.required and arg.name not in given
-        }
-        configurations.append(in_schema_order(op, {**derived, **given}))
-    return configurations
-
-
-def in_schema_order(op: OpInfo, config: dict[str, InputValue]) -> dict[str, InputValue]:
-    """A configuration in the schema's argument order (the backend passes leading arguments by
-    position); names the schema lacks (a Python wrapper's own) are kept last, by keyword."""
-    order = {arg.name: index for index, arg in enumerate(op.arguments)}
-    return dict(sorted(config.items(), key=lambda item: order.get(item[0], len(order))))
+    return derive_configurations(op, profile, _shapes(op, profile), override, _value)
