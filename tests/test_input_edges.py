@@ -75,3 +75,22 @@ def test_compare_refuses_a_device_before_any_namespace_runs(capsys):
 def test_run_benchmark_operator_refuses_a_device_it_would_fail_on(ctx):
     with pytest.raises(OpperfError, match=r"device '(cpu|gpu)\("):
         run_benchmark_operator(name="add", namespaces=("mx.nd", "torch"), ctx=ctx)
+
+
+def test_a_non_finite_input_value_reaches_the_results_file_and_back():
+    # JSON has no infinity: clamp(min=-inf) is written as {"float": "-inf"} and read back as -inf.
+    import torch
+
+    from opperf import RunOptions, benchmark
+    from opperf.report.json_report import load_json, render_json
+    from opperf.results.document import SCHEMA_VERSION, measurement_from_record, record
+    from opperf.results.inputs import describe_inputs
+
+    options = RunOptions(warmup=0, runs=2, run_backward=False)
+    (measurement,) = benchmark(torch.clamp, [{"input": (8, 8), "min": float("-inf"), "max": 0.5}], options)
+    assert measurement.status.value == "ok", measurement.reason
+    document = {"schema_version": SCHEMA_VERSION, "environment": {}, "results": [record(measurement)]}
+    (written,) = load_json(render_json(document))["results"]
+    assert written["inputs"]["min"] == {"float": "-inf"} and written["inputs"]["max"] == 0.5
+    assert dict(measurement_from_record(written).spec.inputs)["min"] == float("-inf")
+    assert describe_inputs(written["inputs"]) == "input=8x8, min=-inf, max=0.5"

@@ -6,6 +6,7 @@ measurements, reports render measurements. Units are SI: seconds and bytes.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Literal, Protocol, TypeGuard, get_args
@@ -175,9 +176,17 @@ def describe_value(value: InputValue) -> object:
         return {"shape": list(value.shape), "dtype": str(value.dtype), "given": True}
     if isinstance(value, tuple):
         return [describe_value(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return {NON_FINITE_KEY: repr(value)}
     if isinstance(value, (bool, int, float, str)) or value is None:
         return value
     return repr(value)
+
+
+NON_FINITE_KEY = "float"
+"""A non-finite number as an input (``a_min=-inf``) is ``{"float": "-inf"}`` (``inf``, ``nan``):
+JSON has no such number, and a results file must load in every JSON reader."""
+NON_FINITE = ("inf", "-inf", "nan")
 
 
 MAX_NESTING = 8
@@ -198,6 +207,8 @@ def input_from_json(value: object, depth: int = 0) -> InputValue:
             return _tensor_from_json(value)
         if "alias_of" in value:
             return _alias_from_json(value)
+        if NON_FINITE_KEY in value:
+            return _non_finite_from_json(value)
         raise ValueError(
             f"an object with keys {', '.join(sorted(map(str, value))) or 'none'} is no input; a tensor is "
             '{"shape": [...]}'
@@ -224,6 +235,13 @@ def _tensor_from_json(value: dict) -> TensorSpec:
     if isinstance(density, bool) or not isinstance(density, (int, float)) or not 0 < density <= 1:
         raise ValueError(f"a tensor's density is {density!r}; it is a fraction in (0, 1]")
     return TensorSpec(tuple(shape), dtype=dtype, storage=storage, density=float(density))
+
+
+def _non_finite_from_json(value: dict) -> float:
+    _known_keys(value, frozenset({NON_FINITE_KEY}), "a non-finite number")
+    if value[NON_FINITE_KEY] not in NON_FINITE:
+        raise ValueError(f'a non-finite number is {value!r}; it is {{"float": "inf"}}, "-inf" or "nan"')
+    return float(value[NON_FINITE_KEY])
 
 
 def _alias_from_json(value: dict) -> Alias:
