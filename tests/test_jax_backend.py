@@ -4,6 +4,7 @@ backward through ``jax.vjp``), refusals, and a sweep through workers."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import subprocess
@@ -219,6 +220,12 @@ def test_a_sweep_through_workers_writes_jax_records(tmp_path):
     records = document["results"]
     assert {r["op"] for r in records} == {"exp", "lax.dot_general", "special.erf", "nn.relu"}
     assert all(r["status"] == "ok" for r in records), [r["reason"] for r in records]
+    # The roofline's work from XLA's cost analysis: exp is one transcendental an element, and moves
+    # its input and output once.
+    for record in (r for r in records if r["op"] == "exp"):
+        elements = math.prod(record["inputs"]["x"]["shape"])
+        assert record["roofline"]["flops"] == elements and record["roofline"]["bytes"] == 8 * elements
+    assert all(r["roofline"]["flops"] > 0 for r in records if r["op"] == "lax.dot_general")
 
 
 @pytest.fixture

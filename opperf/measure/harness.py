@@ -28,7 +28,7 @@ from opperf.measure.memory import fit_problem
 from opperf.measure.sampling import OVERHEAD_PLAN, Sampled, SamplingPlan, sample
 from opperf.measure.stages import StageCheck
 from opperf.measure.timing import Timer
-from opperf.results.measurement import BenchmarkSpec, DeviceWork, Measurement, Status, TimerKind
+from opperf.results.measurement import BenchmarkSpec, DeviceWork, Measurement, Status, TimerKind, Work
 from opperf.utils import gpu_state, load
 
 Backward = Callable[[Any], Callable[[], object]]
@@ -64,6 +64,7 @@ class Passes:
     before every timed call and outside its timing (``before_timed_call``): on a GPU measured cold, it
     writes a buffer twice the size of the L2 cache and waits for it. ``calls_per_pass`` is how many
     of the operator's calls one pass runs (a CUDA graph's replay): samples are divided by it.
+    ``work`` is the forward pass's work where the framework counts it (``Measurement.counted_work``).
     """
 
     forward: Callable[[], object]
@@ -76,6 +77,7 @@ class Passes:
     warmed: tuple[float, ...] = ()
     flush: Callable[[], None] | None = None
     calls_per_pass: int = 1
+    work: Work | None = None
 
     def before_timed_call(self) -> None:
         """What must happen before each timed call, outside its timing: a GPU's L2 cache flushed
@@ -390,6 +392,7 @@ def _measure_passes(
         host_backward=samples.host.backward if samples.host else None,
         device_work=samples.device_work,
         gpu_state=gpu,
+        counted_work=passes.work,
     )
 
 

@@ -305,6 +305,21 @@ class DeviceWork:
 
 
 @dataclass(frozen=True)
+class Work:
+    """Compulsory bytes moved (inputs read once, outputs written once) and floating-point operations."""
+
+    bytes_moved: int
+    flops: int
+
+    @property
+    def intensity(self) -> float:
+        """Arithmetic intensity, FLOPs per byte: which roof bounds the operator."""
+        if self.bytes_moved:
+            return self.flops / self.bytes_moved
+        return math.inf if self.flops else 0.0
+
+
+@dataclass(frozen=True)
 class Measurement:
     """The outcome of one spec: samples in seconds, peak memory in bytes, status and reason.
 
@@ -320,6 +335,8 @@ class Measurement:
     time, ``host_forward``/``host_backward`` are the synchronised wall-clock times of calls timed apart
     from them, ``device_work`` what the calls ran on the device, and ``gpu_state`` the GPU's clocks,
     power, temperature and throttle reasons before and after (``opperf.utils.gpu_state``).
+    ``counted_work`` is the forward pass's work as the framework counted it while preparing (XLA's
+    cost analysis for JAX), for the roofline where opperf's own counters have none.
     """
 
     spec: BenchmarkSpec
@@ -342,6 +359,7 @@ class Measurement:
     host_backward: tuple[float, ...] | None = None
     device_work: tuple[DeviceWork, ...] = ()
     gpu_state: GpuState | None = None
+    counted_work: Work | None = None
 
     @property
     def forward_summary(self) -> Summary | None:

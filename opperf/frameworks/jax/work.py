@@ -1,8 +1,8 @@
-"""JAX operators' work counters (FLOPs and bytes for roofline context), by operator name: none yet.
+"""JAX operators' work counters (FLOPs and bytes for roofline context), by operator name: none.
 
-XLA's cost analysis (``jit(f).lower(...).compile().cost_analysis()``) reports both for any operator
-and is the intended source; until it is read, JAX rows carry no roofline context. Importing this
-module does not import JAX.
+A JAX configuration's work comes from XLA's cost analysis of the lowered call, read while the
+session prepares it (``profiling.analyse``) and carried as ``Measurement.counted_work``; a counter
+here would replace it for its operator. Importing this module does not import JAX.
 """
 
 from __future__ import annotations

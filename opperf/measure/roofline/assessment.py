@@ -88,7 +88,7 @@ def roofline(measurement: Measurement, calibration: Calibration) -> Roofline | N
     """The roofline context of the forward median; None when the work cannot be counted."""
     if measurement.status is not Status.OK or not measurement.forward:
         return None
-    work = count_work(measurement.spec)
+    work = count_work(measurement.spec) or measurement.counted_work
     median = cast(Summary, measurement.forward_summary).median
     if work is None or median <= 0:
         return None

@@ -30,7 +30,14 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 from opperf.measure.memory import ITEMSIZE
-from opperf.results.measurement import Alias, BenchmarkSpec, TensorSpec, is_given_array, is_tensor_list
+from opperf.results.measurement import (
+    Alias,
+    BenchmarkSpec,
+    TensorSpec,
+    Work,
+    is_given_array,
+    is_tensor_list,
+)
 
 if TYPE_CHECKING:
     from opperf.measure.roofline.peaks import MachinePeaks
@@ -90,19 +97,6 @@ deviation computed once (not counted)."""
 STATISTICS_FLOPS = 4
 
 """Batch statistics, per element: the mean's add; the variance's subtract, square and add."""
-
-
-@dataclass(frozen=True)
-class Work:
-    """Compulsory bytes moved (inputs read once, outputs written once) and floating-point operations."""
-
-    bytes_moved: int
-    flops: int
-
-    @property
-    def intensity(self) -> float:
-        """Arithmetic intensity, FLOPs per byte: which roof bounds the operator."""
-        return _ratio(self.flops, self.bytes_moved)
 
 
 @dataclass(frozen=True)
