@@ -69,6 +69,21 @@ def test_compare_writes_json_pairing_its_records(tmp_path, capsys):
         assert nd["threads"] == th["threads"] == COMPARE_THREADS
 
 
+def test_a_namespace_whose_worker_outgrows_memory_costs_its_records_not_the_comparison(
+    tmp_path, capsys, monkeypatch
+):
+    # Every worker passes this allowance while it imports its framework: the comparison, in this
+    # process, records each namespace's configurations as crashed, with why, and writes its table.
+    monkeypatch.setenv("OPPERF_MEMORY_LIMIT", "100MiB")
+    argv = ["compare", "mx.nd,torch", "--ops", "exp", "--warmup", "0", "--runs", "1", "--rounds", "1"]
+    assert main([*argv, "--no-backward", "--output-format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert {record["namespace"] for record in document["results"]} == {"mx.nd", "torch"}
+    for record in document["results"]:
+        assert record["status"] == "crashed" and "OPPERF_MEMORY_LIMIT" in record["reason"], record
+        assert record["memory_peak_bytes"] > 100 * 2**20
+
+
 def test_sweep_compare_honours_output_format_and_json_file(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr("opperf.cli.compare.COMPARE_ROUNDS", 2)  # sweep --compare takes the default
     table, document = tmp_path / "c.md", tmp_path / "c.json"
@@ -87,6 +102,7 @@ def test_sweep_compare_honours_output_format_and_json_file(tmp_path, capsys, mon
         (["--output-format", "md", "--output-file", "c.json"], "contradicts"),
         (["--output-format", "hud"], "a comparison is written as md or json"),
         (["--threads", "1,2"], "takes one thread count"),
+        (["--stages", "eager,graph"], "a comparison runs in one stage"),
     ],
 )
 def test_compare_refuses_what_it_cannot_write(tmp_path, monkeypatch, capsys, flags, expected):

@@ -223,3 +223,30 @@ def test_a_same_near_the_band_edge_is_not_settled_until_its_99_percent_interval_
     assert edge.verdict.value == "same" and edge.low > 1 / 1.05 and edge.high < 1.05
     assert not edge.settled(0.05, 0.05)
     assert steady.verdict.value == "same" and steady.settled(0.05, 0.05)
+
+
+def test_a_wrapper_no_rule_fits_takes_its_counterparts_rules_in_its_own_names():
+    # mx.np.hstack(arrays) calls an operator taking *data; jnp.hstack(tup) is a registered operator
+    # whose rules fit once its argument takes mx.np's name at the same position.
+    from opperf.results.measurement import TensorSpec
+    from opperf.verdicts.compare.comparison import configurations
+
+    found = configurations("hstack", ("mx.np", "jnp", "torch"))
+    assert found and all(set(c) == {"arrays"} for c in found)
+    assert all(isinstance(t, TensorSpec) for c in found for t in c["arrays"])
+    # A NumPy ufunc mx.np exposes has no signature: the counterpart's names (x1, x2) stay.
+    assert all({"x1", "x2"} <= set(c) for c in configurations("float_power", ("mx.np", "jnp")))
+
+
+@pytest.mark.parametrize("name", ["hstack", "float_power", "allclose", "clip", "swapaxes"])
+def test_numpy_style_functions_compare_in_mx_np_jnp_and_torch(name):
+    # allclose is NumPy's own function that mx.np exposes: called by keyword, MXNet's dispatch found
+    # no context; clip's bounds are numbers where jnp takes arrays; swapaxes' axes are named otherwise
+    # in torch.
+    from opperf.verdicts.compare.comparison import configurations
+
+    namespaces = ("mx.np", "jnp", "torch")
+    (row,) = compare(name, configurations(name, namespaces)[:1], namespaces, QUICK, rounds=1)
+    assert not row.problems, row.problems
+    for namespace, measurement in row.measurements.items():
+        assert measurement.status.value == "ok", (namespace, measurement.reason)

@@ -229,7 +229,7 @@ def test_a_comparison_file_pairs_records_whose_names_differ(tmp_path):
 
     options = RunOptions(runs=3, warmup=1, run_backward=False)
     (row,) = compare(
-        "FullyConnected", configurations("FullyConnected", "mx.nd")[:1], ("mx.nd", "mx.np"), options
+        "FullyConnected", configurations("FullyConnected", ["mx.nd"])[:1], ("mx.nd", "mx.np"), options
     )
     records = [record(row.measurements["mx.nd"]), record(row.measurements["mx.np"])]
     assert records[1]["function"] == "mx.npx.fully_connected"

@@ -19,8 +19,8 @@ from opperf.cli.common import (
     add_affinity,
     add_quiet,
     add_selection,
+    add_timeout,
     check_writable,
-    seconds,
     whole,
 )
 from opperf.cli.progress import RoundsBar, wanted
@@ -101,12 +101,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_affinity(parser, "both sides' workers", "; each side's next worker starts on the others meanwhile")
     parser.add_argument("--output-file", required=True, help="the A/B file to write (JSON)")
-    parser.add_argument(
-        "--timeout",
-        default=DEFAULT_TIMEOUT_S,
-        type=seconds,
-        help=f"seconds one measurement may take (default: {DEFAULT_TIMEOUT_S:g})",
-    )
+    add_timeout(parser, "one measurement", DEFAULT_TIMEOUT_S)
     parser.add_argument(
         "--resume",
         action="store_true",

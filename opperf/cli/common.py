@@ -112,6 +112,29 @@ def add_affinity(parser: argparse.ArgumentParser, whose: str = "each worker", mo
     )
 
 
+def add_timeout(parser: argparse.ArgumentParser, what: str, default: float) -> None:
+    """``--timeout``, as a sweep, an A/B job and a comparison take it: the seconds ``what`` may take
+    before its worker is killed and it is recorded as a timeout."""
+    parser.add_argument(
+        "--timeout",
+        default=default,
+        type=time_limit,
+        metavar=f"SECONDS|{NO_LIMIT}",
+        help=f"seconds {what} may take before its worker is killed and it is recorded as a timeout; "
+        f"{NO_LIMIT}: no limit (default: {default:g})",
+    )
+
+
+def add_isolation(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--no-isolation``, as a sweep and a comparison take it."""
+    parser.add_argument(
+        "--no-isolation",
+        action="store_true",
+        help=f"run {what} in this process: faster to start, but a crash or running out of memory ends "
+        "the run and a hang blocks it",
+    )
+
+
 SHOW_TAGS = ()
 """``--tags`` given without names (``opperf list --tags``): show the tags instead of selecting by them."""
 

@@ -6,27 +6,42 @@ document (every record, and the rows that pair them)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from typing import cast
 
-from opperf.cli.common import add_quiet, check_writable, names, report_format, whole, write_or_print
+from opperf.cli.common import (
+    add_affinity,
+    add_isolation,
+    add_quiet,
+    add_timeout,
+    check_writable,
+    names,
+    report_format,
+    whole,
+    write_or_print,
+)
 from opperf.cli.progress import Stages, wanted
 from opperf.report.json_report import render_json
 from opperf.results.options import RunOptions
+from opperf.sweep.run import DEFAULT_TIMEOUT_S
 from opperf.utils.errors import OpperfError
 from opperf.utils.files import write_atomically
 from opperf.verdicts.compare.comparison import (
+    COMMON,
     COMPARE_MIN_ROUNDS,
     COMPARE_ROUNDS,
     DEFAULT_OPERATORS,
     check_devices,
     check_namespaces,
+    common_functions,
     compare,
     comparison_document,
     comparison_options,
     configurations,
 )
 from opperf.verdicts.compare.comparison import render_markdown as render_comparison
+from opperf.verdicts.compare.measuring import InWorkers, in_process
 
 HELP = "compare one operator across namespaces (mx.nd, mx.np, torch) on the same inputs"
 FORMATS = ("md", "json")
@@ -43,7 +58,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--ops",
         default=(),
         type=names,
-        help="operators named as in the first namespace (default: " + ", ".join(DEFAULT_OPERATORS) + ")",
+        help=f"operators named as in the first namespace, or {COMMON}: every function the first "
+        "namespace has that each other namespace has a counterpart of (default: "
+        + ", ".join(DEFAULT_OPERATORS)
+        + ")",
     )
     parser.add_argument("--output-file", default=None, help="write the table here (default: print it)")
     parser.add_argument(
@@ -63,6 +81,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "unsettled; each other namespace gets a ratio with its interval and a verdict against the "
         f"first (default: {COMPARE_ROUNDS})",
     )
+    add_timeout(parser, "one round of a configuration in one namespace", DEFAULT_TIMEOUT_S)
+    add_isolation(parser, "every namespace")
+    add_affinity(parser, "each namespace's worker")
     add_quiet(parser)
     RunOptions.add_arguments(parser)
 
@@ -79,14 +100,21 @@ def run(arguments: argparse.Namespace) -> int:
     check_devices(namespaces, options)
     rounds = getattr(arguments, "rounds", COMPARE_ROUNDS)  # sweep --compare takes the default
     operators = arguments.ops or DEFAULT_OPERATORS
+    if tuple(operators) == (COMMON,):
+        operators = common_functions(namespaces)
     stages = Stages("compare", wanted(arguments))
     rows = []
-    try:
+    with contextlib.ExitStack() as stack:
+        stack.callback(stages.close)
+        measure = (
+            in_process
+            if arguments.no_isolation
+            else stack.enter_context(InWorkers(arguments.timeout, arguments.affinity))
+        )
         for index, name in enumerate(operators):
             stages(f"{name} ({index + 1} of {len(operators)}) in {', '.join(namespaces)}")
-            rows += compare(name, configurations(name, namespaces[0]), namespaces, options, rounds)
-    finally:
-        stages.close()
+            found = configurations(name, namespaces)
+            rows += compare(name, found, namespaces, options, rounds, measure=measure)
     document = comparison_document(rows, namespaces, options, sys.argv)
     rendered = (
         render_json(document)

@@ -15,15 +15,16 @@ from opperf.cli import compare
 from opperf.cli.common import (
     JOURNAL_SUFFIX,
     add_affinity,
+    add_isolation,
     add_quiet,
     add_selection,
     add_tag_selection,
+    add_timeout,
     check_writable,
     names,
     on_off,
     report_format,
     selected_tags,
-    time_limit,
     whole,
 )
 from opperf.cli.progress import SweepBar, wanted
@@ -124,20 +125,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="measure this machine's peak memory bandwidth and GEMM rate again instead of using the "
         "cached figures (~/.cache/opperf/peaks.json) that roofline fractions are relative to",
     )
-    parser.add_argument(
-        "--timeout",
-        default=DEFAULT_TIMEOUT_S,
-        type=time_limit,
-        metavar="SECONDS|none",
-        help="seconds an operator may take, all its input configurations together, before its worker is "
-        f"killed and it is recorded as a timeout; none: no limit (default: {DEFAULT_TIMEOUT_S:g})",
-    )
-    parser.add_argument(
-        "--no-isolation",
-        action="store_true",
-        help="run operators in this process: faster to start, but a crash ends the sweep and a hang "
-        "blocks it",
-    )
+    add_timeout(parser, "an operator, all its input configurations together,", DEFAULT_TIMEOUT_S)
+    add_isolation(parser, "operators")
     parser.add_argument(
         "--resume",
         action="store_true",

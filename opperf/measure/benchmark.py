@@ -106,20 +106,28 @@ def _benchmark_one(
     options = options.validated(backend)
     options.require_one_thread_count("run_performance_test")
     backend.set_threads(cast("int | None", options.threads))
-    namespace, name, info = backend.identify(function)
-    measurements = []
-    for configuration in inputs:
-        for stage in options.stages:
-            spec = BenchmarkSpec(
-                namespace=namespace,
-                op=name,
-                inputs=freeze_inputs(describe_inputs(function, name, info, configuration)),
-                options=options,
-                category=info.category if info else "custom",
-                stage=stage,
-            )
-            measurements.append(harness.measure(backend.session, spec, function))
-    return measurements
+    return [
+        harness.measure(backend.session, spec, function)
+        for configuration in inputs
+        for spec in specs_of(function, configuration, options)
+    ]
+
+
+def specs_of(
+    function: Callable[..., object], configuration: dict[str, Any], options: RunOptions
+) -> list[BenchmarkSpec]:
+    """``function`` with ``configuration`` as one spec per stage of ``options`` (validated for the
+    function's framework): named as the framework identifies it; OpperfError for an argument it does
+    not take or a malformed shape."""
+    namespace, name, info = get_backend(options.framework).identify(function)
+    inputs = freeze_inputs(describe_inputs(function, name, info, configuration))
+    category = info.category if info else "custom"
+    return [
+        BenchmarkSpec(
+            namespace=namespace, op=name, inputs=inputs, options=options, category=category, stage=stage
+        )
+        for stage in options.stages
+    ]
 
 
 @dataclass(frozen=True)
@@ -194,6 +202,9 @@ def describe_inputs(
             f"each input configuration must be a dict of argument -> value, got {configuration!r}"
         )
     signature = signature_of(function, info)
+    # A configuration that holds described tensors came from rules or a file: an int in it is a number
+    # (``split``'s sections), not the 1-D shape a user's configuration of shapes would mean by it.
+    of_shapes = not any(_described_tensor(v) or _described_list(v) for v in configuration.values())
     described: dict[str, InputValue] = {}
     for argument, value in configuration.items():
         if signature.accepted is not None and argument not in signature.accepted:
@@ -201,18 +212,32 @@ def describe_inputs(
             hint = f"did you mean {', '.join(close)}? " if close else ""
             accepted = ", ".join(sorted(signature.accepted))
             raise OpperfError(f"{name} takes no argument {argument!r}; {hint}it takes: {accepted}")
-        described[argument] = _describe_value(name, argument, value, argument in signature.tensors)
+        is_tensor = argument in signature.tensors and (of_shapes or not isinstance(value, int))
+        described[argument] = _describe_value(name, argument, value, is_tensor)
     return described
 
 
 def _describe_value(op: str, argument: str, value: object, is_tensor: bool) -> InputValue:
     if isinstance(value, TensorSpec) or is_given_array(value):
         return value
+    if is_tensor and isinstance(value, float):  # a number where an array may go (``clip``'s ``a_min``)
+        return value
+    if _described_list(value):
+        return tuple(cast("Sequence[InputValue]", value))
     if is_tensor:
         if isinstance(value, (list, tuple)) and value and all(isinstance(v, (list, tuple)) for v in value):
             return tuple(TensorSpec(check_shape(op, argument, v)) for v in value)
         return TensorSpec(check_shape(op, argument, value))
     return tuple(value) if isinstance(value, list) else value
+
+
+def _described_tensor(value: object) -> bool:
+    return isinstance(value, TensorSpec) or is_given_array(value)
+
+
+def _described_list(value: object) -> bool:
+    """A list of tensors, described already."""
+    return isinstance(value, (list, tuple)) and bool(value) and all(_described_tensor(v) for v in value)
 
 
 def check_shape(op: str, argument: str, shape: object) -> tuple[int, ...]:

@@ -66,13 +66,16 @@ class _Prepared:
         self.passes: Passes | Measurement | None = None
         self.round = 0
 
-    def measure(self, session: Session, job: Round) -> RoundMeasured:
+    def measure(self, backend: Backend, job: Round) -> RoundMeasured:
         from opperf.measure import harness
 
+        session = backend.session
         first = job.index == 0 or job.spec != self.spec
         if first:
             self.release()  # the previous configuration's inputs go before the next's are made
-            passes = harness.prepare(session, job.spec, check_fit=job.index == 0)
+            spec = job.spec
+            function = backend.lookup(spec.namespace, spec.function or spec.op) if job.public else None
+            passes = harness.prepare(session, job.spec, function, check_fit=job.index == 0)
             self.spec, self.passes, self.round = job.spec, passes, job.index
         if isinstance(self.passes, Measurement):
             return RoundMeasured(self.passes, self.round)
@@ -192,7 +195,7 @@ def serve(backend: Backend, replies: BinaryIO, requests: BinaryIO, cpus: Sequenc
         elif isinstance(job, DescribeProbe):
             send_frame(replies, BuildDescription.of(backend))
         elif isinstance(job, Round):
-            if not _answer(replies, backend.session, prepared.measure(backend.session, job)):
+            if not _answer(replies, backend.session, prepared.measure(backend, job)):
                 return
         else:
             prepared.release()
@@ -321,10 +324,13 @@ class IsolatedRunner:
             return _after_retry(reply.reply)
         return self._request(message, job, remaining - (time.monotonic() - started), retry=False)
 
-    def run_round(self, spec: BenchmarkSpec, index: int, plan: SamplingPlan | None = None) -> RoundMeasured:
+    def run_round(
+        self, spec: BenchmarkSpec, index: int, plan: SamplingPlan | None = None, public: bool = False
+    ) -> RoundMeasured:
         """Round ``index`` of ``spec``, measured with ``plan`` (None: the spec's own) on the worker's
-        preparation of it (made in round 0, or again by a fresh worker); within ``timeout_s``."""
-        reply = self._request(Round(spec, index, plan), spec, self._timeout_s)
+        preparation of it (made in round 0, or again by a fresh worker); within ``timeout_s``.
+        ``public``: through the function users call by the spec's namespace and name (``Round``)."""
+        reply = self._request(Round(spec, index, plan, public), spec, self._timeout_s)
         return RoundMeasured(reply, index) if isinstance(reply, Measurement) else cast(RoundMeasured, reply)
 
     def harness_overhead(self, profiler: str, device: str) -> float | None:
@@ -406,9 +412,9 @@ class IsolatedRunner:
             self._discard_standby()  # it died waiting (killed from outside): not this job's crash
         self._process, self._log = self._next or self._spawn(beside=False)
         self._next = self._spawn(beside=True) if self._standby else None
-        try:
+        try:  # a worker that outgrows its memory while it starts is stopped as one that measures
             ready = self._receive(STARTUP_TIMEOUT_S)
-        except (_StalledError, _OutOfMemoryError, EOFError, WireError):
+        except (_StalledError, EOFError, WireError):
             ready = None
         if ready != "ready":
             raise OSError(f"the benchmark worker did not start: {self._output_tail()}")

@@ -44,11 +44,14 @@ class Round:
     peak is a sweep's figure.
     ``plan`` is the round's sampling plan (its share of the spec's, ``opperf.verdicts.ab.job.round_plan``);
     None
-    measures with the spec's own."""
+    measures with the spec's own. ``public``: the spec's function is the one users call by its
+    namespace and name (``Backend.lookup``; ``mx.np.add``, a Python wrapper, as a comparison runs
+    it), not the registry's operator of that name."""
 
     spec: BenchmarkSpec
     index: int
     plan: SamplingPlan | None = None
+    public: bool = False
 
 
 @dataclass(frozen=True)

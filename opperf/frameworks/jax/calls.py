@@ -44,8 +44,9 @@ class Call:
         args: list[object] = []
         kwargs: dict[str, object] = {}
         for position, name in enumerate(self.order):
-            if name == self.spread:
-                args.extend(cast("list[object]", values[name]))
+            if name == self.spread:  # a list spread; one array given for ``*args`` is one argument
+                value = values[name]
+                args.extend(cast("list[object]", value) if isinstance(value, (list, tuple)) else [value])
             elif position < self.keyword_from:
                 args.append(values[name])
             else:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import itertools
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -279,7 +280,32 @@ def _prepare(
             kwargs[name] = array
     if args and var_args_key and var_args_key not in kwargs:
         kwargs[var_args_key] = len(args)
+    if not generated and not args and spec.stage == EAGER:  # the graph stage binds arrays by name
+        args = _leading_positionally(function, kwargs)
     return _Call(function=function, args=tuple(args), kwargs=kwargs)
+
+
+def _leading_positionally(function: Callable[..., object], kwargs: dict[str, Any]) -> list[Any]:
+    """The leading arguments of a Python wrapper's signature taken out of ``kwargs``, in order, to
+    pass by position, as users call it. Two kinds of ``mx.np`` function take them no other way: NumPy's
+    own functions and ufuncs, which ``mx.np`` exposes where it has none (``allclose``, ``cov``,
+    ``float_power``), hand the call to MXNet through ``__array_function__``, which finds the arrays'
+    context among the positional arguments only (passed by keyword, every call failed with "Unknown
+    context for the input ndarrays"); and binary functions whose decorator's signature names them
+    otherwise than the one ``inspect`` reads (``matmul(a, b)`` takes ``x1, x2``)."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):  # a ufunc, which takes its ``nin`` inputs by position only
+        inputs = list(kwargs)[: getattr(function, "nin", 0)]
+        return [kwargs.pop(name) for name in inputs]
+    leading = []
+    for parameter in parameters:
+        if parameter.kind not in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD):
+            break
+        if parameter.name not in kwargs:
+            break
+        leading.append(kwargs.pop(parameter.name))
+    return leading
 
 
 def _differentiable(call: Call, indices: set[str]) -> list:

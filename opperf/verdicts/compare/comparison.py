@@ -18,16 +18,17 @@ from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from opperf.frameworks import FRAMEWORKS, describe, framework_module, framework_of_namespace, get_backend
-from opperf.measure.benchmark import RunOptions, benchmark, signature_of
+from opperf.measure.benchmark import RunOptions, Signature, signature_of, specs_of
 from opperf.operators.counterparts import Counterpart
 from opperf.operators.info import OpInfo
 from opperf.operators.rules import inputs_for
 from opperf.operators.rules.profiles import STANDARD, SizeProfile
-from opperf.results.measurement import Measurement, Status, TensorSpec
+from opperf.results.measurement import BenchmarkSpec, Measurement, Status, TensorSpec
 from opperf.utils.errors import OpperfError, suggest
 from opperf.utils.markdown_table import markdown_table
 from opperf.utils.words import counted
 from opperf.verdicts.ab.job import round_options
+from opperf.verdicts.compare.measuring import Measurer, in_process
 from opperf.verdicts.compare.namespaces import Versus, no_work_note, versus
 from opperf.verdicts.diff import DEFAULT_ALPHA, DEFAULT_THRESHOLD
 
@@ -42,13 +43,34 @@ def counterpart(name: str, namespace: str) -> Counterpart:
     return Counterpart(namespace, name, renames=calls.DEFAULT_RENAMES)
 
 
+OUTPUT = "out"
+"""The argument NumPy-style functions write their result to: an output, never an input to translate."""
+
+
 def tensor_order(function: Callable[..., object], framework: str) -> list[str]:
-    """The tensor arguments of ``function`` in the order it takes them."""
+    """The tensor arguments of ``function`` in the order it takes them (``out`` not among them)."""
     info = get_backend(framework).identify(function).info
     if info is not None:
-        return [a.name for a in info.arguments if a.is_tensor]
+        return [a.name for a in info.arguments if a.is_tensor and a.name != OUTPUT]
     tensors = signature_of(function, None).tensors
-    return [name for name in inspect.signature(function).parameters if name in tensors]
+    return [name for name in parameter_names(function) if name in tensors and name != OUTPUT]
+
+
+def parameter_names(function: Callable[..., object], by_name_only: bool = False) -> list[str]:
+    """``function``'s parameters in order (``by_name_only``: those a call may name, not ``*args`` or
+    ``**kwargs``); none where it has no signature (a NumPy ufunc that ``mx.np`` exposes)."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    variable = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    return [p.name for p in parameters if not (by_name_only and p.kind in variable)]
+
+
+def _holds_tensors(value: object) -> bool:
+    if isinstance(value, (list, tuple)):
+        return bool(value) and all(isinstance(item, TensorSpec) for item in value)
+    return isinstance(value, TensorSpec)
 
 
 def translate(
@@ -57,14 +79,19 @@ def translate(
     target_tensors: Sequence[str],
     target: Counterpart,
 ) -> dict[str, object]:
-    """``configuration`` in the target's argument names: tensors by position, attributes renamed."""
+    """``configuration`` in the target's argument names: tensors by position, attributes renamed.
+    A value that holds tensors is a tensor wherever the source's signature did not say so (a Python
+    wrapper whose documentation names another argument)."""
+    source_tensors = [*source_tensors] + [
+        name for name, value in configuration.items() if name not in source_tensors and _holds_tensors(value)
+    ]
     translated: dict[str, Any] = {}
     for name, value in configuration.items():
         if name in target.drop:
             continue
         if name in target.renames:
             translated[target.renames[name]] = value
-        elif name in source_tensors:
+        elif name in source_tensors and not isinstance(value, float):  # a number goes by its name
             position = source_tensors.index(name)
             if position >= len(target_tensors):
                 raise OpperfError(f"{target.namespace} takes no tensor in the place of {name!r}")
@@ -100,6 +127,10 @@ def check_devices(namespaces: Sequence[str], options: RunOptions) -> None:
 def comparison_options(options: RunOptions) -> RunOptions:
     """``options`` with the thread count every namespace of a comparison runs with made explicit."""
     options.require_one_thread_count("a comparison")
+    if len(options.stages) > 1:
+        raise OpperfError(
+            f"a comparison runs in one stage, got {','.join(options.stages)}; name one (--stages eager)"
+        )
     return replace(options, threads=COMPARE_THREADS if options.threads is None else options.threads)
 
 
@@ -141,11 +172,13 @@ def compare(
     options: RunOptions | None = None,
     rounds: int = COMPARE_ROUNDS,
     min_rounds: int = COMPARE_MIN_ROUNDS,
+    measure: Measurer = in_process,
 ) -> list[Row]:
     """Benchmark ``name`` (as called in the first namespace) with each configuration in every
     namespace, in rounds in which the namespaces take turns (the first goes first in even rounds,
     last in odd ones: what runs first in a round meets the machine in another state): ``min_rounds``
     rounds, then another while a verdict of the configuration is unsettled, up to ``rounds``.
+    ``measure`` says where a round runs (``opperf.verdicts.compare.measuring``: here, or in workers).
 
     A namespace with no counterpart, or whose counterpart cannot take a configuration, gets no
     measurement for it and the problem is recorded; an unknown operator in the first namespace raises.
@@ -167,7 +200,7 @@ def compare(
         calls, problems = {}, {}
         for namespace in namespaces:
             try:
-                calls[namespace] = _call_in(name, namespace, configuration, source_tensors)
+                calls[namespace] = _call_in(name, namespace, configuration, source_tensors, share, first)
             except OpperfError as error:
                 problems[namespace] = str(error)
         measured: dict[str, list[Measurement]] = {namespace: [] for namespace in calls}
@@ -175,10 +208,9 @@ def compare(
             for namespace in calls if index % 2 == 0 else reversed(list(calls)):
                 if namespace in problems:
                     continue
-                function, inputs = calls[namespace]
-                run_options = replace(share, framework=framework_of_namespace(namespace))
+                function, spec = calls[namespace]
                 try:
-                    measured[namespace] += benchmark(function, [inputs], run_options)
+                    measured[namespace].append(measure(namespace, spec, function, index))
                 except OpperfError as error:
                     problems[namespace] = str(error)
             measured = {ns: found for ns, found in measured.items() if ns not in problems}
@@ -213,16 +245,36 @@ def _together(rounds: Sequence[Measurement] | None) -> Measurement | None:
 
 
 def _call_in(
-    name: str, namespace: str, configuration: Mapping[str, Any], source_tensors: Sequence[str]
-) -> tuple[Callable[..., object], dict[str, Any]]:
+    name: str,
+    namespace: str,
+    configuration: Mapping[str, Any],
+    source_tensors: Sequence[str],
+    options: RunOptions,
+    first: str,
+) -> tuple[Callable[..., object], BenchmarkSpec]:
+    """What ``namespace`` calls for ``name``, and the spec of calling it with ``configuration`` (as it
+    is in the ``first`` namespace, whose names it is stated in)."""
     target = counterpart(name, namespace)
     function_name = target.function_name(configuration)
     framework = framework_of_namespace(namespace)
-    function = get_backend(framework).lookup(target.namespace, function_name)
+    backend = get_backend(framework)
+    function = backend.lookup(target.namespace, function_name)
     if function is None:
         raise OpperfError(f"no counterpart of {name!r} in {namespace} ({target.namespace}.{function_name})")
-    inputs = translate(configuration, source_tensors, tensor_order(function, framework), target)
-    return function, inputs
+    if namespace == first:
+        inputs = dict(configuration)
+    else:
+        # a function whose signature says nothing of its tensors (``torch.unique``) takes them first
+        named = parameter_names(function, by_name_only=True)
+        tensors = tensor_order(function, framework) or named[: len(source_tensors)]
+        inputs = translate(configuration, source_tensors, tensors, target)
+    run_options = replace(options, framework=framework).validated(backend)
+    (spec,) = specs_of(function, inputs, run_options)
+    if backend.lookup(spec.namespace, spec.function or spec.op) is not function:
+        # named where the framework defines it (``mx.np.allclose`` is MXNet's ``mx.nd`` function):
+        # the record and a worker name it as the comparison calls it
+        spec = replace(spec, namespace=target.namespace, function=function_name)
+    return function, spec
 
 
 def forward_ratio(row: Row, namespace: str, first: str) -> float | None:
@@ -305,6 +357,8 @@ def _inputs(configuration: Mapping[str, Any]) -> str:
             return "x".join(map(str, value.shape))
         if isinstance(value, tuple) and value and all(isinstance(v, int) for v in value):
             return "x".join(map(str, value))
+        if isinstance(value, tuple) and value and all(isinstance(v, TensorSpec) for v in value):
+            return "[" + ", ".join(show(v) for v in value) + "]"
         return str(value)
 
     return ", ".join(f"{name}={show(value)}" for name, value in configuration.items())
@@ -317,32 +371,117 @@ DEFAULT_OPERATORS = (
 """What ``--compare`` runs when no operators are named: the common layers and element-wise basics."""
 
 
-def configurations(name: str, namespace: str, profile: SizeProfile = STANDARD) -> list[dict[str, Any]]:
-    """Input configurations for ``name`` in ``namespace``: the registry's rules when it is a registered
-    operator; for a Python wrapper of one (``mx.np.add`` calls ``_npi_add(lhs, rhs)``), that operator's
-    rules with its tensors named as the wrapper names them (``x1``, ``x2``); else every required tensor
-    argument with the profile's first shape."""
-    framework = framework_of_namespace(namespace)
+COMMON = "common"
+"""What ``--ops`` takes for every function all the namespaces have (``common_functions``)."""
+
+
+def common_functions(namespaces: Sequence[str]) -> tuple[str, ...]:
+    """The public functions of the first namespace that every other namespace has a counterpart of
+    (by name, or as its framework lists it), in name order: ``compare mx.np,jnp,torch --ops common``."""
+    first = namespaces[0]
+    backend = get_backend(framework_of_namespace(first))
+    return tuple(
+        name
+        for name in sorted(backend.namespace_names(first))
+        if not name.startswith("_")
+        and callable(backend.lookup(first, name))
+        and all(_has_counterpart(name, namespace) for namespace in namespaces[1:])
+    )
+
+
+def _has_counterpart(name: str, namespace: str) -> bool:
+    target = counterpart(name, namespace)
+    try:
+        function_name = target.function_name({})
+    except OpperfError:  # it has one for some configurations (max pooling, not global pooling)
+        return True
+    return get_backend(framework_of_namespace(namespace)).lookup(target.namespace, function_name) is not None
+
+
+def configurations(
+    name: str, namespaces: Sequence[str], profile: SizeProfile = STANDARD
+) -> list[dict[str, Any]]:
+    """Input configurations for ``name`` in the first namespace's argument names: the registry's rules
+    when it is a registered operator there; otherwise the first rules whose configurations the
+    function takes (each required argument given, none it lacks): those of the registry operator a
+    Python wrapper calls (``mx.np.add`` calls ``_npi_add(lhs, rhs)``: its tensors renamed as the
+    wrapper names them, ``x1``, ``x2``), then those of the function's counterpart in each other
+    namespace where that is a registered operator (``jnp.hstack``'s rules for ``mx.np.hstack``, whose
+    called operator takes ``*data``: tensors by position, other arguments by name); else every
+    required tensor argument with the profile's first shape."""
+    first = namespaces[0]
+    framework = framework_of_namespace(first)
     backend = get_backend(framework)
-    function = backend.lookup(namespace, name)
+    function = backend.lookup(first, name)
     if function is None:
-        raise OpperfError(
-            f"no operator {name!r} in {namespace}{suggest(name, backend.namespace_names(namespace))}"
-        )
+        raise OpperfError(f"no operator {name!r} in {first}{suggest(name, backend.namespace_names(first))}")
     info = backend.identify(function).info
     if info is not None:
         return [backend.applicable_inputs(info, inputs) for inputs in inputs_for(info, profile)]
-    called = _called_operator(framework, namespace, name)
-    if called is not None:
-        wrapper = tensor_order(function, framework)
-        operator = [a.name for a in called.arguments if a.is_tensor]
-        renames = dict(zip(operator, wrapper, strict=False))
-        return [
-            {renames.get(key, key): value for key, value in backend.applicable_inputs(called, inputs).items()}
-            for inputs in inputs_for(called, profile)
-        ]
     signature = signature_of(function, None)
+    tensors = tensor_order(function, framework)
+    candidates = [_called_configurations(framework, first, name, tensors, profile)]
+    candidates += [_counterpart_configurations(name, other, function, profile) for other in namespaces[1:]]
+    for found in candidates:
+        fitting = [configuration for configuration in found if _fits(configuration, signature)]
+        if fitting:
+            return fitting
     return [{argument: profile.shapes[0] for argument in sorted(signature.tensors & signature.required)}]
+
+
+def _fits(configuration: Mapping[str, Any], signature: Signature) -> bool:
+    """Whether a function of ``signature`` takes ``configuration``: every required argument, none it
+    lacks (a function without a signature takes any)."""
+    given = set(configuration)
+    return signature.required <= given and (signature.accepted is None or given <= signature.accepted)
+
+
+def _called_configurations(
+    framework: str, namespace: str, name: str, wrapper_tensors: Sequence[str], profile: SizeProfile
+) -> list[dict[str, Any]]:
+    """The rules of the registry operator a Python wrapper calls, its tensors named as the wrapper's."""
+    called = _called_operator(framework, namespace, name)
+    if called is None:
+        return []
+    backend = get_backend(framework)
+    operator = [a.name for a in called.arguments if a.is_tensor]
+    renames = dict(zip(operator, wrapper_tensors, strict=False))
+    return [
+        {renames.get(key, key): value for key, value in backend.applicable_inputs(called, inputs).items()}
+        for inputs in inputs_for(called, profile)
+    ]
+
+
+def _counterpart_configurations(
+    name: str, namespace: str, function: Callable[..., object], profile: SizeProfile
+) -> list[dict[str, Any]]:
+    """The rules of ``name``'s counterpart in ``namespace`` where it is a registered operator, in
+    ``function``'s argument names: an argument ``function`` has by the same name keeps it, another goes
+    to ``function``'s parameter at its position (``jnp.hstack(tup)`` to ``mx.np.hstack(arrays)``); a
+    configuration with an argument that has neither is left out."""
+    target = counterpart(name, namespace)
+    backend = get_backend(framework_of_namespace(namespace))
+    try:
+        found = backend.lookup(target.namespace, target.function_name({}))
+    except OpperfError:
+        return []
+    info = backend.identify(found).info if found is not None else None
+    if info is None:
+        return []
+    theirs = [a.name for a in info.arguments]
+    mine = parameter_names(function) or theirs  # no signature: NumPy's names, as theirs
+    translated = []
+    for inputs in inputs_for(info, profile):
+        configuration: dict[str, Any] = {}
+        for argument, value in backend.applicable_inputs(info, inputs).items():
+            position = theirs.index(argument) if argument in theirs else len(mine)
+            renamed = argument if argument in mine else mine[position] if position < len(mine) else None
+            if renamed is None or renamed in configuration:
+                break
+            configuration[renamed] = value
+        else:
+            translated.append(configuration)
+    return translated
 
 
 def _called_operator(framework: str, namespace: str, name: str) -> OpInfo | None:
