@@ -144,11 +144,8 @@ class HeapTrimmer:
     microseconds).
     """
 
-    def __init__(self, allowed_growth: int, release: Callable[[], None] = release_free_memory) -> None:
-        """``release`` is what gives memory back: by default the C heap's free pages; a framework may
-        first drop what it caches (JAX's compiled executables)."""
+    def __init__(self, allowed_growth: int) -> None:
         self._allowed_growth = allowed_growth
-        self._release = release
         self._after_trim: int | None = None
 
     def __call__(self) -> bool:
@@ -160,7 +157,7 @@ class HeapTrimmer:
             and resident - self._after_trim <= self._allowed_growth
         ):
             return False
-        self._release()
+        release_free_memory()
         self._after_trim = resident_bytes()
         return True
 

@@ -32,13 +32,7 @@ from opperf.frameworks.jax.gradients import (
     of_differentiable,
 )
 from opperf.measure.harness import Passes, PerCallSampler, Sampler, SkipError
-from opperf.measure.memory import (
-    HeapTrimmer,
-    available_host_bytes,
-    describe_bytes,
-    input_bytes,
-    release_free_memory,
-)
+from opperf.measure.memory import HeapTrimmer, available_host_bytes, describe_bytes, input_bytes
 from opperf.measure.stages import EAGER, StageCheck, compare
 from opperf.measure.timing import PythonTimer
 from opperf.results.measurement import BenchmarkSpec
@@ -54,15 +48,6 @@ LARGEST_PASS_BYTES = 256 * 2**20
 
 TRIM_AFTER_GROWTH_BYTES = 64 * 2**20
 """How much a worker may grow between configurations before its heap is trimmed."""
-
-KEEP_COMPILED_BYTES = 256 * 2**20
-"""How much a worker may grow while JAX keeps what it compiled (each shape's primitives, whole calls
-under jit, memory analyses) before it is all dropped (``jax.clear_caches``). JAX keeps executables
-for the life of the process: a worker grew by about 3 MiB a configuration without ever dropping them
-(600 MiB after 60 unary and binary operators). Dropping them after every configuration bounded that
-but compiled again what the next configurations share (the broadcasts, conversions and reductions
-inside ``jax.numpy``'s functions): the full JAX sweep took 11 min 48 s that way, 9 min 29 s keeping
-everything."""
 
 DEVICE_FAULTS = ("RESOURCE_EXHAUSTED", "CUDA_ERROR", "cuDNN", "cuBLAS", "CUBLAS_STATUS_")
 """Words of the errors after which a worker's GPU may be unusable."""
@@ -94,7 +79,6 @@ class JaxSession:
     def __init__(self) -> None:
         self._memory: int | None = None
         self._trim = HeapTrimmer(TRIM_AFTER_GROWTH_BYTES)
-        self._compiled = HeapTrimmer(KEEP_COMPILED_BYTES, release=_drop_compiled)
 
     def prepare(self, spec: BenchmarkSpec, seed: int, function: Callable[..., object] | None) -> Passes:
         if spec.stage not in STAGES:
@@ -191,22 +175,19 @@ class JaxSession:
         return describe_error(error)
 
     def settle(self) -> None:
-        """Forget the configuration's memory analysis; drop what JAX compiled once the process has
-        grown by ``KEEP_COMPILED_BYTES`` since it last did."""
+        """Drop what JAX keeps of the configuration: the executables it compiled for it (each shape's
+        primitives, the whole call under jit, its memory analysis). JAX caches them for the life of
+        the process, and a worker grew by about 3 MiB a configuration (600 MiB after 60 unary and
+        binary operators) without this. Dropping them only once a worker had grown 256 MiB took the
+        full sweep as long (708 s both ways) with a worker of 954 MiB instead of 685 MiB."""
+        import jax
+
         self._memory = None
-        self._compiled()
+        jax.clear_caches()
 
     def device_fault(self, reason: str | None, device: str) -> bool:
         """Whether a failure on a GPU may have left the worker's device unusable."""
         return devices.on_gpu(device) and any(marker in (reason or "") for marker in DEVICE_FAULTS)
-
-
-def _drop_compiled() -> None:
-    """Every executable JAX compiled so far, then the heap pages they held."""
-    import jax
-
-    jax.clear_caches()
-    release_free_memory()
 
 
 def _function(spec: BenchmarkSpec) -> Callable[..., object]:
