@@ -167,6 +167,20 @@ def test_a_configs_file_cannot_name_a_function_of_its_own(registry):
     assert replay_refusal(op, freeze_inputs(swept), STANDARD, "cpu") is None
 
 
+def test_a_convolutions_dimension_numbers_from_a_file_are_checked_as_text(registry):
+    op = registry.by_name["lax.conv_general_dilated"]
+    captured = {
+        "lhs": TensorSpec((2, 8, 8, 3)), "rhs": TensorSpec((3, 3, 3, 4)), "window_strides": (1, 1),
+        "padding": ((1, 1), (1, 1)), "dimension_numbers": ("NHWC", "HWIO", "NHWC"),
+    }  # fmt: skip
+    assert replay_refusal(op, freeze_inputs(captured), STANDARD, "cpu") is None
+    for hostile in (("NHWC", "HWIO", "\x1b[2J"), ("NHWC", "HWIO", "N" * 300)):
+        refusal = replay_refusal(
+            op, freeze_inputs({**captured, "dimension_numbers": hostile}), STANDARD, "cpu"
+        )
+        assert refusal is not None and "dimension_numbers" in refusal
+
+
 def _threads_after_a_product(threads: str) -> tuple[str, int, int]:
     """In a fresh process: the thread count set, the CPUs the process may use after, and how many
     threads it runs once JAX has computed a matrix product (XLA's pool among them)."""

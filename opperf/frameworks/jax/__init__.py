@@ -37,6 +37,7 @@ FRAMEWORK = Framework(
     owns=owns,
     owns_namespace=owns_namespace,
     namespaces="jnp (jax.numpy), jax.nn, jax.scipy.special, lax (jax.lax)",
+    capabilities=frozenset({"capture"}),
 )
-"""JAX as opperf knows it (``opperf.frameworks.contract``); it declares no long-tail operators, fused
-patterns or model capture yet."""
+"""JAX as opperf knows it (``opperf.frameworks.contract``): it declares model capture (from a
+function's jaxpr), and no long-tail operators or fused patterns."""

@@ -95,6 +95,10 @@ def _problem(
         return None if value in choices else f"is {_shown(value)}, not one of {', '.join(map(str, choices))}"
     if isinstance(value, str):
         return _text_problem(name, argument, value, policy)
+    if isinstance(value, tuple) and value and all(isinstance(v, str) for v in value):
+        # texts that are data together (a convolution's dimension numbers: NHWC, HWIO, NHWC)
+        found = (_text_problem(name, argument, cast(str, v), policy) for v in value)
+        return next((problem for problem in found if problem is not None), None)
     if kind is ArgKind.OTHER and name in policy.numeric_arguments and _is_numbers(value):
         return None
     accepted = _ACCEPTS.get(kind) if kind is not None else None

@@ -13,8 +13,14 @@ DTYPES = frozenset(
 REPLAY_POLICY = ReplayPolicy(
     tensor_dtypes=DTYPES,
     storages=frozenset({"default"}),
-    # Text that is data: an einsum's subscripts, a padding mode, a comparison's mode.
-    text_arguments=frozenset({"subscripts", "spec", "padding", "mode", "method", "side", "kind", "fft_type"}),
+    # Text that is data: an einsum's subscripts, a padding mode, a comparison's mode, a
+    # convolution's dimension numbers (NHWC).
+    text_arguments=frozenset(
+        {"subscripts", "spec", "padding", "mode", "method", "side", "kind", "fft_type", "dimension_numbers"}
+    ),
+    # Numbers that are data where the signature says no more than a sequence: a convolution's
+    # padding pairs, a product's contracting and batch dimensions.
+    numeric_arguments=frozenset({"padding", "dimension_numbers"}),
     constants={"DTypeLike": DTYPES},
     # Functions (named bodies, ``frameworks/jax/bodies.py``), devices and shardings.
     resources=FUNCTION_ARGUMENTS | {"device", "out_sharding", "sharding"},
