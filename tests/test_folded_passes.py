@@ -113,13 +113,13 @@ def test_a_round_counts_the_pass_of_its_own_preparation_only(framework):
     """An A/B worker's round warms up on the pass it ran preparing the configuration just before; a
     round measured on a preparation an earlier round made counts no pass of it (it ran long ago)."""
     function, name = (mx.nd.exp, "data") if framework == "mxnet" else (torch.exp, "input")
-    session = get_backend(framework).session
+    backend = get_backend(framework)
     options = RunOptions(framework=framework, warmup=1, runs=1, profiler="python")
     (m,) = benchmark(function, [{name: (64, 64)}], options)
     plan = SamplingPlan(warmup=0, runs=3)
     prepared = _Prepared()
-    fresh = prepared.measure(session, Round(m.spec, 1, plan))
-    again = prepared.measure(session, Round(m.spec, 2, plan))
+    fresh = prepared.measure(backend, Round(m.spec, 1, plan))
+    again = prepared.measure(backend, Round(m.spec, 2, plan))
     assert fresh.measurement.status is Status.OK, fresh.measurement.reason
     first = fresh.measurement
     assert (fresh.prepared_in, first.warmup_runs, first.memory_peak_bytes) == (1, 1, None)

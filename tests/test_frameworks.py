@@ -126,5 +126,5 @@ def test_a_framework_that_declares_no_optional_capability_is_asked_nothing_of_it
     assert not {longtail.CATEGORY, fused.CATEGORY} & {op.category for op in backend.operators()}
     assert not set(backend.registered_names()) & {op.name for op in longtail.catalogue()}
     assert fused.framework_variants("torch") == ()
-    with pytest.raises(OpperfError, match=r"torch declares no model capture \(MXNet has it\)"):
+    with pytest.raises(OpperfError, match=r"torch declares no model capture \(MXNet, jax have it\)"):
         capability_part("torch", "capture", "capture")
