@@ -3,6 +3,7 @@
 import pytest
 
 from opperf.measure.sampling import (
+    MIN_RUNS,
     SETTLE_WINDOW,
     WARMUP_SHARE,
     SamplingPlan,
@@ -160,3 +161,13 @@ def test_a_pass_run_before_sampling_opens_the_settle_window_and_costs_no_budget(
         assert result.stop_reason is StopReason.BUDGET
         runs[warmed] = len(result.forward)
     assert runs[(50e-3,)] >= runs[()]  # no fewer samples for the pass that ran before
+
+
+def test_long_passes_get_the_minimum_samples_with_the_budget_extension_said():
+    # 70 ms a pass, noisy: the 0.25 s budget holds 3 passes; the minimum of 10 is taken anyway and
+    # the record says the budget was extended for it.
+    clock = FakeClock()
+    run_pass, measure_pass = scripted(clock, [70e-3, 90e-3, 60e-3] * 100, backward_ratio=None)
+    result = sample(run_pass, measure_pass, SamplingPlan(budget_s=0.25, warmup=1), clock)
+    assert len(result.forward) == MIN_RUNS == 10
+    assert result.stop_reason is StopReason.EXTENDED and result.met_target is False
