@@ -44,7 +44,7 @@ def main() -> None:
             "--quiet", "--output-file", str(output),
         ]  # fmt: skip
         environment = {**os.environ, "OPPERF_MEMORY_LIMIT": arguments.memory_limit}
-        finished = subprocess.run(command, env=environment, capture_output=True, text=True)
+        finished = subprocess.run(command, env=environment, capture_output=True, text=True, check=False)
         if finished.returncode != 0:
             sys.exit(f"opperf compare exited with {finished.returncode}: {finished.stderr[-2000:]}")
         document = json.loads(output.read_text())
