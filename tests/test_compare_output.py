@@ -159,6 +159,14 @@ def test_an_unknown_namespace_is_named_before_anything_runs(argv, capsys):
     assert err.startswith("error: unknown namespace") and "Traceback" not in err
 
 
+def test_an_unknown_operator_is_named_before_any_operator_runs(capsys, monkeypatch):
+    # exp comes first and would have been measured, then lost, had the name been found only then.
+    ran = []
+    monkeypatch.setattr("opperf.cli.compare.compare", lambda *args, **kwargs: ran.append(args) or [])
+    assert main(["compare", "mx.nd,torch", "--ops", "exp,nosuch", "--rounds", "1"]) == 2
+    assert "error: no operator 'nosuch' in mx.nd" in capsys.readouterr().err and not ran
+
+
 def test_fully_connected_with_4d_data_is_measured_in_torch():
     configuration = {
         "data": TensorSpec((4, 3, 4, 4)),

@@ -34,6 +34,7 @@ from opperf.verdicts.compare.comparison import (
     DEFAULT_OPERATORS,
     check_devices,
     check_namespaces,
+    check_operators,
     common_functions,
     compare,
     comparison_document,
@@ -102,6 +103,7 @@ def run(arguments: argparse.Namespace) -> int:
     operators = arguments.ops or DEFAULT_OPERATORS
     if tuple(operators) == (COMMON,):
         operators = common_functions(namespaces)
+    check_operators(operators, namespaces[0])
     stages = Stages("compare", wanted(arguments))
     rows = []
     with contextlib.ExitStack() as stack:

@@ -117,6 +117,17 @@ def check_namespaces(namespaces: Sequence[str]) -> None:
             raise OpperfError(f"unknown namespace {namespace!r}; use one of {known}")
 
 
+def check_operators(names: Sequence[str], namespace: str) -> None:
+    """Raise OpperfError naming the first of ``names`` that ``namespace`` has no function of, before
+    anything runs (a comparison that stopped at it would lose what it measured before)."""
+    backend = get_backend(framework_of_namespace(namespace))
+    for name in names:
+        if backend.lookup(namespace, name) is None:
+            raise OpperfError(
+                f"no operator {name!r} in {namespace}{suggest(name, backend.namespace_names(namespace))}"
+            )
+
+
 def check_devices(namespaces: Sequence[str], options: RunOptions) -> None:
     """Raise OpperfError, before anything runs, when a framework of the comparison lacks the device
     (``cpu(5)``, a GPU the build or machine has not): otherwise every record would fail with it."""
