@@ -243,10 +243,15 @@ def test_numpy_style_functions_compare_in_mx_np_jnp_and_torch(name):
     # allclose is NumPy's own function that mx.np exposes: called by keyword, MXNet's dispatch found
     # no context; clip's bounds are numbers where jnp takes arrays; swapaxes' axes are named otherwise
     # in torch.
+    # In workers: JAX's thread count is fixed when its backend starts, which another test in this
+    # process may have done.
     from opperf.verdicts.compare.comparison import configurations
+    from opperf.verdicts.compare.measuring import InWorkers
 
     namespaces = ("mx.np", "jnp", "torch")
-    (row,) = compare(name, configurations(name, namespaces)[:1], namespaces, QUICK, rounds=1)
+    configuration = configurations(name, namespaces)[:1]
+    with InWorkers(timeout_s=120, affinity="none", threads=1) as measure:
+        (row,) = compare(name, configuration, namespaces, QUICK, rounds=1, measure=measure)
     assert not row.problems, row.problems
     for namespace, measurement in row.measurements.items():
         assert measurement.status.value == "ok", (namespace, measurement.reason)

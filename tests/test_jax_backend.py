@@ -167,6 +167,22 @@ def test_a_configs_file_cannot_name_a_function_of_its_own(registry):
     assert replay_refusal(op, freeze_inputs(swept), STANDARD, "cpu") is None
 
 
+def test_the_roofline_counts_what_xla_compiled_and_falls_back_where_it_cannot():
+    # cumsum down the rows: the unoptimised program counts 1.07e9 FLOPs, the compiled one 3.5e7;
+    # matmul is a library call the compiled program cannot count (-1): 2 n^3 from the unoptimised.
+    from opperf.frameworks.jax.profiling import analyse
+
+    matrix = jax.ShapeDtypeStruct((1024, 1024), "float32")
+
+    def abstract(value):
+        return isinstance(value, jax.ShapeDtypeStruct)
+
+    cumsum = analyse(arrange("cumsum", jax.numpy.cumsum, {"a": matrix, "axis": 0}, abstract), (True,))
+    assert cumsum.work is not None and cumsum.work.flops < 1e8 and cumsum.work.bytes_moved == 8 * 2**20
+    matmul = analyse(arrange("matmul", jax.numpy.matmul, {"a": matrix, "b": matrix}, abstract), (True, True))
+    assert matmul.work is not None and matmul.work.flops == 2 * 1024**3
+
+
 def test_a_convolutions_dimension_numbers_from_a_file_are_checked_as_text(registry):
     op = registry.by_name["lax.conv_general_dilated"]
     captured = {

@@ -47,12 +47,6 @@ def fraction(text: str) -> float:
     )
 
 
-def seconds(text: str) -> float:
-    """An argparse type: a positive, finite number of seconds."""
-    valid = lambda v: v > 0 and math.isfinite(v)  # noqa: E731
-    return _number(text, float, "a number of seconds", valid, "be a positive, finite number of seconds")
-
-
 NO_LIMIT = "none"
 """What ``--timeout`` takes for no time limit (an unset limit must be said, not made of nan or inf)."""
 

@@ -111,7 +111,9 @@ def run(arguments: argparse.Namespace) -> int:
         measure = (
             in_process
             if arguments.no_isolation
-            else stack.enter_context(InWorkers(arguments.timeout, arguments.affinity))
+            else stack.enter_context(
+                InWorkers(arguments.timeout, arguments.affinity, cast("int | None", options.threads))
+            )
         )
         for index, name in enumerate(operators):
             stages(f"{name} ({index + 1} of {len(operators)}) in {', '.join(namespaces)}")

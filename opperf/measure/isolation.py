@@ -75,7 +75,12 @@ class _Prepared:
             self.release()  # the previous configuration's inputs go before the next's are made
             spec = job.spec
             function = backend.lookup(spec.namespace, spec.function or spec.op) if job.public else None
-            passes = harness.prepare(session, job.spec, function, check_fit=job.index == 0)
+            if job.public and function is None:
+                passes: Passes | Measurement = Measurement(
+                    spec, Status.FAILED, reason=f"{spec.label}: the worker's build has no such function"
+                )
+            else:
+                passes = harness.prepare(session, spec, function, check_fit=job.index == 0)
             self.spec, self.passes, self.round = job.spec, passes, job.index
         if isinstance(self.passes, Measurement):
             return RoundMeasured(self.passes, self.round)
@@ -390,7 +395,7 @@ class IsolatedRunner:
             interval = reading.next_look_s
 
     def _timed_out(self, job: BenchmarkSpec) -> Measurement:
-        reason = f"exceeded the time limit of {self._timeout_s:g} s per operator; the worker was killed"
+        reason = f"exceeded the time limit of {self._timeout_s:g} s (--timeout); the worker was killed"
         return Measurement(spec=job, status=Status.TIMEOUT, reason=reason)
 
     def _crashed(self, job: BenchmarkSpec) -> Measurement:

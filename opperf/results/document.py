@@ -7,13 +7,13 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from opperf.measure.sampling import StopReason
 from opperf.measure.stages import EAGER, StageCheck
 from opperf.operators import longtail
 from opperf.results import schema
-from opperf.results.measurement import BenchmarkSpec, DeviceWork, Measurement, Status, input_from_json
+from opperf.results.measurement import BenchmarkSpec, DeviceWork, Measurement, Status, Work, input_from_json
 from opperf.results.migrations import CURRENT, migrate
 from opperf.results.options import RunOptions
 from opperf.utils.errors import OpperfError
@@ -194,7 +194,19 @@ def measurement_from_record(result: dict[str, Any]) -> Measurement:
         host_backward=host["backward"],
         device_work=tuple(DeviceWork.from_json(work) for work in result.get("device_work") or ()),
         gpu_state=GpuState.from_json(result.get("gpu_state")),
+        counted_work=_counted_work(result.get("roofline")),
     )
+
+
+def _counted_work(roofline: object) -> Work | None:
+    """The work a record's roofline block holds: a framework's own count (XLA's cost analysis) is
+    known again where a record is read back (a resumed sweep assesses its journal's records anew)."""
+    if not isinstance(roofline, dict):
+        return None
+    moved, flops = roofline.get("bytes"), roofline.get("flops")
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in (moved, flops)):
+        return None
+    return Work(bytes_moved=cast(int, moved), flops=cast(int, flops))
 
 
 def _function_name(result: dict[str, Any]) -> str:

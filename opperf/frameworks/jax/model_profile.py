@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from opperf.frameworks.jax.capture import ENTERED, describe_equation
+from opperf.frameworks.jax.capture import ENTERED, describe_equation, equations
 from opperf.results.configs import Call, Captured
 from opperf.results.model_report import InModel
 from opperf.utils.stats import summarize
@@ -25,22 +25,30 @@ WARMUP_PASSES = 2
 
 def profile(model: Callable[..., object], inputs: tuple, passes: int, captured: Captured) -> InModel:
     """Per-operator seconds and calls per pass over ``passes`` interpreted passes, and the median
-    end-to-end time of as many eager ones."""
+    end-to-end time of as many eager ones. The equations are described once, before any pass, as
+    the capture (``captured``, made from the same trace) described them."""
     import jax
 
     traced = jax.make_jaxpr(model)(*inputs)
     arguments = jax.tree_util.tree_leaves(inputs)
+    # A jitted function called twice at one shape is one traced jaxpr: its equations repeat.
+    walked = [(e, d) for e in equations(traced.jaxpr) if isinstance(d := describe_equation(e), Call)]
+    if len(walked) != len(captured.calls):
+        raise RuntimeError(
+            f"the model traced to {len(walked)} kept calls, its capture to {len(captured.calls)}"
+        )
+    kept = {id(equation): described.op for equation, described in walked}
     seconds: dict[str, float] = defaultdict(float)
     calls: dict[str, float] = defaultdict(float)
 
     def timed(equation: Any, values: list[Any]) -> list[Any]:
-        described = describe_equation(equation)
-        if not isinstance(described, Call):
+        op = kept.get(id(equation))
+        if op is None:
             return _bind(equation, values)
         start = time.perf_counter()
         outputs = jax.block_until_ready(_bind(equation, values))
-        seconds[described.op] += (time.perf_counter() - start) / passes
-        calls[described.op] += 1 / passes
+        seconds[op] += (time.perf_counter() - start) / passes
+        calls[op] += 1 / passes
         return outputs
 
     for _ in range(WARMUP_PASSES):
@@ -51,8 +59,6 @@ def profile(model: Callable[..., object], inputs: tuple, passes: int, captured: 
         start = time.perf_counter()
         jax.block_until_ready(model(*inputs))
         wall.append(time.perf_counter() - start)
-    seconds.clear()
-    calls.clear()
     start = time.perf_counter()
     for _ in range(passes):
         _run(traced.jaxpr, traced.consts, arguments, timed)

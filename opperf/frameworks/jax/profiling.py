@@ -40,15 +40,17 @@ class Analysis:
 
 
 def analyse(call: Call, differentiable: Differentiable) -> Analysis:
-    """The call on abstract arrays (``jax.ShapeDtypeStruct``), traced once for the forward pass's work
-    and compiled as one executable for what a pass allocates.
+    """The call on abstract arrays (``jax.ShapeDtypeStruct``): its forward pass traced and compiled
+    for its work, and compiled with its backward pass for what a pass allocates.
 
-    Work: the FLOPs of XLA's cost analysis of the lowered forward pass, its transcendental operations
-    (``exp``, ``tanh``), which XLA counts apart, included; and the compulsory bytes (every input read
-    once, every output written once), as opperf counts them for every framework. XLA's own ``bytes
-    accessed`` sums every operation of the unfused program: 50 MB for ``nn.softmax`` of a (1024,
-    1024) array, whose input and output are 8 MB; and the compiled program's analysis reports -1 for
-    the library calls (``matmul``) that matter most.
+    Work: the FLOPs of XLA's cost analysis of the compiled forward pass, its transcendental
+    operations (``exp``, ``tanh``), which XLA counts apart, included; where the compiled program
+    cannot count them (-1: a library call, ``matmul``, or a fusion holding one, ``nn.softmax``), the
+    unoptimised program's. That one alone overcounts what XLA rewrites: ``cumsum`` along the rows of
+    a (1024, 1024) array is 1.07e9 FLOPs there, 3.5e7 compiled; ``unique(size=10)`` 1.1e12 against
+    7.0e7. The bytes are the compulsory ones (every input read once, every output written once), as
+    opperf counts them for every framework: XLA's own ``bytes accessed`` sums every operation of the
+    unfused program (50 MB for ``nn.softmax`` of an 8 MB array).
 
     Bytes: XLA's memory analysis of the compiled call, with its backward pass where
     ``differentiable`` names arrays to differentiate (the forward pass alone where JAX cannot
@@ -59,17 +61,19 @@ def analyse(call: Call, differentiable: Differentiable) -> Analysis:
 
     try:
         forward = jax.jit(call.run).lower(*call.arrays)
+        compiled = forward.compile()
     except Exception:
         return Analysis(None, None)
-    work = _work(call, forward)
+    work = _work(call, forward, compiled)
     for plan in (differentiable, ()) if any(differentiable) else ((),):
         try:
             if plan:
                 seeds = float_seeds(call, plan)
-                lowered = jax.jit(full_pass(call, plan)).lower(*call.arrays, seeds)
+                analysis = (
+                    jax.jit(full_pass(call, plan)).lower(*call.arrays, seeds).compile().memory_analysis()
+                )
             else:
-                lowered = forward
-            analysis = lowered.compile().memory_analysis()
+                analysis = compiled.memory_analysis()
         except Exception:
             continue
         if analysis is None:  # a backend without memory analysis
@@ -78,15 +82,28 @@ def analyse(call: Call, differentiable: Differentiable) -> Analysis:
     return Analysis(work, None)
 
 
-def _work(call: Call, lowered: Any) -> Work | None:
-    import jax
-
-    costs = lowered.cost_analysis()
+def _costs(stage: Any) -> dict[str, float]:
+    costs = stage.cost_analysis()
     if isinstance(costs, list):  # one per device in older JAX
         costs = costs[0] if costs else None
-    if not costs:
+    return dict(costs or {})
+
+
+def _flops(costs: dict[str, float]) -> float | None:
+    """FLOPs and transcendentals together; None where XLA could not count either (-1)."""
+    counted = [costs.get("flops", 0.0), costs.get("transcendentals", 0.0)]
+    return None if any(value < 0 for value in counted) else sum(counted)
+
+
+def _work(call: Call, lowered: Any, compiled: Any) -> Work | None:
+    """The compiled program's FLOPs, else the unoptimised one's; None where neither counts them."""
+    import jax
+
+    flops = _flops(_costs(compiled))
+    if flops is None:
+        flops = _flops(_costs(lowered))
+    if flops is None:
         return None
-    flops = max(costs.get("flops", 0.0), 0.0) + max(costs.get("transcendentals", 0.0), 0.0)
     leaves = [*jax.tree_util.tree_leaves(call.arrays), *jax.tree_util.tree_leaves(lowered.out_info)]
     moved = sum(math.prod(leaf.shape) * np.dtype(leaf.dtype).itemsize for leaf in leaves)
     return Work(bytes_moved=int(moved), flops=int(flops))

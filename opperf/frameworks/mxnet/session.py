@@ -292,20 +292,30 @@ def _leading_positionally(function: Callable[..., object], kwargs: dict[str, Any
     ``float_power``), hand the call to MXNet through ``__array_function__``, which finds the arrays'
     context among the positional arguments only (passed by keyword, every call failed with "Unknown
     context for the input ndarrays"); and binary functions whose decorator's signature names them
-    otherwise than the one ``inspect`` reads (``matmul(a, b)`` takes ``x1, x2``)."""
+    otherwise than the one ``inspect`` reads (``matmul(a, b)`` takes ``x1, x2``). A list given for
+    ``*args`` is spread (``meshgrid(*xi)``)."""
     try:
         parameters = inspect.signature(function).parameters.values()
     except (TypeError, ValueError):  # a ufunc, which takes its ``nin`` inputs by position only
-        inputs = list(kwargs)[: getattr(function, "nin", 0)]
-        return [kwargs.pop(name) for name in inputs]
-    leading = []
+        return _ufunc_inputs(getattr(function, "nin", 0), kwargs)
+    leading: list[Any] = []
     for parameter in parameters:
+        if parameter.kind is parameter.VAR_POSITIONAL and isinstance(kwargs.get(parameter.name), list):
+            leading.extend(kwargs.pop(parameter.name))
+            break
         if parameter.kind not in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD):
             break
         if parameter.name not in kwargs:
             break
         leading.append(kwargs.pop(parameter.name))
     return leading
+
+
+def _ufunc_inputs(count: int, kwargs: dict[str, Any]) -> list[Any]:
+    """A ufunc's inputs by NumPy's names (``x``, or ``x1``, ``x2``), in that order; none where the
+    configuration names them otherwise (the call then says what it misses)."""
+    names = ["x"] if count == 1 and "x" in kwargs else [f"x{index}" for index in range(1, count + 1)]
+    return [kwargs.pop(name) for name in names] if all(name in kwargs for name in names) else []
 
 
 def _differentiable(call: Call, indices: set[str]) -> list:

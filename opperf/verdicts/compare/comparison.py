@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from opperf.frameworks import FRAMEWORKS, describe, framework_module, framework_of_namespace, get_backend
-from opperf.measure.benchmark import RunOptions, Signature, signature_of, specs_of
+from opperf.measure.benchmark import RunOptions, signature_of, specs_of
 from opperf.operators.counterparts import Counterpart
 from opperf.operators.info import OpInfo
 from opperf.operators.rules import inputs_for
@@ -217,8 +217,8 @@ def compare(
         measured: dict[str, list[Measurement]] = {namespace: [] for namespace in calls}
         for index in range(rounds):
             for namespace in calls if index % 2 == 0 else reversed(list(calls)):
-                if namespace in problems:
-                    continue
+                if namespace in problems or _failed(measured.get(namespace)):
+                    continue  # a configuration that failed, crashed or timed out is not run again
                 function, spec = calls[namespace]
                 try:
                     measured[namespace].append(measure(namespace, spec, function, index))
@@ -232,6 +232,10 @@ def compare(
             Row(name, dict(configuration), measurements, problems, {k: tuple(v) for k, v in measured.items()})
         )
     return rows
+
+
+def _failed(rounds: Sequence[Measurement] | None) -> bool:
+    return any(m.status is not Status.OK for m in rounds or ())
 
 
 def _settled(measured: Mapping[str, Sequence[Measurement]], namespaces: Sequence[str]) -> bool:
@@ -265,7 +269,9 @@ def _call_in(
 ) -> tuple[Callable[..., object], BenchmarkSpec]:
     """What ``namespace`` calls for ``name``, and the spec of calling it with ``configuration`` (as it
     is in the ``first`` namespace, whose names it is stated in)."""
-    target = counterpart(name, namespace)
+    # the first namespace calls the function by the name it is compared under, whatever other
+    # namespaces list for that name (torch.transpose, not the permute NumPy's transpose maps to)
+    target = Counterpart(namespace, name) if namespace == first else counterpart(name, namespace)
     function_name = target.function_name(configuration)
     framework = framework_of_namespace(namespace)
     backend = get_backend(framework)
@@ -388,7 +394,8 @@ COMMON = "common"
 
 def common_functions(namespaces: Sequence[str]) -> tuple[str, ...]:
     """The public functions of the first namespace that every other namespace has a counterpart of
-    (by name, or as its framework lists it), in name order: ``compare mx.np,jnp,torch --ops common``."""
+    (by name, or as its framework lists it) and that some namespace registers as an operator, in
+    name order: ``compare mx.np,jnp,torch --ops common``."""
     first = namespaces[0]
     backend = get_backend(framework_of_namespace(first))
     return tuple(
@@ -397,7 +404,20 @@ def common_functions(namespaces: Sequence[str]) -> tuple[str, ...]:
         if not name.startswith("_")
         and callable(backend.lookup(first, name))
         and all(_has_counterpart(name, namespace) for namespace in namespaces[1:])
+        and any(_registered(name, namespace) for namespace in namespaces)
     )
+
+
+def _registered(name: str, namespace: str) -> bool:
+    """Whether ``name``'s function in ``namespace`` is a registry operator there: a function no
+    framework registers computes nothing on arrays (``set_printoptions``, ``torch.save``)."""
+    target = counterpart(name, namespace)
+    backend = get_backend(framework_of_namespace(namespace))
+    try:
+        function = backend.lookup(target.namespace, target.function_name({}))
+    except OpperfError:
+        return False
+    return function is not None and backend.identify(function).info is not None
 
 
 def _has_counterpart(name: str, namespace: str) -> bool:
@@ -434,17 +454,33 @@ def configurations(
     candidates = [_called_configurations(framework, first, name, tensors, profile)]
     candidates += [_counterpart_configurations(name, other, function, profile) for other in namespaces[1:]]
     for found in candidates:
-        fitting = [configuration for configuration in found if _fits(configuration, signature)]
+        fitting = [configuration for configuration in found if _fits(configuration, function)]
         if fitting:
             return fitting
     return [{argument: profile.shapes[0] for argument in sorted(signature.tensors & signature.required)}]
 
 
-def _fits(configuration: Mapping[str, Any], signature: Signature) -> bool:
-    """Whether a function of ``signature`` takes ``configuration``: every required argument, none it
-    lacks (a function without a signature takes any)."""
+def _fits(configuration: Mapping[str, Any], function: Callable[..., object]) -> bool:
+    """Whether ``function`` takes ``configuration``: every required argument, none it lacks, a
+    ``**kwargs`` taking none besides its named ones (``mx.np.meshgrid(*xi, **kwargs)`` is given
+    ``xi``, not ``a`` and ``newshape``); a function without a signature takes any."""
+    signature = signature_of(function, None)
     given = set(configuration)
-    return signature.required <= given and (signature.accepted is None or given <= signature.accepted)
+    if not signature.required <= given:
+        return False
+    if signature.accepted is not None:
+        return given <= signature.accepted
+    named = set(parameter_names(function)) - set(_keyword_rest(function))
+    return not named or given <= named
+
+
+def _keyword_rest(function: Callable[..., object]) -> list[str]:
+    """The name of ``function``'s ``**kwargs``, where it has one."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in parameters if p.kind is inspect.Parameter.VAR_KEYWORD]
 
 
 def _called_configurations(
@@ -480,7 +516,8 @@ def _counterpart_configurations(
     if info is None:
         return []
     theirs = [a.name for a in info.arguments]
-    mine = parameter_names(function) or theirs  # no signature: NumPy's names, as theirs
+    rest = _keyword_rest(function)
+    mine = [n for n in parameter_names(function) if n not in rest] or theirs  # no signature: NumPy's
     translated = []
     for inputs in inputs_for(info, profile):
         configuration: dict[str, Any] = {}

@@ -20,7 +20,6 @@ from opperf.measure import harness
 from opperf.measure.isolation import IsolatedRunner
 from opperf.results.measurement import BenchmarkSpec, Measurement
 from opperf.utils.affinity import available_cpus, worker_cpus
-from opperf.utils.errors import OpperfError
 
 
 class Measurer(Protocol):
@@ -46,27 +45,24 @@ class InWorkers(contextlib.AbstractContextManager["InWorkers"]):
     after a crash prepares again). Workers are pinned as ``affinity`` says (``--affinity``); a round
     may take ``timeout_s``."""
 
-    def __init__(self, timeout_s: float, affinity: str) -> None:
+    def __init__(self, timeout_s: float, affinity: str, threads: int | None) -> None:
+        """``threads``: every namespace's intra-op thread count. OpperfError, before anything runs,
+        when ``affinity`` names CPUs this process may not use."""
         self._timeout_s = timeout_s
-        self._affinity = affinity
+        self._threads = threads
+        self._cpus = worker_cpus(affinity, threads, available_cpus())
         self._runners: dict[str, IsolatedRunner] = {}
 
     def __call__(
         self, namespace: str, spec: BenchmarkSpec, function: Callable[..., object], index: int
     ) -> Measurement:
-        backend = get_backend(spec.framework)
-        if backend.lookup(spec.namespace, spec.function or spec.op) is not function:
-            raise OpperfError(
-                f"{spec.label} is not what {namespace} calls; a worker cannot find it by its name "
-                "(compare it in this process: --no-isolation)"
-            )
         return self._runner(namespace, spec).run_round(spec, index, public=True).measurement
 
     def _runner(self, namespace: str, spec: BenchmarkSpec) -> IsolatedRunner:
         if namespace not in self._runners:
-            threads = cast("int | None", spec.options.threads)
-            cpus = worker_cpus(self._affinity, threads, available_cpus())
-            self._runners[namespace] = IsolatedRunner(spec.framework, self._timeout_s, threads, cpus)
+            self._runners[namespace] = IsolatedRunner(
+                spec.framework, self._timeout_s, self._threads, self._cpus
+            )
         return self._runners[namespace]
 
     def __exit__(self, *exc_info: object) -> None:
