@@ -15,7 +15,7 @@ from opperf.measure.sampling import StopReason
 from opperf.measure.stages import EAGER, StageCheck
 from opperf.results.options import RunOptions
 from opperf.utils.gpu_state import GpuState
-from opperf.utils.stats import Summary, summarize
+from opperf.utils.stats import Summary, ratio, summarize
 
 
 class Status(str, Enum):
@@ -314,9 +314,7 @@ class Work:
     @property
     def intensity(self) -> float:
         """Arithmetic intensity, FLOPs per byte: which roof bounds the operator."""
-        if self.bytes_moved:
-            return self.flops / self.bytes_moved
-        return math.inf if self.flops else 0.0
+        return ratio(self.flops, self.bytes_moved)
 
 
 @dataclass(frozen=True)

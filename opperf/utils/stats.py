@@ -51,6 +51,14 @@ class Summary:
         return median_precision(self.median_low, self.median_high, self.median)
 
 
+def ratio(numerator: float, denominator: float) -> float:
+    """``numerator / denominator``; infinite over a zero denominator, zero where both are zero (an
+    arithmetic intensity of work that moves no bytes, of no work at all)."""
+    if denominator:
+        return numerator / denominator
+    return math.inf if numerator else 0.0
+
+
 def quantile(samples: Sequence[float], q: float) -> float:
     """The q-quantile (0 <= q <= 1) by linear interpolation between closest ranks."""
     if not samples:

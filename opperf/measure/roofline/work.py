@@ -38,6 +38,7 @@ from opperf.results.measurement import (
     is_given_array,
     is_tensor_list,
 )
+from opperf.utils.stats import ratio
 
 if TYPE_CHECKING:
     from opperf.measure.roofline.peaks import MachinePeaks
@@ -109,7 +110,7 @@ class Rates:
     @property
     def intensity(self) -> float:
         """FLOPs per byte, the same as the counted work's."""
-        return _ratio(self.gflop_per_s, self.gb_per_s)
+        return ratio(self.gflop_per_s, self.gb_per_s)
 
 
 class Bound(str, Enum):
@@ -171,12 +172,6 @@ def fraction_of_peak(rates: Rates, peaks: MachinePeaks) -> PeakFractions:
         compute=rates.gflop_per_s * GIGA / peaks.gemm_flops_per_s,
         bound=Bound.COMPUTE if rates.intensity >= ridge else Bound.MEMORY,
     )
-
-
-def _ratio(numerator: float, denominator: float) -> float:
-    if denominator:
-        return numerator / denominator
-    return math.inf if numerator else 0.0
 
 
 class UncountableError(Exception):
