@@ -56,15 +56,20 @@ def tensor_order(function: Callable[..., object], framework: str) -> list[str]:
     return [name for name in parameter_names(function) if name in tensors and name != OUTPUT]
 
 
-def parameter_names(function: Callable[..., object], by_name_only: bool = False) -> list[str]:
-    """``function``'s parameters in order (``by_name_only``: those a call may name, not ``*args`` or
-    ``**kwargs``); none where it has no signature (a NumPy ufunc that ``mx.np`` exposes)."""
+KEYWORD_REST = (inspect.Parameter.VAR_KEYWORD,)
+"""A ``**kwargs``: it names no argument of its own."""
+VARIABLE = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+"""``*args`` and ``**kwargs``: a call names neither."""
+
+
+def parameter_names(function: Callable[..., object], leaving_out: tuple[object, ...] = ()) -> list[str]:
+    """``function``'s parameters in order, but those of the kinds ``leaving_out`` (``KEYWORD_REST``,
+    ``VARIABLE``); none where it has no signature (a NumPy ufunc that ``mx.np`` exposes)."""
     try:
         parameters = inspect.signature(function).parameters.values()
     except (TypeError, ValueError):
         return []
-    variable = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-    return [p.name for p in parameters if not (by_name_only and p.kind in variable)]
+    return [p.name for p in parameters if p.kind not in leaving_out]
 
 
 def _holds_tensors(value: object) -> bool:
@@ -120,12 +125,19 @@ def check_namespaces(namespaces: Sequence[str]) -> None:
 def check_operators(names: Sequence[str], namespace: str) -> None:
     """Raise OpperfError naming the first of ``names`` that ``namespace`` has no function of, before
     anything runs (a comparison that stopped at it would lose what it measured before)."""
-    backend = get_backend(framework_of_namespace(namespace))
     for name in names:
-        if backend.lookup(namespace, name) is None:
-            raise OpperfError(
-                f"no operator {name!r} in {namespace}{suggest(name, backend.namespace_names(namespace))}"
-            )
+        function_in(namespace, name)
+
+
+def function_in(namespace: str, name: str) -> Callable[..., object]:
+    """The function ``name`` of ``namespace``; OpperfError naming the closest names where it has none."""
+    backend = get_backend(framework_of_namespace(namespace))
+    function = backend.lookup(namespace, name)
+    if function is None:
+        raise OpperfError(
+            f"no operator {name!r} in {namespace}{suggest(name, backend.namespace_names(namespace))}"
+        )
+    return function
 
 
 def check_devices(namespaces: Sequence[str], options: RunOptions) -> None:
@@ -199,12 +211,7 @@ def compare(
     options = comparison_options(options or RunOptions())
     check_namespaces(namespaces)
     first = namespaces[0]
-    source_backend = get_backend(framework_of_namespace(first))
-    source_function = source_backend.lookup(first, name)
-    if source_function is None:
-        known = source_backend.namespace_names(first)
-        raise OpperfError(f"no operator {name!r} in {first}{suggest(name, known)}")
-    source_tensors = tensor_order(source_function, framework_of_namespace(first))
+    source_tensors = tensor_order(function_in(first, name), framework_of_namespace(first))
     share = round_options(options, min(rounds, ROUND_BUDGET_SHARE)) if rounds > 1 else options
     rows = []
     for configuration in configurations:
@@ -282,7 +289,7 @@ def _call_in(
         inputs = dict(configuration)
     else:
         # a function whose signature says nothing of its tensors (``torch.unique``) takes them first
-        named = parameter_names(function, by_name_only=True)
+        named = parameter_names(function, leaving_out=VARIABLE)
         tensors = tensor_order(function, framework) or named[: len(source_tensors)]
         inputs = translate(configuration, source_tensors, tensors, target)
     run_options = replace(options, framework=framework).validated(backend)
@@ -404,29 +411,34 @@ def common_functions(namespaces: Sequence[str]) -> tuple[str, ...]:
         if not name.startswith("_")
         and callable(backend.lookup(first, name))
         and all(_has_counterpart(name, namespace) for namespace in namespaces[1:])
-        and any(_registered(name, namespace) for namespace in namespaces)
+        and any(_registered_info(name, namespace) is not None for namespace in namespaces)
     )
 
 
-def _registered(name: str, namespace: str) -> bool:
-    """Whether ``name``'s function in ``namespace`` is a registry operator there: a function no
-    framework registers computes nothing on arrays (``set_printoptions``, ``torch.save``)."""
+def _counterpart_function(name: str, namespace: str) -> Callable[..., object] | None:
+    """What ``namespace`` calls for ``name`` where the configuration does not choose it; None where
+    it has no such function. OpperfError where the configuration chooses (``Pooling``: max pooling
+    has a counterpart, global pooling none)."""
     target = counterpart(name, namespace)
-    backend = get_backend(framework_of_namespace(namespace))
+    return get_backend(framework_of_namespace(namespace)).lookup(target.namespace, target.function_name({}))
+
+
+def _registered_info(name: str, namespace: str) -> OpInfo | None:
+    """The registry record of ``name``'s counterpart in ``namespace``; None where it is none: a
+    function no framework registers computes nothing on arrays (``set_printoptions``, ``torch.save``)."""
     try:
-        function = backend.lookup(target.namespace, target.function_name({}))
+        function = _counterpart_function(name, namespace)
     except OpperfError:
-        return False
-    return function is not None and backend.identify(function).info is not None
+        return None
+    backend = get_backend(framework_of_namespace(namespace))
+    return backend.identify(function).info if function is not None else None
 
 
 def _has_counterpart(name: str, namespace: str) -> bool:
-    target = counterpart(name, namespace)
     try:
-        function_name = target.function_name({})
-    except OpperfError:  # it has one for some configurations (max pooling, not global pooling)
+        return _counterpart_function(name, namespace) is not None
+    except OpperfError:  # it has one for some configurations
         return True
-    return get_backend(framework_of_namespace(namespace)).lookup(target.namespace, function_name) is not None
 
 
 def configurations(
@@ -443,9 +455,7 @@ def configurations(
     first = namespaces[0]
     framework = framework_of_namespace(first)
     backend = get_backend(framework)
-    function = backend.lookup(first, name)
-    if function is None:
-        raise OpperfError(f"no operator {name!r} in {first}{suggest(name, backend.namespace_names(first))}")
+    function = function_in(first, name)
     info = backend.identify(function).info
     if info is not None:
         return [backend.applicable_inputs(info, inputs) for inputs in inputs_for(info, profile)]
@@ -470,17 +480,8 @@ def _fits(configuration: Mapping[str, Any], function: Callable[..., object]) -> 
         return False
     if signature.accepted is not None:
         return given <= signature.accepted
-    named = set(parameter_names(function)) - set(_keyword_rest(function))
+    named = set(parameter_names(function, leaving_out=KEYWORD_REST))
     return not named or given <= named
-
-
-def _keyword_rest(function: Callable[..., object]) -> list[str]:
-    """The name of ``function``'s ``**kwargs``, where it has one."""
-    try:
-        parameters = inspect.signature(function).parameters.values()
-    except (TypeError, ValueError):
-        return []
-    return [p.name for p in parameters if p.kind is inspect.Parameter.VAR_KEYWORD]
 
 
 def _called_configurations(
@@ -506,18 +507,12 @@ def _counterpart_configurations(
     ``function``'s argument names: an argument ``function`` has by the same name keeps it, another goes
     to ``function``'s parameter at its position (``jnp.hstack(tup)`` to ``mx.np.hstack(arrays)``); a
     configuration with an argument that has neither is left out."""
-    target = counterpart(name, namespace)
-    backend = get_backend(framework_of_namespace(namespace))
-    try:
-        found = backend.lookup(target.namespace, target.function_name({}))
-    except OpperfError:
-        return []
-    info = backend.identify(found).info if found is not None else None
+    info = _registered_info(name, namespace)
     if info is None:
         return []
+    backend = get_backend(framework_of_namespace(namespace))
     theirs = [a.name for a in info.arguments]
-    rest = _keyword_rest(function)
-    mine = [n for n in parameter_names(function) if n not in rest] or theirs  # no signature: NumPy's
+    mine = parameter_names(function, leaving_out=KEYWORD_REST) or theirs  # no signature: NumPy's
     translated = []
     for inputs in inputs_for(info, profile):
         configuration: dict[str, Any] = {}
