@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -32,7 +34,7 @@ def host_values(spec: TensorSpec, dtype: str, rng: np.random.Generator) -> np.nd
     else:
         values = rng.uniform(spec.low, spec.high, size=spec.shape)
     if spec.structure == "boxes":
-        values = _boxes(values, spec.low, spec.high)
+        values = boxes(values, spec.low, spec.high)
     elif spec.structure is not None:
         values = _structured(values, spec.structure)
     if spec.storage != "default":
@@ -67,14 +69,15 @@ def _sparsified(values: np.ndarray, spec: TensorSpec, rng: np.random.Generator) 
     return np.where(rng.uniform(size=kept_shape) < spec.density, values, 0)
 
 
-def _boxes(values: np.ndarray, low: float, high: float) -> np.ndarray:
+def boxes(values: Any, low: float, high: float, concatenate: Callable[..., Any] = np.concatenate) -> Any:
     """Uniform values whose last four entries (last axis) become x1, y1, x2, y2 inside [low, high)
-    with sizes 5% to 50% of the range (see ``opperf.results.measurement.Structure``)."""
+    with sizes 5% to 50% of the range (see ``opperf.results.measurement.Structure``): NumPy arrays,
+    or a framework's tensors with its ``concatenate(parts, axis)``."""
     span = high - low
     fraction = (values[..., -4:] - low) / span
     start = low + 0.5 * span * fraction[..., :2]
     end = start + span * (0.05 + 0.45 * fraction[..., 2:])
-    return np.concatenate([values[..., :-4], start, end], axis=-1)
+    return concatenate([values[..., :-4], start, end], -1)
 
 
 def _structured(values: np.ndarray, structure: Structure) -> np.ndarray:

@@ -10,14 +10,12 @@ import math
 from dataclasses import replace
 from typing import TYPE_CHECKING, cast
 
+from opperf.operators.values import INTEGER_RANGE, boxes
 from opperf.results.measurement import Alias, InputValue, TensorSpec, is_given_array, is_tensor_list
 from opperf.utils.draws import DrawCache, GeneratorState, drawn
 
 if TYPE_CHECKING:
     import torch
-
-# Integer tensors that are not indices are drawn from [1, 10): no zero divisors, no overflow.
-INTEGER_RANGE = (1, 10)
 
 
 def torch_constant(name: str):
@@ -66,7 +64,7 @@ def host_values(spec: TensorSpec, dtype: str, generator):
     if target.is_complex:
         values = torch.complex(values, _uniform(spec, generator))
     if spec.structure == "boxes":
-        values = _boxes(values, spec.low, spec.high)
+        values = boxes(values, spec.low, spec.high, torch.cat)
     elif spec.structure is not None:
         values = _structured(values, spec.structure)
     if spec.density < 1:
@@ -89,18 +87,6 @@ def _uniform(spec: TensorSpec, generator):
 
     values = torch.rand(spec.shape, generator=generator, dtype=torch.float64)
     return values * (spec.high - spec.low) + spec.low
-
-
-def _boxes(values, low: float, high: float):
-    """Uniform values whose last four entries (last axis) become x1, y1, x2, y2 inside [low, high)
-    with sizes 5% to 50% of the range (see ``opperf.results.measurement.Structure``)."""
-    import torch
-
-    span = high - low
-    fraction = (values[..., -4:] - low) / span
-    start = low + 0.5 * span * fraction[..., :2]
-    end = start + span * (0.05 + 0.45 * fraction[..., 2:])
-    return torch.cat([values[..., :-4], start, end], dim=-1)
 
 
 def _structured(values, structure: str):
