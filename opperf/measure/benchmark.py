@@ -116,9 +116,9 @@ def _benchmark_one(
 def specs_of(
     function: Callable[..., object], configuration: dict[str, Any], options: RunOptions
 ) -> list[BenchmarkSpec]:
-    """``function`` with ``configuration`` as one spec per stage of ``options`` (validated for the
-    function's framework): named as the framework identifies it; OpperfError for an argument it does
-    not take or a malformed shape."""
+    """``function`` with ``configuration`` as one spec per stage of ``options`` (which the caller has
+    validated for the function's framework): named as the framework identifies it; OpperfError for
+    an argument it does not take or a malformed shape."""
     namespace, name, info = get_backend(options.framework).identify(function)
     inputs = freeze_inputs(describe_inputs(function, name, info, configuration))
     category = info.category if info else "custom"
@@ -204,7 +204,7 @@ def describe_inputs(
     signature = signature_of(function, info)
     # A configuration that holds described tensors came from rules or a file: an int in it is a number
     # (``split``'s sections), not the 1-D shape a user's configuration of shapes would mean by it.
-    of_shapes = not any(_described_tensor(v) or _described_list(v) for v in configuration.values())
+    of_shapes = not any(holds_tensors(v) for v in configuration.values())
     described: dict[str, InputValue] = {}
     for argument, value in configuration.items():
         if signature.accepted is not None and argument not in signature.accepted:
@@ -238,6 +238,12 @@ def _described_tensor(value: object) -> bool:
 def _described_list(value: object) -> bool:
     """A list of tensors, described already."""
     return isinstance(value, (list, tuple)) and bool(value) and all(_described_tensor(v) for v in value)
+
+
+def holds_tensors(value: object) -> bool:
+    """Whether an input value is a tensor, or a list of them, described already (a ``TensorSpec``, an
+    array the caller gave) rather than a shape to describe."""
+    return _described_tensor(value) or _described_list(value)
 
 
 def check_shape(op: str, argument: str, shape: object) -> tuple[int, ...]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from opperf.frameworks import FRAMEWORKS, describe, framework_module, framework_of_namespace, get_backend
-from opperf.measure.benchmark import RunOptions, signature_of, specs_of
+from opperf.measure.benchmark import RunOptions, holds_tensors, signature_of, specs_of
 from opperf.operators.counterparts import Counterpart
 from opperf.operators.info import OpInfo
 from opperf.operators.rules import inputs_for
@@ -72,12 +72,6 @@ def parameter_names(function: Callable[..., object], leaving_out: tuple[object, 
     return [p.name for p in parameters if p.kind not in leaving_out]
 
 
-def _holds_tensors(value: object) -> bool:
-    if isinstance(value, (list, tuple)):
-        return bool(value) and all(isinstance(item, TensorSpec) for item in value)
-    return isinstance(value, TensorSpec)
-
-
 def translate(
     configuration: Mapping[str, Any],
     source_tensors: Sequence[str],
@@ -88,7 +82,7 @@ def translate(
     A value that holds tensors is a tensor wherever the source's signature did not say so (a Python
     wrapper whose documentation names another argument)."""
     source_tensors = [*source_tensors] + [
-        name for name, value in configuration.items() if name not in source_tensors and _holds_tensors(value)
+        name for name, value in configuration.items() if name not in source_tensors and holds_tensors(value)
     ]
     translated: dict[str, Any] = {}
     for name, value in configuration.items():
