@@ -12,6 +12,7 @@ import torch
 
 from opperf import RunOptions, run_benchmark_operator, run_performance_test
 from opperf.cli import main
+from opperf.results.document import SCHEMA_VERSION
 from opperf.results.measurement import TensorSpec
 from opperf.verdicts.compare.comparison import COMPARE_THREADS, compare, counterpart, translate
 
@@ -58,7 +59,9 @@ def test_compare_writes_json_pairing_its_records(tmp_path, capsys):
     ]
     assert main([*argv, "--no-backward", "--output-file", str(output)]) == 0
     document = json.loads(output.read_text())
-    assert document["schema_version"] == 2 and document["environment"]["threads"] == COMPARE_THREADS
+    assert (
+        document["schema_version"] == SCHEMA_VERSION and document["environment"]["threads"] == COMPARE_THREADS
+    )
     results, rows = document["results"], document["comparison"]["rows"]
     assert {row["operator"] for row in rows} == {"exp", "FullyConnected"}
     for row in rows:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from opperf.cli import main
+from opperf.results.migrations import CURRENT
 
 GOLDEN = Path(__file__).parent / "golden" / "results_v1.json"
 BASE = json.loads(GOLDEN.read_text())
@@ -36,7 +37,10 @@ MALFORMED = {
     "not text": (b"\xff\xfe\x00\x01", "cannot be read as JSON text"),
     "nested too deep": ("[" * 100_000 + "]" * 100_000, "nested too deep"),
     "a list": ("[]", "holds no JSON object"),
-    "newer version": (_changed(lambda d: d.update(schema_version=3)), "schema_version 3"),
+    "newer version": (
+        _changed(lambda d: d.update(schema_version=CURRENT + 1)),
+        f"schema_version {CURRENT + 1}",
+    ),
     "version as text": (_changed(lambda d: d.update(schema_version="1")), "schema_version '1'"),
     "version as true": (_changed(lambda d: d.update(schema_version=True)), "schema_version True"),
     "results an object": (_changed(lambda d: d.update(results={})), "results is missing or not a list"),

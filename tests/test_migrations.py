@@ -14,7 +14,7 @@ import pytest
 from opperf.results.document import SCHEMA_VERSION, check_document
 from opperf.results.load import record_key
 from opperf.results.migrations import CURRENT, migrate
-from opperf.results.options import KEYED
+from opperf.results.options import KEYED, RunOptions
 
 ROOT = Path(__file__).resolve().parents[1]
 RELEASES = sorted((ROOT / "tests" / "data" / "releases").glob("*.json"))
@@ -36,7 +36,7 @@ def test_a_version_1_record_gets_every_keyed_option_its_mode_and_stage():
     old = _version_1(profiler="python")
     migrated = migrate(old)
     (record,) = migrated["results"]
-    assert migrated["schema_version"] == CURRENT == SCHEMA_VERSION == 2 and migrated["migrated_from"] == 1
+    assert migrated["schema_version"] == CURRENT == SCHEMA_VERSION == 3 and migrated["migrated_from"] == 1
     assert set(KEYED) <= set(record)
     assert record["run_backward"] is False and record["mode"] == "inference"
     assert record["profiler"] == "python" and record["cache"] == "hot" and record["dtype"] == "float32"
@@ -53,9 +53,22 @@ def test_a_current_or_unknown_version_is_left_as_it_is():
         assert migrate(document) is document
 
 
-def test_the_golden_version_1_file_reads_as_version_2():
+def test_a_version_2_record_was_drawn_uniform_positive_into_contiguous_tensors():
+    """Version 3 keys ``values`` and ``layout``; every earlier release drew at their defaults."""
+    old = {**_version_1(), "schema_version": 2}
+    old["results"][0].update(
+        {name: RunOptions().keyed()[name] for name in KEYED if name not in ("values", "layout")}
+    )
+    (record,) = migrate(old)["results"]
+    assert record["values"] == "uniform-positive" and record["layout"] == "contiguous"
+    assert record_key(record) == record_key(
+        {**old["results"][0], "values": "uniform-positive", "layout": "contiguous"}
+    )
+
+
+def test_the_golden_version_1_file_reads_as_the_current_version():
     document = check_document(json.loads((ROOT / "tests" / "golden" / "results_v1.json").read_text()))
-    assert document["schema_version"] == 2 and document["migrated_from"] == 1
+    assert document["schema_version"] == CURRENT and document["migrated_from"] == 1
     assert all(set(KEYED) <= set(record) and record["stage"] == "eager" for record in document["results"])
 
 
@@ -72,7 +85,7 @@ def test_every_file_an_earlier_release_wrote_reads_migrates_and_diffs(path, tmp_
     releases wherever the two files' records share a row key (the migrated key is the current one; a
     file swept with another thread count shares none, and its rows are new, gone or incomparable)."""
     document = check_document(json.loads(path.read_text()))
-    assert document["schema_version"] == 2
+    assert document["schema_version"] == CURRENT
     assert all(set(KEYED) <= set(record) for record in document["results"])
     shared = True
     if _kind(path) == "ab":

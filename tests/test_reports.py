@@ -9,7 +9,7 @@ import pytest
 from opperf.report.csv_report import render_csv
 from opperf.report.json_report import load_json, render_json
 from opperf.report.markdown import render_markdown
-from opperf.results.document import SchemaError
+from opperf.results.document import SCHEMA_VERSION, SchemaError
 from opperf.results.measurement import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs
 from opperf.sweep.document import build_document
 
@@ -75,7 +75,7 @@ def _document():
 
 def test_json_contract_fields():
     document = json.loads(render_json(_document()))
-    assert document["schema_version"] == 2
+    assert document["schema_version"] == SCHEMA_VERSION
     assert document["environment"] == ENVIRONMENT
     coverage = document["coverage"]
     assert (coverage["operators"], coverage["ok"], coverage["skipped"], coverage["failed"]) == (5, 3, 1, 1)

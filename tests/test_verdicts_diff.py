@@ -280,7 +280,7 @@ _NEW_KEYED_OPTION = """
 import json, sys
 from opperf.results import options
 if sys.argv[1] == "keyed":
-    options.KEYED = (*options.KEYED, "values")  # what marking a new RunOptions field keyed does to KEYED
+    options.KEYED = (*options.KEYED, "fill")  # what marking a new RunOptions field keyed does to KEYED
 from opperf.cli import main
 base, new, db, out = sys.argv[2:6]
 diff_status = main(["diff", base, new, "--output-file", out, "--allow-different-machines"])
@@ -294,17 +294,17 @@ print(json.dumps({"diff": diff_status, "series": len(series)}))
 
 
 def test_a_new_keyed_option_keeps_rows_apart_in_diff_and_history_with_nothing_else_changed(tmp_path):
-    """Issue 29's check: files differing only in a new option (``values``: uniform against normal
-    inputs). Marked keyed (its name in ``KEYED``, as a ``RunOptions`` field marked keyed puts it) and
+    """Issue 29's check: files differing only in a new option (``fill``, made up here: zeros against
+    ones). Marked keyed (its name in ``KEYED``, as a ``RunOptions`` field marked keyed puts it) and
     with no other change, ``diff`` pairs no row across the two settings and ``history`` keeps each
     setting a series of its own; not keyed, the same files pair and share their series."""
     data = Path(__file__).parent / "data" / "verdicts"
     paths = []
-    for name, values in (("mxnet_run1.json", "uniform"), ("mxnet_run2.json", "normal")):
+    for name, fill in (("mxnet_run1.json", "zeros"), ("mxnet_run2.json", "ones")):
         document = json.loads((data / name).read_text())
         for record in document["results"]:
-            record["values"] = values
-        paths.append(tmp_path / f"{values}.json")
+            record["fill"] = fill
+        paths.append(tmp_path / f"{fill}.json")
         paths[-1].write_text(json.dumps(document))
     found = {}
     for mode in ("keyed", "not"):

@@ -2,8 +2,9 @@
 
 ``--base-python``/``--new-python`` run each side's workers in that interpreter (another build of the
 framework: it runs this opperf's code, and needs the framework and numpy installed),
-``--base-env``/``--new-env`` add to each side's environment (``MXNET_MKLDNN_ENABLED=0``). The sweep's
-selection and run flags choose what runs.
+``--base-env``/``--new-env`` add to each side's environment (``MXNET_MKLDNN_ENABLED=0``), and
+``--base-option``/``--new-option`` set a run option of one side otherwise (``values=normal``). The
+sweep's selection and run flags choose what runs.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from opperf.cli.progress import RoundsBar, wanted
 from opperf.frameworks import get_backend
 from opperf.operators.rules.profiles import STANDARD
 from opperf.report.json_report import render_json
-from opperf.results.options import RunOptions
+from opperf.results.options import RunOptions, parse_option
 from opperf.sweep.run import DEFAULT_TIMEOUT_S, SweepConfig
 from opperf.utils.errors import OpperfError
 from opperf.utils.files import claimed, write_atomically
@@ -37,6 +38,7 @@ from opperf.verdicts.ab.job import (
     DEFAULT_MIN_ROUNDS,
     DEFAULT_ROUNDS,
     ROUND_SHARE,
+    SIDE_OPTIONS,
     SIDES,
     Build,
     ab_document,
@@ -54,6 +56,17 @@ def _assignment(text: str) -> tuple[str, str]:
     if not equals or not name.strip():
         raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
     return name.strip(), value
+
+
+def _side_option(text: str) -> tuple[str, object]:
+    """``NAME=VALUE`` of a run option a side may set otherwise, the value parsed as its flag's."""
+    name, value = _assignment(text)
+    if name not in SIDE_OPTIONS:
+        raise argparse.ArgumentTypeError(f"a side may set only {', '.join(SIDE_OPTIONS)}, not {name!r}")
+    try:
+        return name, parse_option(name, value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"{name}: {error}") from None
 
 
 def _interpreter(text: str) -> str:
@@ -79,6 +92,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             type=_assignment,
             metavar="NAME=VALUE",
             help=f"an environment variable of the {side} side's workers (repeatable)",
+        )
+        parser.add_argument(
+            f"--{side}-option",
+            default=[],
+            action="append",
+            type=_side_option,
+            metavar="NAME=VALUE",
+            help=f"a run option the {side} side sets otherwise: {', '.join(SIDE_OPTIONS)} (repeatable); "
+            "the job then measures that change, interleaved, and diff pairs its rows across it "
+            "(--new-option values=normal: what normal inputs cost)",
         )
     parser.add_argument(
         "--rounds",
@@ -125,7 +148,11 @@ def run(arguments: argparse.Namespace) -> int:
     check_writable(arguments.output_file)
     journal = arguments.output_file + JOURNAL_SUFFIX
     builds = {
-        side: Build(getattr(arguments, f"{side}_python"), dict(getattr(arguments, f"{side}_env")))
+        side: Build(
+            getattr(arguments, f"{side}_python"),
+            dict(getattr(arguments, f"{side}_env")),
+            dict(getattr(arguments, f"{side}_option")),
+        )
         for side in SIDES
     }
     device = arguments.device or get_backend(arguments.framework).default_device()

@@ -15,11 +15,11 @@ from opperf.cli.common import check_writable, fraction, report_format, write_or_
 from opperf.report.xlsx import require_openpyxl, write_workbook
 from opperf.report.xlsx_tables import diff_tables
 from opperf.results.environment import BUILD_FIELDS, MACHINE_FIELDS
-from opperf.results.load import Run, differences, read_ab, read_side
+from opperf.results.load import SETTINGS, Run, across, differences, read_ab, read_side
 from opperf.utils.errors import OpperfError
 from opperf.utils.files import write_atomically
 from opperf.verdicts.decide import FailOn
-from opperf.verdicts.diff import DEFAULT_ALPHA, DEFAULT_THRESHOLD, Diff, diff, diff_ab
+from opperf.verdicts.diff import DEFAULT_ALPHA, DEFAULT_THRESHOLD, Diff, across_note, diff, diff_ab
 from opperf.verdicts.document import diff_document, render_json
 from opperf.verdicts.markdown import render_markdown
 from opperf.verdicts.table import render_csv
@@ -67,7 +67,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="diff result files measured on different machines (CPU, GPU or driver differ), noting it",
     )
+    parser.add_argument(
+        "--across",
+        type=_settings,
+        default=(),
+        metavar="SETTING[,SETTING]",
+        help="pair rows that differ only in these settings of the row key (e.g. values, layout, threads, "
+        "dtype): each side holds one value of each, and a verdict is the effect of changing them",
+    )
     parser.add_argument("--json-file", help="also write the JSON document here")
+
+
+def _settings(text: str) -> tuple[str, ...]:
+    names = tuple(part.strip() for part in text.split(","))
+    unknown = [name for name in names if name not in SETTINGS]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"{unknown[0]!r} is no setting of a row key; choose from: {', '.join(SETTINGS)}"
+        )
+    return names
 
 
 def split_files(text: str, side: str) -> list[str]:
@@ -119,12 +137,23 @@ def run(arguments: argparse.Namespace) -> int:
             raise OpperfError(f"--output-format {chosen} is a file format; add --output-file DIFF.{chosen}")
         require_openpyxl()
     if arguments.new is None:
+        if arguments.across:
+            raise OpperfError(
+                "--across pairs rows of two sides that differ in a setting; the sides of an A/B file share "
+                "their settings: pass BASE and NEW result files"
+            )
         result = diff_ab(read_ab(arguments.base), threshold=arguments.threshold, alpha=arguments.alpha)
     else:
         base_files, new_files = split_files(arguments.base, "BASE"), split_files(arguments.new, "NEW")
         _check_distinct(base_files, new_files)
         base, new = read_side(base_files), read_side(new_files)
         notes = _machines(base, new, arguments.allow_different_machines)
+        if arguments.across:
+            base, base_settings = across(base, arguments.across, "BASE")
+            new, new_settings = across(new, arguments.across, "NEW")
+            notes.append(
+                across_note({name: (base_settings[name], new_settings[name]) for name in arguments.across})
+            )
         result = diff(base, new, threshold=arguments.threshold, alpha=arguments.alpha, notes=notes)
     if chosen in WORKBOOKS:
         write_workbook(arguments.output_file, WORKBOOKS[chosen](result))

@@ -15,11 +15,13 @@ from opperf.frameworks import DEFAULT_FRAMEWORK, FRAMEWORKS, framework_module, g
 from opperf.measure.roofline.work import count_work, counters
 from opperf.operators import fused, longtail
 from opperf.operators.info import Argument, OpInfo
+from opperf.operators.layouts import with_layout
 from opperf.operators.rules import NoRuleError, inputs_for
 from opperf.operators.rules.generic import rule_name
 from opperf.operators.rules.profiles import STANDARD
-from opperf.results.measurement import BenchmarkSpec, describe_value, freeze_inputs
-from opperf.results.options import RunOptions
+from opperf.operators.values import describe_distribution, with_distribution
+from opperf.results.measurement import BenchmarkSpec, InputValue, TensorSpec, describe_value, freeze_inputs
+from opperf.results.options import RunOptions, option_argument
 from opperf.sweep.run import select_operators
 from opperf.utils.devices import requested_device
 
@@ -32,18 +34,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--framework", default=DEFAULT_FRAMEWORK, choices=tuple(FRAMEWORKS), help="whose registry"
     )
     parser.add_argument("--ctx", default="cpu", help="the device kind whose skips apply (default: cpu)")
+    for name in ("dtype", "values", "layout"):
+        option_argument(parser, name)
 
 
 def run(arguments: argparse.Namespace) -> int:
     backend = get_backend(arguments.framework)
     (op,) = select_operators(backend, (arguments.op,), ())
     kind, _ = requested_device(arguments.ctx)  # the kind decides; a GPU need not be here to explain it
-    print(explain(op, kind))
+    drawing = RunOptions(
+        framework=arguments.framework,
+        dtype=arguments.dtype,
+        values=arguments.values,
+        layout=arguments.layout,
+    ).validated()
+    print(explain(op, kind, drawing))
     return 0
 
 
-def explain(op: OpInfo, device_kind: str) -> str:
-    """The explanation of ``op`` as text."""
+def explain(op: OpInfo, device_kind: str, drawing: RunOptions | None = None) -> str:
+    """The explanation of ``op`` as text; each tensor's values and layout as ``drawing`` (its dtype,
+    ``--values`` and ``--layout``) would draw them."""
+    drawing = drawing or RunOptions(framework=op.framework)
     if op.category == longtail.CATEGORY:
         return explain_longtail(op)
     if op.category == fused.CATEGORY:
@@ -73,9 +85,12 @@ def explain(op: OpInfo, device_kind: str) -> str:
     except NoRuleError as reason:
         lines.append(f"  skipped:     {reason}")
         return "\n".join(lines)
-    lines.append(f"  input configurations ({STANDARD.name} profile, {device_kind}):")
+    lines.append(
+        f"  input configurations ({STANDARD.name} profile, {device_kind}; {drawing.dtype}, values "
+        f"{drawing.values}, layout {drawing.layout}):"
+    )
     for index, inputs in enumerate(configurations, start=1):
-        described = ", ".join(f"{name}={_text(describe_value(value))}" for name, value in inputs.items())
+        described = ", ".join(f"{name}={_drawn(value, drawing)}" for name, value in inputs.items())
         spec = BenchmarkSpec(
             op.namespaces[0], op.name, freeze_inputs(inputs), RunOptions(framework=op.framework)
         )
@@ -125,6 +140,16 @@ def explain_fused(op: OpInfo) -> str:
         described = ", ".join(f"{name}={_text(describe_value(value))}" for name, value in inputs.items())
         lines.append(f"    {index}. {described}")
     return "\n".join(lines)
+
+
+def _drawn(value: InputValue, drawing: RunOptions) -> str:
+    """An input as ``_text`` shows it; a tensor with the values and layout ``drawing`` gives it."""
+    if not isinstance(value, TensorSpec):
+        return _text(describe_value(value))
+    drawn = with_layout(with_distribution(value, drawing.values, drawing.dtype), drawing.layout)
+    assert isinstance(drawn, TensorSpec)  # a tensor's description stays one
+    laid_out = f", {drawing.layout}" if drawn.storage != value.storage else ""
+    return f"{_text(describe_value(value))} ({describe_distribution(drawn, drawing.dtype)}{laid_out})"
 
 
 def _text(described: object) -> str:

@@ -52,7 +52,9 @@ class Framework:
     """One framework as opperf knows it before importing it: its name (also its package under
     ``opperf.frameworks`` and its pip extra), how messages name it, the module it is imported as, its
     backend class (``module:Class`` in its package), how its Python wrappers document a tensor
-    argument, which functions and namespaces are its own, and the capabilities it declares."""
+    argument, which functions and namespaces are its own, the capabilities it declares, and the
+    memory layouts its tensors can take beyond contiguous (``opperf.operators.layouts``), with what
+    to say where they cannot."""
 
     name: str
     display_name: str
@@ -64,6 +66,9 @@ class Framework:
     namespaces: str
     """Its user-facing namespaces, as an error that names them shows them (``mx.nd, mx.np, ...``)."""
     capabilities: frozenset[str] = frozenset()
+    layouts: frozenset[str] = frozenset()
+    layout_note: str = ""
+    """Why its tensors have no other layouts, where they have none."""
 
     def __post_init__(self) -> None:
         unknown = self.capabilities - set(CAPABILITIES)

@@ -28,6 +28,8 @@ from opperf.measure.memory import fit_problem
 from opperf.measure.sampling import OVERHEAD_PLAN, Sampled, SamplingPlan, sample
 from opperf.measure.stages import StageCheck
 from opperf.measure.timing import Timer
+from opperf.operators.layouts import with_layout
+from opperf.operators.values import with_distribution
 from opperf.results.measurement import BenchmarkSpec, DeviceWork, Measurement, Status, TimerKind, Work
 from opperf.utils import gpu_state, load
 
@@ -296,7 +298,7 @@ def prepare(
             problem = _fit_problem(session, spec, function)
             if problem is not None:
                 return Measurement(spec=spec, status=Status.SKIPPED, reason=problem)
-        passes = session.prepare(spec, spec.options.seed, function)
+        passes = session.prepare(as_drawn(spec), spec.options.seed, function)
         check = passes.stage_check
         if check is not None and not check.agrees:
             return Measurement(
@@ -313,6 +315,18 @@ def prepare(
     except Exception as error:
         session.settle()
         return Measurement(spec=spec, status=Status.FAILED, reason=session.describe_error(error))
+
+
+def as_drawn(spec: BenchmarkSpec) -> BenchmarkSpec:
+    """``spec`` with the run's ``--values`` distribution and ``--layout`` set on the tensors they
+    touch, as the session draws them; the measurement keeps ``spec`` itself, whose inputs (and row
+    key) are those of every distribution and layout."""
+    options = spec.options
+    inputs = tuple(
+        (name, with_layout(with_distribution(value, options.values, options.dtype), options.layout))
+        for name, value in spec.inputs
+    )
+    return replace(spec, inputs=inputs) if inputs != spec.inputs else spec
 
 
 def _fit_problem(session: Session, spec: BenchmarkSpec, function: Callable[..., object] | None) -> str | None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from opperf.results.document import is_ab, read_document
+from opperf.results.draws import CONTIGUOUS, UNIFORM_POSITIVE
 from opperf.results.environment import fingerprint
 from opperf.results.options import KEYED
 from opperf.utils.errors import OpperfError
@@ -34,8 +35,15 @@ SETTINGS: tuple[str, ...] = (*(name for name in KEYED if name != "framework"), "
 (the framework is part of the identity), then the stage and the fused variant. Derived, never
 listed: an option marked keyed is in every key, in ``diff`` and in ``history``, with nothing else
 to change."""
-_ABSENT: Mapping[str, object] = {"stage": "eager", "variant": ""}
-"""What a key holds for a setting a record leaves out (a null variant is no variant)."""
+_ABSENT: Mapping[str, object] = {
+    "stage": "eager",
+    "variant": "",
+    "values": UNIFORM_POSITIVE,
+    "layout": CONTIGUOUS,
+}
+"""What a key holds for a setting a record, or a key a history store kept, leaves out: a null
+variant is no variant; a key stored before ``values`` and ``layout`` were recorded was measured at
+their defaults."""
 
 
 @dataclass(frozen=True)
@@ -259,6 +267,9 @@ class AbJob:
     new: tuple[Run, ...]
     min_rounds: int
     interrupted: bool
+    varied: Mapping[str, tuple[object, object]] = field(default_factory=dict)
+    """The run options the sides set otherwise (``opperf ab --new-option``), each with its base and
+    new value: the rows pair across them."""
 
 
 def read_ab(path: str) -> AbJob:
@@ -284,12 +295,37 @@ def read_ab(path: str) -> AbJob:
     job = cast("dict[str, Any]", document.get("ab")) if isinstance(document.get("ab"), dict) else {}
     schedule = cast("dict[str, Any]", job.get("schedule")) if isinstance(job.get("schedule"), dict) else {}
     minimum = schedule.get("min_rounds")
+    names = _side_options(path, job)
+    varied: dict[str, tuple[object, object]] = {}
+    if names:
+        base, base_values = across(base, names, f"{path} [base]")
+        new, new_values = across(new, names, f"{path} [new]")
+        varied = {name: (base_values[name], new_values[name]) for name in names}
     return AbJob(
         base=base,
         new=new,
         min_rounds=minimum if isinstance(minimum, int) and not isinstance(minimum, bool) else 0,
         interrupted=job.get("interrupted") is True,
+        varied=varied,
     )
+
+
+def _side_options(path: str, job: Mapping[str, Any]) -> tuple[str, ...]:
+    """The settings an A/B job's sides set otherwise (``builds.<side>.options``); OpperfError for
+    one that is no setting of a row key."""
+    builds = job.get("builds")
+    names: list[str] = []
+    for build in builds.values() if isinstance(builds, dict) else ():
+        options = build.get("options") if isinstance(build, dict) else None
+        for name in options if isinstance(options, dict) else ():
+            if name not in SETTINGS:
+                raise OpperfError(
+                    f"{path}: a side sets {str(name)[:40]!r}, no setting of a row key; pass an A/B file "
+                    "written by opperf ab"
+                )
+            if name not in names:
+                names.append(name)
+    return tuple(names)
 
 
 SIDES = ("base", "new")
@@ -357,6 +393,37 @@ def _settings(run: Run) -> frozenset[tuple[str, object]]:
     return frozenset(
         (name, value) for key in run.records for name, value in zip(SETTINGS, key.settings, strict=True)
     )
+
+
+def across(runs: Sequence[Run], names: Sequence[str], side: str) -> tuple[tuple[Run, ...], dict[str, object]]:
+    """``runs`` with the settings ``names`` left out of every key (``diff --across``: rows that differ
+    only in them pair up, and their verdict is that setting's effect), and the value of each on this
+    side; OpperfError where the side holds more than one value of a setting (its rows would merge)."""
+    found: dict[str, set[object]] = {name: set() for name in names}
+    for run in runs:
+        for key in run.records:
+            for name in names:
+                found[name].add(getattr(key, name))
+    several = {name: values for name, values in found.items() if len(values) > 1}
+    if several:
+        name, values = next(iter(several.items()))
+        listed = ", ".join(sorted(map(str, values)))
+        raise OpperfError(
+            f"{side} holds more than one {name} ({listed}); --across {name} compares one {name} on each "
+            f"side: pass the files of each {name} as one side"
+        )
+    left_out = {name: None for name in names}
+    projected = tuple(
+        replace(
+            run,
+            records={
+                key.replacing(**left_out): replace(record, key=key.replacing(**left_out))
+                for key, record in run.records.items()
+            },
+        )
+        for run in runs
+    )
+    return projected, {name: next(iter(values), None) for name, values in found.items()}
 
 
 def worst_status(statuses: Sequence[str]) -> str:

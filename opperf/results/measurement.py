@@ -13,6 +13,7 @@ from typing import Any, Literal, Protocol, TypeGuard, get_args
 
 from opperf.measure.sampling import StopReason
 from opperf.measure.stages import EAGER, StageCheck
+from opperf.results.draws import UNIFORM_POSITIVE
 from opperf.results.options import RunOptions
 from opperf.utils.gpu_state import GpuState
 from opperf.utils.stats import Summary, ratio, summarize
@@ -29,12 +30,24 @@ class Status(str, Enum):
 
 
 Storage = Literal[
-    "default", "csr", "row_sparse", "csc", "mkldnn", "per_channel", "fbgemm_packed", "nested", "sliced"
+    "default",
+    "csr",
+    "row_sparse",
+    "csc",
+    "mkldnn",
+    "per_channel",
+    "fbgemm_packed",
+    "nested",
+    "sliced",
+    "transposed",
+    "channels_last",
 ]
 """How a tensor is stored: dense, compressed sparse rows, or a subset of non-zero rows (MXNet and
 PyTorch); and for PyTorch only: compressed sparse columns, MKL-DNN's opaque layout, quantized per
 channel along dimension 0 (a quantized dtype), packed for FBGEMM's matrix product, a nested (jagged)
-tensor of the rows, or a non-contiguous view (every second element along the last axis)."""
+tensor of the rows, a non-contiguous view (every second element along the last axis), the transpose
+of a contiguous tensor (column-major over the last two axes), or channels-last memory (rank 4 or 5)."""
+
 
 Structure = Literal["spd", "lower_triangular", "sorted_unique", "png", "boxes"]
 """Matrix structure over the last two axes: symmetric positive-definite, or lower-triangular with a
@@ -52,7 +65,9 @@ class TensorSpec:
     Values are drawn uniformly from [low, high), positive by default so logarithms and roots stay
     finite; ``integral`` rounds them down, which is how index arguments stay within bounds. A sparse
     ``storage`` keeps a ``density`` fraction of the elements (CSR, CSC) or of the rows (row_sparse)
-    non-zero.
+    non-zero. ``values`` names another distribution (``--values``, see ``opperf.operators.values``):
+    the run's option sets it where it may touch the tensor, just before the tensor is drawn, so a
+    record's inputs never carry it (the record's ``values`` does).
     """
 
     shape: tuple[int, ...]
@@ -63,6 +78,7 @@ class TensorSpec:
     structure: Structure | None = None
     storage: Storage = "default"
     density: float = 1.0
+    values: str = UNIFORM_POSITIVE
 
     @property
     def size(self) -> int:

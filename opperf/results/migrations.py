@@ -10,6 +10,10 @@ lacks is the one its file's environment names, else the value that release alway
 option's default (a file from before ``--cache`` was measured hot); ``mode`` follows ``run_backward``;
 ``stage`` is ``eager``; fields that a release did not measure (a timer kind, host latency, device
 work, GPU state) are null: not known, rather than guessed.
+
+Version 3 keys two more options, ``values`` (how input values are distributed) and ``layout`` (how
+dense inputs are laid out in memory): every record states them, and every earlier release drew
+uniform-positive values into contiguous tensors, their defaults, which a version-2 record gets.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from typing import Any
 
 from opperf.results.options import KEYED, RunOptions
 
-CURRENT = 2
+CURRENT = 3
 """The schema version this opperf writes."""
 
 _DEFAULTS: Mapping[str, Any] = {item.name: item.default for item in fields(RunOptions)}
@@ -67,7 +71,19 @@ def _v1_to_v2(document: dict[str, Any]) -> dict[str, object]:
     return document
 
 
-MIGRATIONS: Mapping[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
+def _v2_to_v3(document: dict[str, Any]) -> dict[str, object]:
+    for section in ("results", "skipped"):
+        records = document.get(section)
+        if isinstance(records, list):
+            for record in records:
+                if isinstance(record, dict):
+                    for name in ("values", "layout"):
+                        record.setdefault(name, _DEFAULTS[name])
+    document["schema_version"] = 3
+    return document
+
+
+MIGRATIONS: Mapping[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2, 2: _v2_to_v3}
 """Each version's migration to the next."""
 
 

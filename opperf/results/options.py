@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, cast
 from opperf.frameworks import DEFAULT_FRAMEWORK
 from opperf.measure.sampling import DEFAULT_BUDGET_S, DEFAULT_TARGET, SamplingPlan
 from opperf.measure.stages import STAGES, check_stages, parse_stages
+from opperf.results.draws import CONTIGUOUS, LAYOUTS, UNIFORM_POSITIVE, check_distribution, parse_distribution
 from opperf.utils.cache import CACHE_MODES
 from opperf.utils.errors import OpperfError
 
@@ -331,6 +332,28 @@ class RunOptions:
         parse=_integer,
         check=_count(1, optional=False),
     )
+    values: str = option(
+        UNIFORM_POSITIVE,
+        flag="--values",
+        help="how the values of floating-point inputs are distributed: uniform-positive ([0.1, 1)), "
+        "normal, uniform ([-1, 1), or uniform:LOW,HIGH), with-zeros (a quarter zero), with-nan-inf "
+        "(5%% each of NaN, +inf, -inf) or subnormal; ranges a rule chose (an operator's domain), indices "
+        "(normal concentrates them) and integers stay valid; opperf explain OP --values shows which",
+        parse=parse_distribution,
+        check=check_distribution,
+        keyed=True,
+        metavar="|".join(("uniform-positive", "normal", "uniform[:LOW,HIGH]", "with-zeros", "...")),
+    )
+    layout: str = option(
+        CONTIGUOUS,
+        flag="--layout",
+        help="memory layout of dense inputs where the framework has one (PyTorch): contiguous, "
+        "transposed (column-major over the last two axes), strided (every second element of a wider "
+        "tensor) or channels-last (rank 4 and 5)",
+        check=_one_of(lambda: tuple(LAYOUTS), "layout"),
+        choices=lambda: tuple(LAYOUTS),
+        keyed=True,
+    )
 
     @property
     def plan(self) -> SamplingPlan:
@@ -355,12 +378,29 @@ class RunOptions:
                 "or choose --mode training"
             )
         resolved_options = replace(self, mode=resolved)
+        self._check_layout()
         if backend is None:
             return resolved_options
         missing = backend.missing_dtypes.get(self.dtype)
         if missing is not None:
             raise OpperfError(f"dtype {self.dtype}: {missing}")
         return replace(resolved_options, device=backend.normalize_device(self.device))
+
+    def replacing(self, settings: Mapping[str, object]) -> RunOptions:
+        """These options with ``settings`` (options by name) instead; check them with ``validated``."""
+        return replace(self, **cast("dict[str, Any]", settings))
+
+    def _check_layout(self) -> None:
+        """Refuse a layout the framework's tensors cannot take, saying why and which they can."""
+        from opperf.frameworks import FRAMEWORKS, describe
+
+        declared = describe(self.framework)
+        if self.layout == CONTIGUOUS or self.layout in declared.layouts:
+            return
+        having = [name for name in FRAMEWORKS if self.layout in describe(name).layouts]
+        why = declared.layout_note or f"{declared.display_name} has no {self.layout} layout"
+        where = f"--framework {' or '.join(having)} has it" if having else "no framework has it"
+        raise OpperfError(f"layout {self.layout}: {why}; leave --layout out ({where})")
 
     def require_one_thread_count(self, where: str) -> None:
         """Raise OpperfError when ``threads`` lists several counts: only a sweep takes them as a factor."""
@@ -442,15 +482,41 @@ def _option(name: str) -> Option:
     return next(item for item in fields(RunOptions) if item.name == name).metadata["option"]
 
 
+def option_argument(parser: argparse.ArgumentParser, name: str) -> None:
+    """Run option ``name``'s flag alone, as ``RunOptions.add_arguments`` makes it, for a command that
+    takes a few of the options (``explain``: the dtype, values and layout it shows inputs in)."""
+    item = next(item for item in fields(RunOptions) if item.name == name)
+    spec = _option(name)
+    parser.add_argument(
+        spec.flag,
+        dest=name,
+        default=item.default,
+        type=_argparse_type(spec) if spec.parse else None,  # type: ignore[arg-type]  # None: no conversion
+        choices=spec.choices() if spec.choices else None,
+        metavar=spec.metavar,
+        help=f"{spec.help} (default: {item.default})",
+    )
+
+
+def parse_option(name: str, text: str) -> object:
+    """Run option ``name``'s value from flag text, parsed and checked as its flag would be; raises
+    ValueError with the reason."""
+    return _parsed(_option(name), text)
+
+
+def _parsed(spec: Option, text: str) -> object:
+    value = spec.parse(text) if spec.parse else text
+    if spec.check is not None:
+        spec.check(value)
+    return value
+
+
 def _argparse_type(spec: Option) -> Callable[[str], object]:
     def convert(text: str) -> object:
         try:
-            value = spec.parse(text) if spec.parse else text
-            if spec.check is not None:
-                spec.check(value)
+            return _parsed(spec, text)
         except ValueError as error:
             raise argparse.ArgumentTypeError(str(error)) from None
-        return value
 
     return convert
 

@@ -144,6 +144,8 @@ OPTIONAL: Mapping[str, Expect] = {
     "mode": TEXT.or_null,
     "run_backward": FLAG,
     "threads": THREADS,
+    "values": TEXT,
+    "layout": TEXT,
     "backward_reason": TEXT.or_null,
     "profiled_ops": TEXTS,
     "sampling": OBJECT.or_null,
@@ -187,6 +189,10 @@ MEANINGS: Mapping[str, str] = {
     "mode": "a keyed option: `training` or `inference`",
     "run_backward": "a keyed option: whether backward passes were measured",
     "threads": "a keyed option: the intra-op thread count (null: the framework's own)",
+    "values": "a keyed option: how floating-point input values were distributed (`uniform-positive`, "
+    "`normal`, `uniform` or `uniform:LOW,HIGH`, `with-zeros`, `with-nan-inf`, `subnormal`)",
+    "layout": "a keyed option: how dense inputs were laid out (`contiguous`, `transposed`, `strided`, "
+    "`channels-last`)",
     "backward_reason": "why the record has no backward time (null where it has one, or none was asked)",
     "profiled_ops": "the framework operators the native profiler saw in the forward call",
     "sampling": "`warmup_runs`, `stop_reason`, `met_target` (the precision target) and `seconds` spent",
@@ -215,7 +221,7 @@ docs/results-format.md, and a test holds every field of ``REQUIRED`` and ``OPTIO
 def field_table() -> str:
     """Every field of a record as a Markdown table: its name, what it holds, and whether every
     record has it."""
-    stated = {*REQUIRED, *KEYED, "stage"}  # version 2 states the keyed options and the stage
+    stated = {*REQUIRED, *KEYED, "stage"}  # since version 2 every record states its keyed options and stage
     rows = [
         f"| `{name}` | {MEANINGS[name]} | {'every record' if name in stated else 'where it applies'} |"
         for name in (*REQUIRED, *OPTIONAL)

@@ -329,8 +329,16 @@ def diff_ab(job: AbJob, threshold: float, alpha: float) -> Diff:
             f"The A/B job was stopped after {counted(len(job.base), 'round')}: a row with fewer than its "
             f"{counted(job.min_rounds, 'round')} is inconclusive; run the job again for verdicts on all.",
         )
+    if job.varied:
+        note += (across_note(job.varied),)
     minimum = job.min_rounds if job.interrupted else 0
     return diff(job.base, job.new, threshold, alpha, paired=True, min_rounds=minimum, notes=note)
+
+
+def across_note(varied: Mapping[str, tuple[object, object]]) -> str:
+    """The note of a diff whose rows pair across settings: which, and each side's value."""
+    shown = "; ".join(f"{name} {base} (base) against {new} (new)" for name, (base, new) in varied.items())
+    return f"Compared across {shown}: each verdict is the effect of that change."
 
 
 def _paired(

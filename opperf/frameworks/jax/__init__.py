@@ -38,6 +38,7 @@ FRAMEWORK = Framework(
     owns_namespace=owns_namespace,
     namespaces="jnp (jax.numpy), jax.nn, jax.scipy.special, lax (jax.lax)",
     capabilities=frozenset({"capture"}),
+    layout_note="JAX arrays have no layout a user chooses: XLA decides it",
 )
 """JAX as opperf knows it (``opperf.frameworks.contract``): it declares model capture (from a
 function's jaxpr), and no long-tail operators or fused patterns."""

@@ -33,6 +33,7 @@ FRAMEWORK = Framework(
     owns_namespace=owns_namespace,
     namespaces="mx.nd, mx.np, mx.npx, ...",
     capabilities=frozenset({"longtail", "fused", "capture"}),
+    layout_note="MXNet's arrays are always dense row-major, with no strides or memory formats to choose",
 )
 """MXNet as opperf knows it (``opperf.frameworks.contract``); its Python wrappers document a tensor
 as numpydoc ``a : ndarray``."""

@@ -34,5 +34,6 @@ FRAMEWORK = Framework(
     owns_namespace=owns_namespace,
     namespaces="torch, torch.nn.functional, torch.linalg, ...",
     capabilities=frozenset({"longtail", "fused", "capture"}),
+    layouts=frozenset({"transposed", "strided", "channels-last"}),
 )
 """PyTorch as opperf knows it (``opperf.frameworks.contract``)."""

@@ -10,8 +10,15 @@ import math
 from dataclasses import replace
 from typing import TYPE_CHECKING, cast
 
-from opperf.operators.values import INTEGER_RANGE, boxes
-from opperf.results.measurement import Alias, InputValue, TensorSpec, is_given_array, is_tensor_list
+from opperf.operators.values import INTEGER_RANGE, boxes, distributed
+from opperf.results.measurement import (
+    UNIFORM_POSITIVE,
+    Alias,
+    InputValue,
+    TensorSpec,
+    is_given_array,
+    is_tensor_list,
+)
 from opperf.utils.draws import DrawCache, GeneratorState, drawn
 
 if TYPE_CHECKING:
@@ -46,10 +53,13 @@ def is_float_tensor(value: object) -> bool:
 
 
 def host_values(spec: TensorSpec, dtype: str, generator):
-    """The tensor's values on the host: uniform in the spec's range, shaped by its structure."""
+    """The tensor's values on the host: in its distribution (uniform in the spec's range unless
+    ``--values`` set another), shaped by its structure."""
     import torch
 
     target = torch_dtype(spec.dtype or dtype)
+    if spec.values != UNIFORM_POSITIVE:
+        return _distributed(spec, dtype, generator).to(target)
     if spec.structure == "sorted_unique":
         low, high = int(spec.low), int(spec.high)
         chosen = torch.randperm(high - low, generator=generator)[: math.prod(spec.shape)] + low
@@ -70,6 +80,20 @@ def host_values(spec: TensorSpec, dtype: str, generator):
     if spec.density < 1:
         values = _sparsified(values, spec, generator)
     return values.to(target)
+
+
+def _distributed(spec: TensorSpec, dtype: str, generator):
+    """Values in the spec's ``--values`` distribution (``opperf.operators.values.distributed``), both
+    parts of a complex tensor alike; sparse where the spec is."""
+    import torch
+
+    def uniform():
+        return torch.rand(spec.shape, generator=generator, dtype=torch.float64)
+
+    values = distributed(spec, spec.dtype or dtype, uniform, torch)
+    if torch_dtype(spec.dtype or dtype).is_complex:
+        values = torch.complex(values, distributed(spec, spec.dtype or dtype, uniform, torch))
+    return _sparsified(values, spec, generator) if spec.density < 1 else values
 
 
 def _sparsified(values, spec: TensorSpec, generator):
@@ -186,6 +210,19 @@ def _unchanged(tensor):
     return tensor
 
 
+def _transposed(tensor):
+    """The same values as the transpose of a contiguous tensor: column-major over the last two axes."""
+    return tensor.transpose(-1, -2).contiguous().transpose(-1, -2)
+
+
+def _channels_last(tensor):
+    """The same values in channels-last memory (NHWC for rank 4, NDHWC for rank 5)."""
+    import torch
+
+    memory_format = torch.channels_last if tensor.dim() == 4 else torch.channels_last_3d
+    return tensor.contiguous(memory_format=memory_format)
+
+
 # Storage -> how a dense tensor of the spec's values becomes it (row_sparse, MXNet's storage that
 # leaves zero rows out, is COO).
 STORAGES = {
@@ -197,6 +234,8 @@ STORAGES = {
     "fbgemm_packed": _fbgemm_packed,
     "nested": _nested,
     "sliced": _sliced,
+    "transposed": _transposed,
+    "channels_last": _channels_last,
 }
 
 

@@ -96,15 +96,32 @@ its fastest pass, which a first pass still slower than the rest does not become;
 sweep's settle window) cost a sixth of the job's sampling here."""
 
 
+SIDE_OPTIONS = ("values", "layout", "cache", "dtype")
+"""The run options a side may set otherwise (``--new-option values=normal``): what the inputs are
+and how they sit in memory, not how they are timed; a job whose sides differ in one measures its
+effect, interleaved, and its rows pair across it (``diff`` reads them as ``--across`` would)."""
+
+
 @dataclass(frozen=True)
 class Build:
-    """One side of an A/B job: the interpreter its workers run, and what their environment adds."""
+    """One side of an A/B job: the interpreter its workers run, what their environment adds, and
+    the run options (``SIDE_OPTIONS``) it sets otherwise than the job's."""
 
     python: str = sys.executable
     environment: Mapping[str, str] = field(default_factory=dict)
+    options: Mapping[str, object] = field(default_factory=dict)
 
     def describe(self) -> dict[str, object]:
-        return {"python": self.python, "environment": dict(self.environment)}
+        return {"python": self.python, "environment": dict(self.environment), "options": dict(self.options)}
+
+    def on_side(self, spec: BenchmarkSpec) -> BenchmarkSpec:
+        """``spec`` as this side measures it: with its own run options."""
+        return replace(spec, options=spec.options.replacing(self.options)) if self.options else spec
+
+
+def varied_options(builds: Mapping[str, Build]) -> tuple[str, ...]:
+    """The run options the sides set otherwise, in ``SIDE_OPTIONS``'s order."""
+    return tuple(name for name in SIDE_OPTIONS if any(name in build.options for build in builds.values()))
 
 
 @dataclass(frozen=True)
@@ -239,6 +256,13 @@ def run_ab(
     share = min(rounds, ROUND_SHARE)
     backend = get_backend(config.options.framework)
     options = config.options.validated(backend)
+    for side in SIDES:
+        unknown = set(builds[side].options) - set(SIDE_OPTIONS)
+        if unknown:
+            raise OpperfError(
+                f"--{side}-option {sorted(unknown)[0]}: a side may set only {', '.join(SIDE_OPTIONS)}"
+            )
+        options.replacing(builds[side].options).validated(backend)
     settings = ab_settings(config, options, builds, rounds, min_rounds)
     prior = load_pairs(journal, settings, resume=resume, fresh=fresh) if journal else {}
     schedule = Schedule(min(min_rounds, rounds), rounds, least_extra_s=LEAST_EXTRA_BUDGETS * options.budget_s)
@@ -280,7 +304,7 @@ def run_ab(
                 specs, unmeasured = plan_operator(op, config, backend)
                 skipped += unmeasured
                 planned += specs
-            for pair in interleaved(planned, runners, schedule, share, prior):
+            for pair in interleaved(planned, runners, schedule, share, prior, builds):
                 pairs.append(pair)  # kept before it is journaled: a stop during the write loses nothing
                 if writer is not None and not pair.from_journal:
                     writer.write(pair_entry(pair.round, pair.base, pair.new, pair.prepared_in))
@@ -310,6 +334,7 @@ def interleaved(
     schedule: Schedule,
     share: int,
     prior: Mapping[tuple[Key, int], JournaledPair] | None = None,
+    builds: Mapping[str, Build] | None = None,
 ) -> Iterator[Pair]:
     """The rounds, each a pass over the configurations still undecided (``schedule``) with the
     sides taking turns per configuration, and fresh workers on both sides for every round; each
@@ -334,11 +359,15 @@ def interleaved(
     A pair in ``prior`` (an interrupted job's journal, by configuration and round) is taken as it is,
     marked ``from_journal``, instead of measured; a configuration the journal holds a round of gets
     that round whatever the decisions replayed say (they replay the same figures, rounded as files
-    round them)."""
+    round them).
+
+    A side with run options of its own (``builds``, ``Build.options``) measures each configuration
+    with them; its rows pair with the other side's across them."""
     prior = prior or {}
+    builds = builds or {side: Build() for side in SIDES}
     keys = {spec: spec_key(spec) for spec in specs} if prior else {}
     last: dict[tuple[BenchmarkSpec, str], Measurement] = {}
-    book = RoundBook()
+    book = RoundBook(varied_options(builds))
     active = list(specs)
     round_index = 0
     while active and round_index < schedule.max_rounds:
@@ -347,18 +376,20 @@ def interleaved(
         for spec in in_round_order(active, round_index):
             journaled = prior.get((keys[spec], round_index)) if prior else None
             if journaled is not None:
-                measured = {side: replace(getattr(journaled, side), spec=spec) for side in SIDES}
+                measured = {
+                    side: replace(getattr(journaled, side), spec=builds[side].on_side(spec)) for side in SIDES
+                }
                 prepared_in = journaled.prepared_in
             else:
                 measured, prepared_in = {}, {}
                 for side in order(round_index):
                     previous = pass_seconds(last.get((spec, side)))
                     plan = round_plan(spec.options.plan, share, round_index, previous)
-                    result = runners[side].run_round(spec, round_index, plan)
+                    result = runners[side].run_round(builds[side].on_side(spec), round_index, plan)
                     measured[side], prepared_in[side] = result.measurement, result.prepared_in
             for side in SIDES:
                 last[spec, side] = measured[side]
-                book.add(round_index, side, measured[side])
+                book.add(round_index, side, measured[side], spec)
             yield Pair(round_index, measured["base"], measured["new"], prepared_in, journaled is not None)
         round_index += 1
         active = [spec for spec in active if all(last[spec, side].status is Status.OK for side in SIDES)]

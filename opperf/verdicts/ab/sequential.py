@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from opperf.results.document import record
 from opperf.results.load import Key, Run, RunRecord, run_record
@@ -122,20 +122,28 @@ class RoundBook:
     """The rounds measured so far, as the runs ``opperf diff`` reads from an A/B file (round r of
     each side is run r), each measurement converted once, and what each round spent sampling."""
 
-    def __init__(self) -> None:
+    def __init__(self, varied: tuple[str, ...] = ()) -> None:
+        """``varied``: the run options the sides set otherwise; rows pair across them."""
+        self._left_out = {name: None for name in varied}
         self._records: dict[tuple[str, int], dict[Key, RunRecord]] = {}
         self._specs: dict[Key, BenchmarkSpec] = {}
         self._round_spent: dict[int, float] = {}
         self._latest: dict[BenchmarkSpec, tuple[int, float]] = {}
 
-    def add(self, round_index: int, side: str, measurement: Measurement) -> None:
+    def add(
+        self, round_index: int, side: str, measurement: Measurement, spec: BenchmarkSpec | None = None
+    ) -> None:
+        """Book a side's measurement of the job's configuration ``spec`` (the measurement's own,
+        unless the side measured it with options of its own)."""
+        spec = spec or measurement.spec
         converted = run_record(record(measurement), f"{side} round {round_index}")
-        self._records.setdefault((side, round_index), {})[converted.key] = converted
-        self._specs[converted.key] = measurement.spec
+        key = converted.key.replacing(**self._left_out) if self._left_out else converted.key
+        self._records.setdefault((side, round_index), {})[key] = replace(converted, key=key)
+        self._specs[key] = spec
         spent = measurement.sampling_s or 0.0
         self._round_spent[round_index] = self._round_spent.get(round_index, 0.0) + spent
-        latest, so_far = self._latest.get(measurement.spec, (round_index, 0.0))
-        self._latest[measurement.spec] = (round_index, spent + (so_far if latest == round_index else 0.0))
+        latest, so_far = self._latest.get(spec, (round_index, 0.0))
+        self._latest[spec] = (round_index, spent + (so_far if latest == round_index else 0.0))
 
     def runs(self, side: str) -> tuple[Run, ...]:
         indices = sorted(index for s, index in self._records if s == side)

@@ -300,14 +300,16 @@ class History:
             query += " AND rows.op = ?"
             parameters.append(op)
         query += " ORDER BY rows.key, rows.phase, runs.started, runs.id"
-        grouped: dict[tuple[str, str], list[Point]] = {}
+        grouped: dict[tuple[Key, str], list[Point]] = {}
         for key, phase, started, median, low, high, flags, source, run, tick_s in self._read(
             query, parameters
         ):
             point = Point(started or "", median, low, high, tuple(json.loads(flags)), source, run, tick_s)
-            grouped.setdefault((key, phase), []).append(point)
+            # Grouped by the key read back, not its stored text: a run stored before an option was
+            # keyed (--values) lacks it, and reads as its default, in the same series.
+            grouped.setdefault((Key.from_mapping(json.loads(key)), phase), []).append(point)
         return [
-            Series(Key.from_mapping(json.loads(key)), phase, tuple(points))
+            Series(key, phase, tuple(sorted(points, key=lambda point: (point.started, point.run))))
             for (key, phase), points in grouped.items()
         ]
 
