@@ -29,7 +29,7 @@ DOCUMENTS = (
         for name in (
             "command-line.md", "python-api.md", "measurement.md", "gpu.md", "sweeps.md",
             "diff-and-ab.md", "reports.md", "results-format.md", "capture.md", "stages-and-patterns.md",
-            "figures.md", "contributing.md", "command-reference.md", "frameworks.md",
+            "input-data.md", "figures.md", "contributing.md", "command-reference.md", "frameworks.md",
         )
     ),
 )  # fmt: skip

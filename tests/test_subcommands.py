@@ -49,11 +49,11 @@ def test_list_names_operators_categories_and_aliases(framework, category, member
     ("framework", "op", "rule", "counter", "configuration"),
     [
         ("mxnet", "Convolution", "hand-written: opperf.frameworks.mxnet.rules.layers", "MXConvolution",
-         "data=32x16x32x32, weight=32x16x3x3"),
+         "data=32x16x32x32 (uniform in [0.1, 1)), weight=32x16x3x3 (uniform in [0.1, 1))"),
         ("mxnet", "broadcast_add", "derived from the signature", "Elementwise",
-         "lhs=1024x1024, rhs=1024x1024"),
+         "lhs=1024x1024 (uniform in [0.1, 1)), rhs=1024x1024 (uniform in [0.1, 1))"),
         ("torch", "conv2d", "hand-written: opperf.frameworks.torch.rules", "TorchConvolution(dims=2",
-         "input=32x16x32x32, weight=32x16x3x3"),
+         "input=32x16x32x32 (uniform in [0.1, 1)), weight=32x16x3x3 (uniform in [0.1, 1))"),
     ],
 )  # fmt: skip
 def test_explain_shows_category_rule_inputs_and_counter(framework, op, rule, counter, configuration, capsys):
@@ -63,6 +63,24 @@ def test_explain_shows_category_rule_inputs_and_counter(framework, op, rule, cou
     assert re.search(r"^  category: +\w+: ", out, re.M)
     assert rule in out and counter in out and configuration in out
     assert re.search(r"^    1\. .*\[[\d,]+ bytes, [\d,]+ FLOPs\]$", out, re.M)
+
+
+def test_explain_shows_the_values_and_layout_each_input_would_get(capsys):
+    """A distribution touches what the rules leave free: ``take``'s indices are concentrated, its
+    data normal; a layout only the framework that has it."""
+    code, out, _ = _run("explain", "take", "--values", "normal", capsys=capsys)
+    assert code == 0 and "values normal, layout contiguous" in out
+    assert (
+        "a=1024x256 (standard normal), indices=128 (indices in [0, 1023], concentrated about the middle)"
+        in out
+    )
+    code, out, _ = _run(
+        "explain", "conv2d", "--framework", "torch", "--layout", "channels-last", capsys=capsys
+    )
+    assert code == 0 and "input=32x16x32x32 (uniform in [0.1, 1), channels-last)" in out
+    assert "bias=32 (uniform in [0.1, 1))," in out  # rank 1: no channels-last
+    code, _, err = _run("explain", "Convolution", "--layout", "transposed", capsys=capsys)
+    assert code == 2 and err.startswith("error: layout transposed: MXNet's arrays are always dense")
 
 
 def test_explain_states_a_skip_reason(capsys):

@@ -4,7 +4,8 @@
 The parts every framework package has (``PARTS``: its backend, session, registry, namespaces,
 categories, rules, work counters, devices, profiling, flags, counterpart names and compare calls)
 are modules of the same names; the parts a framework may lack are capabilities it declares
-(``CAPABILITIES``): opperf's long-tail operators written in it, fused patterns, and model capture.
+(``CAPABILITIES``): opperf's long-tail operators written in it, fused patterns, model capture, and
+in-place forms of its operators (``--in-place``).
 A framework without one is asked for nothing of it: its sweeps have no long-tail or fused rows, and
 ``capture``, ``model`` and ``sweep --configs MODEL`` say it has none.
 """
@@ -36,6 +37,7 @@ CAPABILITIES: dict[str, tuple[str, ...]] = {
     "longtail": ("longtail",),
     "fused": ("fused",),
     "capture": ("capture", "models", "model_profile"),
+    "in_place": ("in_place",),
 }
 """Each optional capability, with the modules a framework that declares it has."""
 
@@ -43,6 +45,7 @@ CAPABILITY_NAMES: dict[str, str] = {
     "longtail": "long-tail operators",
     "fused": "fused patterns",
     "capture": "model capture",
+    "in_place": "in-place forms",
 }
 """How messages name each capability."""
 
@@ -69,6 +72,8 @@ class Framework:
     layouts: frozenset[str] = frozenset()
     layout_note: str = ""
     """Why its tensors have no other layouts, where they have none."""
+    in_place_note: str = ""
+    """Why it has no in-place forms, where it declares none."""
 
     def __post_init__(self) -> None:
         unknown = self.capabilities - set(CAPABILITIES)

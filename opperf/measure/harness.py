@@ -67,6 +67,9 @@ class Passes:
     writes a buffer twice the size of the L2 cache and waits for it. ``calls_per_pass`` is how many
     of the operator's calls one pass runs (a CUDA graph's replay): samples are divided by it.
     ``work`` is the forward pass's work where the framework counts it (``Measurement.counted_work``).
+    ``restore``, when given, runs before every call of the forward pass, timed or not, and outside
+    any timing: an in-place form's overwritten input copied back from its first values, so that
+    repeated calls compute on the same values (``--in-place``).
     """
 
     forward: Callable[[], object]
@@ -80,6 +83,7 @@ class Passes:
     flush: Callable[[], None] | None = None
     calls_per_pass: int = 1
     work: Work | None = None
+    restore: Callable[[], None] | None = None
 
     def before_timed_call(self) -> None:
         """What must happen before each timed call, outside its timing: a GPU's L2 cache flushed
@@ -89,9 +93,12 @@ class Passes:
 
     def timed_pass(self, time_call: TimeCall) -> tuple[float, float | None]:
         """One measured pass, each call timed by ``time_call(phase, call)`` (which returns the call's
-        outputs and its seconds): the forward call, then the backward call of its outputs where there
-        is one, each after ``before_timed_call``. Every sampler times its passes through here, so what
-        must happen before each timed call is written once."""
+        outputs and its seconds): the forward call (after ``restore``), then the backward call of its
+        outputs where there is one, each after ``before_timed_call``. Every sampler times its passes
+        through here, so what must happen before each timed call is written once."""
+        if self.restore is not None:
+            self.restore()
+            self.synchronize()
         self.before_timed_call()
         outputs, forward_s = time_call("forward", self.forward)
         if self.backward is None:
@@ -102,15 +109,24 @@ class Passes:
 
     def full_pass(self) -> object:
         """A forward pass and, when there is one, its backward pass; the forward outputs."""
+        if self.restore is not None:
+            self.restore()
+        return self._forward_and_backward()
+
+    def _forward_and_backward(self) -> object:
         outputs = self.forward()
         if self.backward is not None:
             self.backward(outputs)()
         return outputs
 
     def timed_full_pass(self) -> float:
-        """Seconds of one synchronised full pass (warm-up uses these to see when times settle)."""
+        """Seconds of one synchronised full pass (warm-up uses these to see when times settle); an
+        in-place form's input is restored before the clock starts."""
+        if self.restore is not None:
+            self.restore()
+            self.synchronize()
         start = time.perf_counter()
-        self.full_pass()
+        self._forward_and_backward()
         self.synchronize()
         return time.perf_counter() - start
 

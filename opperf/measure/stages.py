@@ -20,6 +20,9 @@ STAGES: tuple[str, ...] = (EAGER, "graph", "compile", "cudagraph", "fused")
 """``cudagraph`` captures calls in a CUDA graph and replays them (PyTorch on a GPU: launch-free
 time); ``fused`` is a fused pattern's fusion backends (``opperf.operators.fused``); other operators have
 none."""
+IN_PLACE = "in-place"
+"""The variant of an eager record that calls the operator's in-place form (``--in-place``: PyTorch's
+``abs_``, MXNet's ``out=`` writes), beside its own row."""
 TOLERANCE = 1e-4
 """rtol and atol of the check against eager."""
 

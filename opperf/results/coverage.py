@@ -7,15 +7,15 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from opperf.measure.stages import EAGER
+from opperf.measure.stages import EAGER, IN_PLACE
 from opperf.results.measurement import Measurement, Status
 from opperf.utils.markdown_table import markdown_table
 from opperf.utils.words import counted
 
 STATUS_KEYS = tuple(s.value for s in Status)
 SEVERITY = {Status.OK: 0, Status.SKIPPED: 1, Status.TIMEOUT: 2, Status.FAILED: 3, Status.CRASHED: 4}
-"""An operator with several configurations takes its worst one's status; a stage it cannot take
-(a skipped graph, compile or fused record) counts only when nothing else of it ran."""
+"""An operator with several configurations takes its worst one's status; a stage or form it cannot
+take (a skipped graph, compile, fused or in-place record) counts only when nothing else of it ran."""
 
 
 @dataclass(frozen=True)
@@ -129,12 +129,12 @@ def render_coverage(coverage: Coverage) -> str:
 
 
 def _stage_skip(m: Measurement) -> bool:
-    return m.status is Status.SKIPPED and m.spec.stage != EAGER
+    return m.status is Status.SKIPPED and (m.spec.stage != EAGER or m.spec.variant == IN_PLACE)
 
 
 def _counted(measurements: list[Measurement]) -> list[Measurement]:
-    """The records that decide operators' states: every one but stage skips, which decide only an
-    operator with no other record (one measured in a single stage it cannot take)."""
+    """The records that decide operators' states: every one but stage and in-place skips, which
+    decide only an operator with no other record (one measured in a single stage it cannot take)."""
     counted = [m for m in measurements if not _stage_skip(m)]
     present = {(m.spec.category, m.spec.op) for m in counted}
     return counted + [m for m in measurements if (m.spec.category, m.spec.op) not in present]

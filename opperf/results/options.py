@@ -38,7 +38,8 @@ class Option:
 
     ``parse`` turns flag text into the value (raising ValueError with the reason); ``check`` raises
     ValueError for a value the option does not take, from the command line or the Python API alike.
-    ``negated`` makes the flag a switch that stores the opposite of the default (``--no-backward``).
+    ``switch`` makes the flag one that stores the opposite of the default (``--no-backward``,
+    ``--in-place``).
     ``choices`` returns the accepted values where they are a closed set.
     """
 
@@ -48,7 +49,7 @@ class Option:
     check: Callable[[object], None] | None = None
     choices: Callable[[], Sequence[str]] | None = None
     keyed: bool = False
-    negated: bool = False
+    switch: bool = False
     metavar: str | None = None
 
 
@@ -225,7 +226,7 @@ class RunOptions:
         True,
         flag="--no-backward",
         help="measure the forward pass only",
-        negated=True,
+        switch=True,
         check=_flag,
         keyed=True,
     )
@@ -332,6 +333,16 @@ class RunOptions:
         parse=_integer,
         check=_count(1, optional=False),
     )
+    in_place: bool = option(
+        False,
+        flag="--in-place",
+        help="also measure each operator's in-place form where the framework has one, as the variant "
+        "in-place beside its row: PyTorch's abs_, add_ (the overwritten input copied back before each "
+        "call, outside its timing, so values do not drift), MXNet's out= writes into an array of the "
+        "output's shape; forward only",
+        switch=True,
+        check=_flag,
+    )
     values: str = option(
         UNIFORM_POSITIVE,
         flag="--values",
@@ -379,6 +390,7 @@ class RunOptions:
             )
         resolved_options = replace(self, mode=resolved)
         self._check_layout()
+        self._check_in_place()
         if backend is None:
             return resolved_options
         missing = backend.missing_dtypes.get(self.dtype)
@@ -389,6 +401,18 @@ class RunOptions:
     def replacing(self, settings: Mapping[str, object]) -> RunOptions:
         """These options with ``settings`` (options by name) instead; check them with ``validated``."""
         return replace(self, **cast("dict[str, Any]", settings))
+
+    def _check_in_place(self) -> None:
+        """Refuse ``--in-place`` for a framework without in-place forms."""
+        from opperf.frameworks import describe
+        from opperf.frameworks.contract import CAPABILITY_NAMES
+
+        declared = describe(self.framework)
+        if self.in_place and not declared.can("in_place"):
+            raise OpperfError(
+                f"--in-place: {declared.display_name} has no {CAPABILITY_NAMES['in_place']}"
+                f"{f' ({declared.in_place_note})' if declared.in_place_note else ''}; leave --in-place out"
+            )
 
     def _check_layout(self) -> None:
         """Refuse a layout the framework's tensors cannot take, saying why and which they can."""
@@ -426,8 +450,9 @@ class RunOptions:
         """One flag per option, with its default in the help text."""
         for item in fields(cls):
             spec = _option(item.name)
-            if spec.negated:
-                parser.add_argument(spec.flag, dest=item.name, action="store_false", help=spec.help)
+            if spec.switch:
+                action = "store_false" if item.default else "store_true"
+                parser.add_argument(spec.flag, dest=item.name, action=action, help=spec.help)
                 continue
             default = None if item.name == "device" else item.default
             shown_default = ",".join(item.default) if isinstance(item.default, tuple) else item.default

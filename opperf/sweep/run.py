@@ -13,12 +13,13 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple, cast
 
-from opperf.frameworks import Backend, gemm_rates, get_backend, worker_python
+from opperf.frameworks import Backend, framework_module, gemm_rates, get_backend, worker_python
 from opperf.measure import harness
 from opperf.measure.benchmark import RunOptions
 from opperf.measure.isolation import STOP_GRACE_S, IsolatedRunner
 from opperf.measure.memory import ITEMSIZE, available_host_bytes, memory_limit_bytes, peak_rss_bytes
 from opperf.measure.roofline.peaks import MachinePeaks, calibrate_peaks, load_peaks
+from opperf.measure.stages import EAGER, IN_PLACE
 from opperf.measure.threads import ThreadFactorRunner, ThreadPlan
 from opperf.operators.fused import stage_variants
 from opperf.operators.info import OpInfo
@@ -187,11 +188,20 @@ def configurations_for(op: OpInfo, config: SweepConfig) -> list[dict[str, InputV
     return fuzzed_inputs(op, config.profile, kind, settings)
 
 
+def in_place_runs(op: OpInfo, options: RunOptions) -> list[tuple[str, str]]:
+    """The (stage, variant) of ``op``'s in-place form where ``--in-place`` asks for it and the
+    framework has one (``opperf.frameworks.<name>.in_place``): eager only."""
+    if not options.in_place or EAGER not in options.stages:
+        return []
+    form = framework_module(op.framework, "in_place").form(op)
+    return [(EAGER, IN_PLACE)] if form else []
+
+
 def specs_for(op: OpInfo, config: SweepConfig, backend: Backend) -> list[BenchmarkSpec]:
     """One spec per input configuration ``op`` is measured with and stage the options name (a
     configuration's stages one after another; a fused pattern's variants of each stage, see
     ``opperf.operators.fused.stage_variants``); raises NoRuleError when there are none."""
-    runs = stage_variants(op, config.options.stages)
+    runs = stage_variants(op, config.options.stages) + in_place_runs(op, config.options)
     if not runs:
         raise NoRuleError(f"the fused stage is fused patterns' only (category fused); {op.name} is none")
     return distinct(  # configurations differing only in tensors the operator then ignores are one

@@ -39,6 +39,7 @@ FRAMEWORK = Framework(
     namespaces="jnp (jax.numpy), jax.nn, jax.scipy.special, lax (jax.lax)",
     capabilities=frozenset({"capture"}),
     layout_note="JAX arrays have no layout a user chooses: XLA decides it",
+    in_place_note="its arrays are immutable",
 )
 """JAX as opperf knows it (``opperf.frameworks.contract``): it declares model capture (from a
 function's jaxpr), and no long-tail operators or fused patterns."""

@@ -32,7 +32,7 @@ FRAMEWORK = Framework(
     owns=owns,
     owns_namespace=owns_namespace,
     namespaces="mx.nd, mx.np, mx.npx, ...",
-    capabilities=frozenset({"longtail", "fused", "capture"}),
+    capabilities=frozenset({"longtail", "fused", "capture", "in_place"}),
     layout_note="MXNet's arrays are always dense row-major, with no strides or memory formats to choose",
 )
 """MXNet as opperf knows it (``opperf.frameworks.contract``); its Python wrappers document a tensor

@@ -35,7 +35,7 @@ from opperf.frameworks.mxnet.registry import NUMPY_NAMESPACES, load_registry
 from opperf.frameworks.mxnet.stages import Call, operator_body, stage_calls
 from opperf.measure.harness import Passes, PerCallSampler, Sampler, SkipError
 from opperf.measure.memory import available_host_bytes, input_bytes
-from opperf.measure.stages import EAGER
+from opperf.measure.stages import EAGER, IN_PLACE
 from opperf.measure.timing import PythonTimer
 from opperf.operators import fused, longtail
 from opperf.operators.info import OpInfo
@@ -80,6 +80,8 @@ class MXNetSession:
             rng = np.random.default_rng(seed)
             sets = input_sets(spec.options.cache, input_bytes(spec), last_level_cache_bytes())
             calls = [_prepare(spec, function, info, frontend, rng, self._draws) for _ in range(sets)]
+            if spec.variant == IN_PLACE:
+                calls = [_writing_to_out(call) for call in calls]
             if spec.stage == EAGER:
                 return _passes(spec, calls, frontend)
             staged = stage_calls(spec.stage, spec.op, _stage_body(spec, frontend), calls, _keywords_call)
@@ -231,6 +233,16 @@ def _passes(spec: BenchmarkSpec, calls: Sequence[Call], frontend: str, refusal: 
         scope=lambda: _frontend_scope(frontend),
         warmed=(first_pass_s,),
     )
+
+
+def _writing_to_out(call: _Call) -> _Call:
+    """``call`` writing into its own first result, given back as ``out=``: the in-place form of a
+    generated front end (``opperf.frameworks.mxnet.in_place``)."""
+    import mxnet as mx
+
+    result = call()
+    mx.nd.waitall()
+    return replace(call, kwargs={**call.kwargs, "out": result})
 
 
 @dataclass(frozen=True)

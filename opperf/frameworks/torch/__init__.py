@@ -33,7 +33,7 @@ FRAMEWORK = Framework(
     owns=owns,
     owns_namespace=owns_namespace,
     namespaces="torch, torch.nn.functional, torch.linalg, ...",
-    capabilities=frozenset({"longtail", "fused", "capture"}),
+    capabilities=frozenset({"longtail", "fused", "capture", "in_place"}),
     layouts=frozenset({"transposed", "strided", "channels-last"}),
 )
 """PyTorch as opperf knows it (``opperf.frameworks.contract``)."""

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import itertools
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
-from opperf.frameworks.torch import devices, gradients, profiling, shapes
+from opperf.frameworks.torch import devices, gradients, in_place, profiling, shapes
 from opperf.frameworks.torch import fused as fused_patterns
 from opperf.frameworks.torch.calls import Call, arrange, takes_keywords
 from opperf.frameworks.torch.errors import describe_error
@@ -31,7 +30,7 @@ from opperf.frameworks.torch.tensors import (
 )
 from opperf.measure.harness import Passes, PerCallSampler, Sampler, SkipError
 from opperf.measure.memory import HeapTrimmer, available_host_bytes, input_bytes
-from opperf.measure.stages import EAGER
+from opperf.measure.stages import EAGER, IN_PLACE
 from opperf.measure.timing import PythonTimer
 from opperf.operators import fused, longtail
 from opperf.operators.info import OpInfo
@@ -59,6 +58,8 @@ class _Prepared:
     call: Call
     leaves: Mapping[str, tuple]
     in_place: bool
+    restore: Callable[[], None] | None = None
+    """For an in-place form (``--in-place``): copy the tensor it overwrites back to its first values."""
 
 
 class TorchSession:
@@ -85,6 +86,8 @@ class TorchSession:
             _empty_device_cache()  # and from what the caching allocator kept of theirs
         pattern = fused_patterns.build(spec) if spec.namespace == fused.NAMESPACE and not function else None
         info = _registry_info(spec, function)
+        if spec.variant == IN_PLACE and info is not None:
+            function = in_place.method(in_place.form(info) or f"{info.name}_")
         function = function or (pattern.run if pattern else _function(spec))
         generator = _generator(seed)
         device = devices.torch_device(spec.options.device)
@@ -94,7 +97,11 @@ class TorchSession:
         # On a GPU, cold means its L2 flushed before each timed call (``Passes.flush``): one input set.
         cache = "hot" if _on_gpu(spec.options.device) else spec.options.cache
         sets = input_sets(cache, input_bytes(spec), last_level_cache_bytes())
+        if spec.variant == IN_PLACE:
+            _check_in_place(spec, function, info)
         prepared = [_prepare(spec, function, info, make) for _ in range(sets)]
+        if spec.variant == IN_PLACE:
+            prepared = [replace(p, restore=_restorer(p.call)) for p in prepared]
         return self._passes(spec, prepared, pattern)
 
     def output_bytes(self, spec: BenchmarkSpec, function: Callable[..., object] | None) -> int | None:
@@ -150,11 +157,15 @@ class TorchSession:
             synchronize = devices.synchronizer(spec.options.device)
             staged = stage_calls(spec.stage, spec.op, [p.call for p in prepared], script, scope, synchronize)
             prepared = [replace(p, call=call) for p, call in zip(prepared, staged.calls, strict=True)]
-        rotation = itertools.cycle(prepared)
+        upcoming = [0]  # the input set the next forward call takes
 
         def forward() -> _Outputs:
-            inputs = next(rotation)
+            inputs = prepared[upcoming[0]]
+            upcoming[0] = (upcoming[0] + 1) % len(prepared)
             return _Outputs(inputs.call(), recording.leaves(inputs.leaves) if record else ())
+
+        def restore() -> None:
+            cast("Callable[[], None]", prepared[upcoming[0]].restore)()
 
         def backward_of(outputs: _Outputs) -> Callable[[], object]:
             return gradients.backward_pass(outputs.value, outputs.leaves, recording.seeds)
@@ -170,6 +181,7 @@ class TorchSession:
             warmed=warmed,
             flush=self._l2_flush(spec.options.device) if _cold_gpu(spec) else None,
             calls_per_pass=staged.calls_per_call if staged else 1,
+            restore=restore if prepared[0].restore is not None else None,
         )
 
     def _l2_flush(self, device: str) -> Callable[[], None]:
@@ -418,6 +430,46 @@ def _prepare(
         args, kwargs = arrange(info.arguments if info is not None else (), values)
     in_place = getattr(function, "__name__", "").endswith("_")
     return _Prepared(call=Call.of(function, args, kwargs), leaves=leaves, in_place=in_place)
+
+
+BROADCAST_MISMATCH = "doesn't match the broadcast shape"
+"""PyTorch's error when an in-place form's result is larger than the tensor it writes into."""
+
+
+def _check_in_place(spec: BenchmarkSpec, function: Callable[..., object], info: OpInfo | None) -> None:
+    """Raise SkipError, before anything runs, where the in-place form cannot write its result into
+    its first input (a broadcast makes the result larger: ``add_`` of a (10000, 1) and a (10000, 100)
+    tensor), as a call on the meta device shows."""
+    import torch
+
+    try:
+        call = _prepare(
+            spec, function, info, functools.partial(shapes.meta_input, dtype=spec.options.dtype)
+        ).call
+        with torch.no_grad():
+            call()
+    except RuntimeError as error:
+        if BROADCAST_MISMATCH in str(error):
+            why = str(error).splitlines()[0]
+            raise SkipError(
+                f"the in-place form cannot write its result into its first input: {why}"
+            ) from None
+    except Exception:  # no meta kernel, or inputs the meta device cannot make: the call itself will tell
+        return
+
+
+def _restorer(call: Call) -> Callable[[], None]:
+    """What copies the tensor an in-place form overwrites (its first argument) back to its values."""
+    target = call.args[0]
+    pristine = target.detach().clone()
+
+    def restore() -> None:
+        import torch
+
+        with torch.no_grad():
+            target.copy_(pristine)
+
+    return restore
 
 
 def _typed(info: OpInfo | None, name: str, value: object) -> object:

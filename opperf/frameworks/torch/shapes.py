@@ -20,6 +20,10 @@ class NoShapeInferenceError(ValueError):
     """An input the meta device cannot stand in for (a sparse or quantized tensor)."""
 
 
+DENSE_STORAGES = ("default", "sliced", "transposed", "channels_last")
+"""Storages of strided tensors: their shape is all the meta device needs of them."""
+
+
 def meta_input(value: InputValue, dtype: str) -> object:
     """``value`` on the meta device: an empty tensor of each TensorSpec's shape and dtype, a given
     tensor moved there; other values unchanged."""
@@ -27,7 +31,10 @@ def meta_input(value: InputValue, dtype: str) -> object:
 
     def empty(spec: TensorSpec):
         target = spec.dtype or dtype
-        if spec.storage not in ("default", "sliced") or target in QUANTIZED_DTYPES:
+        if (
+            spec.storage not in ("default", "sliced", "transposed", "channels_last")
+            or target in QUANTIZED_DTYPES
+        ):
             raise NoShapeInferenceError(f"{spec.storage} {target} tensor")
         return torch.empty(spec.shape, dtype=torch_dtype(target), device="meta")
 

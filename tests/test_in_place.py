@@ -1,0 +1,99 @@
+"""``--in-place``: each operator's in-place form as the variant ``in-place`` beside its row (PyTorch's
+``exp_``, ``add_``; MXNet's ``out=`` writes), on inputs restored before every call so that repeated
+calls do not drift, forward only; what a form cannot take is skipped with the reason, and a framework
+without in-place forms refuses the flag."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+
+from opperf.frameworks import get_backend
+from opperf.measure.stages import IN_PLACE
+from opperf.results.measurement import BenchmarkSpec, TensorSpec, freeze_inputs
+from opperf.results.options import RunOptions
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _opperf(*arguments: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(ROOT / "opperf.py"), *arguments],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        check=False,
+    )
+
+
+def test_repeated_in_place_calls_compute_on_the_same_values():
+    """``exp_`` on [0.1, 1) reaches infinity by its fourth call on its own results; restored before
+    each call, the tensor it writes holds exp of the first values after every pass."""
+    spec = BenchmarkSpec(
+        "torch",
+        "exp",
+        freeze_inputs({"input": TensorSpec((64, 64))}),
+        RunOptions(framework="torch", run_backward=False, mode="inference"),
+        category="unary",
+        variant=IN_PLACE,
+    )
+    passes = get_backend("torch").session.prepare(spec, 0, None)
+    assert passes.restore is not None and passes.backward is None
+    first = None
+    for _ in range(20):
+        written = passes.full_pass()
+        first = written.value.clone() if first is None else first
+    assert torch.isfinite(written.value).all() and torch.equal(written.value, first)
+    assert float(written.value.min()) > 1.1 and float(written.value.max()) < 2.72
+
+
+def _records(path: Path) -> list[dict]:
+    return json.loads(path.read_text())["results"]
+
+
+def test_a_torch_sweep_measures_each_in_place_form_beside_its_row(tmp_path):
+    done = _opperf(
+        "sweep", "--framework", "torch", "--ops", "exp,add,sum", "--in-place", "--runs", "5", "--warmup", "1",
+        "--output-format", "json", "--output-file", "r.json", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "3 operators: 3 ok" in done.stderr  # a form an operator cannot take does not make it skipped
+    records = _records(tmp_path / "r.json")
+    in_place = [r for r in records if r["variant"] == IN_PLACE]
+    assert {r["op"] for r in in_place} == {"exp", "add"}  # sum has no in-place form
+    plain = {(r["op"], json.dumps(r["inputs"])) for r in records if not r["variant"]}
+    assert all((r["op"], json.dumps(r["inputs"])) in plain for r in in_place)
+    for record in in_place:
+        if record["status"] == "skipped":  # add_ of a (10000, 1) tensor and a (10000, 100) one
+            assert (
+                record["op"] == "add" and "cannot write its result into its first input" in record["reason"]
+            )
+            assert record["inputs"]["input"]["shape"] == [10000, 1]
+            continue
+        assert record["status"] == "ok" and record["backward"] is None
+        assert "in-place" in record["backward_reason"]
+    assert sum(r["status"] == "ok" for r in in_place) == 5
+
+
+def test_an_mxnet_in_place_form_writes_into_out(tmp_path):
+    done = _opperf(
+        "sweep", "--ops", "exp", "--in-place", "--runs", "3", "--warmup", "1", "--output-format", "json",
+        "--output-file", "r.json", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    in_place = [r for r in _records(tmp_path / "r.json") if r["variant"] == IN_PLACE]
+    assert len(in_place) == 3 and all(r["status"] == "ok" and r["backward"] is None for r in in_place)
+    assert all("out=" in r["backward_reason"] for r in in_place)
+
+
+def test_a_framework_without_in_place_forms_refuses_the_flag(tmp_path):
+    done = _opperf("sweep", "--framework", "jax", "--ops", "exp", "--in-place", cwd=tmp_path)
+    assert done.returncode == 2
+    assert (
+        done.stderr.strip()
+        == "error: --in-place: jax has no in-place forms (its arrays are immutable); leave --in-place out"
+    )
