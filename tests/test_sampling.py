@@ -11,6 +11,7 @@ from opperf.measure.sampling import (
     has_settled,
     sample,
 )
+from opperf.utils.load import CpuSnapshot
 
 
 class FakeClock:
@@ -171,3 +172,47 @@ def test_long_passes_get_the_minimum_samples_with_the_budget_extension_said():
     result = sample(run_pass, measure_pass, SamplingPlan(budget_s=0.25, warmup=1), clock)
     assert len(result.forward) == MIN_RUNS == 10
     assert result.stop_reason is StopReason.EXTENDED and result.met_target is False
+
+
+def loaded_meter(clock: FakeClock, stretches):
+    """A load meter whose other processes hold one core during each (start, end) stretch of the
+    clock: what ``opperf.utils.load.snapshot`` reads from /proc/stat."""
+
+    def meter() -> CpuSnapshot:
+        others = sum(max(0.0, min(clock.now, end) - start) for start, end in stretches if clock.now > start)
+        return CpuSnapshot(wall_s=clock.now, machine_busy_s=others, own_s=0.0)
+
+    return meter
+
+
+def test_samples_a_stretch_of_load_inflated_are_measured_again():
+    """Passes 3-6 of a 70 ms configuration ran while another process held a core, at twice their
+    time: they are taken again once the stretch is over, and the samples are the quiet passes."""
+    clock = FakeClock()
+    times = [70e-3] * 4 + [140e-3] * 4 + [70e-3] * 100  # the warm-up pass, then passes 0-2 quiet
+    run_pass, measure_pass = scripted(clock, times, backward_ratio=None)
+    meter = loaded_meter(clock, [(0.28, 0.84)])
+    result = sample(run_pass, measure_pass, SamplingPlan(budget_s=0.25, warmup=1), clock, meter=meter)
+    assert result.retaken == 4 and not result.load_dominated
+    assert result.forward == (70e-3,) * MIN_RUNS
+    assert result.kept == (0, 1, 2, 10, 11, 12, 13, 7, 8, 9)
+
+
+def test_a_configuration_inflated_throughout_says_so():
+    """From its fourth pass on, every pass runs at twice its time under load: the retakes find no
+    quiet stretch, and the record says the load dominated it."""
+    clock = FakeClock()
+    run_pass, measure_pass = scripted(clock, [70e-3] * 4 + [140e-3] * 100, backward_ratio=None)
+    meter = loaded_meter(clock, [(0.28, 100.0)])
+    result = sample(run_pass, measure_pass, SamplingPlan(budget_s=0.25, warmup=1), clock, meter=meter)
+    assert result.retaken == MIN_RUNS // 2 and result.load_dominated
+
+
+def test_steady_load_that_inflates_nothing_is_not_retaken():
+    """A machine busy throughout at an even pace slows every pass alike: no sample stands out, and
+    none is taken again (the record's competing load says the machine was busy)."""
+    clock = FakeClock()
+    run_pass, measure_pass = scripted(clock, [70e-3, 72e-3, 69e-3] * 40, backward_ratio=None)
+    meter = loaded_meter(clock, [(0.0, 100.0)])
+    result = sample(run_pass, measure_pass, SamplingPlan(budget_s=0.25, warmup=1), clock, meter=meter)
+    assert result.retaken == 0 and not result.load_dominated and result.kept is None

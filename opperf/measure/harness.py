@@ -220,7 +220,7 @@ class PerCallSampler:
             return passes.timed_pass(time_call)
 
         memory = _ProbingWarmUp(passes, self.peak_memory)
-        sampled = sample(memory.warm_pass, measured_pass, plan, self.clock, passes.warmed)
+        sampled = sample(memory.warm_pass, measured_pass, plan, self.clock, passes.warmed, load.snapshot)
         return Samples(sampled, tuple(sorted(operators)), memory.peak_bytes, timer=self.timer.kind)
 
 
@@ -413,6 +413,8 @@ def _measure_passes(
         warmup_runs=sampled.warmup_runs,
         stop_reason=sampled.stop_reason,
         met_target=sampled.met_target,
+        retaken=sampled.retaken,
+        load_dominated=sampled.load_dominated,
         competing_load=competing,
         sampling_s=sampling_s,
         compile_s=passes.compile_s,

@@ -3,18 +3,26 @@
 Adaptive warm-up runs passes until their times settle; adaptive measurement then runs passes until
 the median's 95% confidence interval is within ``target`` of it, or the operator's time budget is
 spent. Fixed counts keep the original opperf behaviour for users who want exactly N runs. Everything
-here is a pure function of the passes it is given and an injectable clock, so the stopping rules are
-tested deterministically.
+here is a pure function of the passes it is given, an injectable clock and an injectable load meter,
+so the stopping rules are tested deterministically.
+
+A sample that a stretch of competing load inflated is measured again before the median is taken
+(``retake_inflated``): passes are metered for other processes' CPU use in windows of at least
+``LOAD_WINDOW_S``; a sample of a busy window (more than ``BUSY_THRESHOLD`` cores' worth of others)
+that is more than ``INFLATION`` times the quiet windows' median is replaced by a new pass, and a
+configuration whose samples stay inflated for the most part says so (``load_dominated``).
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
 
+from opperf.utils.load import BUSY_THRESHOLD, CpuSnapshot, competing_load
 from opperf.utils.stats import relative_precision
 
 DEFAULT_TARGET = 0.02
@@ -111,10 +119,33 @@ class Sampled:
     warmup_runs: int
     stop_reason: StopReason
     met_target: bool | None
+    retaken: int = 0
+    """Samples a stretch of competing load inflated, measured again (``retake_inflated``)."""
+    load_dominated: bool = False
+    """Whether half the samples or more stayed inflated by competing load after the retakes."""
+    kept: tuple[int, ...] | None = None
+    """Which of the measured passes, in the order they ran, the samples are (None: all of them);
+    a sampler that reads its times afterwards (a profiler's events) keeps these."""
 
 
 Pass = Callable[[], tuple[float, float | None]]
 """One measured pass: forward seconds, and backward seconds or None."""
+
+Meter = Callable[[], CpuSnapshot]
+"""Reads the machine's and this process's CPU time (``opperf.utils.load.snapshot``)."""
+
+LOAD_WINDOW_S = 0.05
+"""The shortest window of consecutive passes metered for competing load: /proc/stat counts in clock
+ticks (10 ms), and a window of a few ticks reads no more than its own resolution."""
+
+INFLATION = 1.25
+"""A sample of a busy window above this many times the quiet windows' median was inflated by load."""
+
+RETAKE_ROUNDS = 3
+"""Rounds of retakes at most; each measures the inflated samples again, together."""
+
+RETAKE_SHARE = 0.5
+"""Retakes at most this share of the samples (a machine busy throughout has no quiet stretch to find)."""
 
 
 def has_settled(times: Sequence[float]) -> bool:
@@ -152,21 +183,59 @@ def is_precise(samples: Sequence[float], target: float) -> bool:
     return relative_precision(samples) <= target
 
 
+class _LoadWindows:
+    """Whether each measured pass ran in a busy window: consecutive passes are metered together for
+    at least ``LOAD_WINDOW_S``, and each takes its window's verdict."""
+
+    def __init__(self, meter: Meter | None, clock: Callable[[], float]) -> None:
+        self._meter, self._clock = meter, clock
+        self._opened = (clock(), meter()) if meter is not None else None
+        self.busy: list[bool] = []
+
+    def after(self, passes: int, closing: bool = False) -> None:
+        """Close the window once it is long enough (or ``closing``), with ``passes`` taken so far."""
+        if self._meter is None or self._opened is None:
+            self.busy += [False] * (passes - len(self.busy))
+            return
+        started, before = self._opened
+        if passes == len(self.busy) or (self._clock() - started < LOAD_WINDOW_S and not closing):
+            return
+        after = self._meter()
+        load = competing_load(before, after)
+        self.busy += [load is not None and load > BUSY_THRESHOLD] * (passes - len(self.busy))
+        self._opened = (self._clock(), after)
+
+
 def collect(
-    measure_pass: Pass, plan: SamplingPlan, clock: Callable[[], float], warmup_runs: int = 0
+    measure_pass: Pass,
+    plan: SamplingPlan,
+    clock: Callable[[], float],
+    warmup_runs: int = 0,
+    meter: Meter | None = None,
 ) -> Sampled:
-    """Measured passes per ``plan``, once ``warmup_runs`` warm-up passes have run."""
+    """Measured passes per ``plan``, once ``warmup_runs`` warm-up passes have run; adaptive ones
+    metered for competing load by ``meter`` (when given) and the inflated ones taken again."""
     forward: list[float] = []
     backward: list[float] = []
+    windows = _LoadWindows(meter if plan.adaptive else None, clock)
 
     def take() -> None:
         forward_s, backward_s = measure_pass()
         forward.append(forward_s)
         if backward_s is not None:
             backward.append(backward_s)
+        windows.after(len(forward))
 
     def result(reason: StopReason, met: bool | None) -> Sampled:
-        return Sampled(tuple(forward), tuple(backward) or None, warmup_runs, reason, met)
+        windows.after(len(forward), closing=True)
+        sampled = Sampled(tuple(forward), tuple(backward) or None, warmup_runs, reason, met)
+        if meter is None or not plan.adaptive:
+            return sampled
+        retaken = retake_inflated(sampled, windows, take, forward, backward)
+        if met is None or not retaken.retaken:
+            return retaken
+        kept = [retaken.forward, *([retaken.backward] if retaken.backward else [])]
+        return replace(retaken, met_target=all(is_precise(times, plan.target) for times in kept))
 
     if plan.runs is not None:
         for _ in range(plan.runs):
@@ -198,16 +267,74 @@ def collect(
             return result(StopReason.EXTENDED if extended else StopReason.BUDGET, precise())
 
 
+def retake_inflated(
+    sampled: Sampled,
+    windows: _LoadWindows,
+    take: Callable[[], None],
+    forward: list[float],
+    backward: list[float],
+) -> Sampled:
+    """``sampled`` with each sample a stretch of competing load inflated replaced by one measured
+    again (``take`` appends a pass to ``forward``/``backward`` and meters it in ``windows``), in up
+    to ``RETAKE_ROUNDS`` rounds and ``RETAKE_SHARE`` of the samples; says so in ``retaken``,
+    ``load_dominated`` and ``kept`` (which passes the samples are)."""
+    kept = list(range(len(sampled.forward)))
+    budget = int(RETAKE_SHARE * len(kept))
+    retaken = 0
+    inflated = _inflated(kept, windows.busy, forward, backward)
+    for _ in range(RETAKE_ROUNDS):
+        inflated = _inflated(kept, windows.busy, forward, backward)
+        count = min(len(inflated), budget - retaken)
+        if count <= 0:
+            break
+        first = len(forward)
+        for _ in range(count):
+            take()
+        windows.after(len(forward), closing=True)
+        for position, new in zip(inflated[:count], range(first, len(forward)), strict=True):
+            kept[position] = new
+        retaken += count
+    inflated = _inflated(kept, windows.busy, forward, backward)
+    if not retaken and not inflated:
+        return sampled
+    return replace(
+        sampled,
+        forward=tuple(forward[i] for i in kept),
+        backward=tuple(backward[i] for i in kept) if backward else None,
+        retaken=retaken,
+        load_dominated=2 * len(inflated) >= len(kept),
+        kept=tuple(kept),
+    )
+
+
+def _inflated(
+    kept: Sequence[int], busy: Sequence[bool], forward: Sequence[float], backward: Sequence[float]
+) -> list[int]:
+    """Positions in ``kept`` of samples from busy windows above ``INFLATION`` times the median of
+    the quiet ones (of all, with fewer than three quiet), forward or backward."""
+    quiet = [i for i in kept if not busy[i]]
+    reference = quiet if len(quiet) >= 3 else list(kept)
+
+    def above(times: Sequence[float]) -> Callable[[int], bool]:
+        limit = INFLATION * statistics.median(times[i] for i in reference)
+        return lambda i: times[i] > limit
+
+    checks = [above(forward)] + ([above(backward)] if backward else [])
+    return [position for position, i in enumerate(kept) if busy[i] and any(check(i) for check in checks)]
+
+
 def sample(
     run_pass: Callable[[], float],
     measure_pass: Pass,
     plan: SamplingPlan,
     clock: Callable[[], float] = time.perf_counter,
     warmed: Sequence[float] = (),
+    meter: Meter | None = None,
 ) -> Sampled:
     """Warm up (``warmed``: passes already run, see ``warm_up``), then measure, sharing one time
-    budget: measurement gets what warm-up left."""
+    budget: measurement gets what warm-up left. ``meter`` meters the measured passes for
+    competing load (``retake_inflated``)."""
     start = clock()
     warmup_runs = warm_up(run_pass, plan, clock, warmed)
     remaining = max(plan.budget_s - (clock() - start), plan.budget_s * (1 - WARMUP_SHARE))
-    return collect(measure_pass, replace(plan, budget_s=remaining), clock, warmup_runs)
+    return collect(measure_pass, replace(plan, budget_s=remaining), clock, warmup_runs, meter)

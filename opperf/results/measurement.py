@@ -339,7 +339,9 @@ class Measurement:
 
     ``backward`` is None exactly when the backward pass was not measured; ``backward_reason`` says why
     (not requested, no gradient registered, no differentiable input). ``warmup_runs``, ``stop_reason``
-    and ``met_target`` say how sampling went (``met_target`` is None for fixed run counts);
+    and ``met_target`` say how sampling went (``met_target`` is None for fixed run counts), ``retaken``
+    how many samples a stretch of competing load inflated were measured again, and
+    ``load_dominated`` whether half or more stayed inflated (``opperf.measure.sampling``);
     ``competing_load`` is the cores' worth of CPU other processes used meanwhile (None if unknown);
     ``sampling_s`` the wall-clock seconds warm-up and measured passes took together (the part of a
     sweep spent running the operator rather than preparing or reporting it). For a graph or compile
@@ -364,6 +366,8 @@ class Measurement:
     warmup_runs: int | None = None
     stop_reason: StopReason | None = None
     met_target: bool | None = None
+    retaken: int | None = None
+    load_dominated: bool = False
     competing_load: float | None = None
     sampling_s: float | None = None
     compile_s: float | None = None

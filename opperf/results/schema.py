@@ -118,6 +118,8 @@ _SAMPLING: Mapping[str, Expect] = {
     "stop_reason": TEXT.or_null,
     "met_target": FLAG.or_null,
     "seconds": SECONDS.or_null,
+    "retaken": COUNT.or_null,
+    "load_dominated": FLAG.or_null,
 }
 
 REQUIRED: Mapping[str, Expect] = {
@@ -195,7 +197,9 @@ MEANINGS: Mapping[str, str] = {
     "`channels-last`)",
     "backward_reason": "why the record has no backward time (null where it has one, or none was asked)",
     "profiled_ops": "the framework operators the native profiler saw in the forward call",
-    "sampling": "`warmup_runs`, `stop_reason`, `met_target` (the precision target) and `seconds` spent",
+    "sampling": "`warmup_runs`, `stop_reason`, `met_target` (the precision target), `seconds` spent, "
+    "`retaken` (samples inflated by competing load, measured again) and `load_dominated` (half or more "
+    "stayed inflated)",
     "competing_load": "other processes' load on the CPUs while it was measured (runnable per CPU)",
     "stage": "`eager`, `graph`, `compile`, `cudagraph` or `fused`",
     "variant": "a fused pattern's variant (null for other operators)",

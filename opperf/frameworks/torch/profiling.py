@@ -40,6 +40,7 @@ from opperf.measure.harness import HostLatency, Passes, Samples, UnmeasurableErr
 from opperf.measure.sampling import SamplingPlan, is_precise, sample
 from opperf.measure.timing import PythonTimer
 from opperf.results.measurement import DeviceWork
+from opperf.utils.load import snapshot
 
 FORWARD_MARK = "opperf::forward"
 BACKWARD_MARK = "opperf::backward"
@@ -108,11 +109,11 @@ class NativeSampler:
 
         started = time.perf_counter()
         with sessions:
-            sampled = sample(rotating_warm_pass, rotating_pass, plan, warmed=passes.warmed)
+            sampled = sample(rotating_warm_pass, rotating_pass, plan, warmed=passes.warmed, meter=snapshot)
         sampling_s = time.perf_counter() - started
         by_mark = sessions.marked_work
-        forward_work = by_mark.get(FORWARD_MARK, [])
-        backward_work = by_mark.get(BACKWARD_MARK, []) if backward else []
+        forward_work = _kept(by_mark.get(FORWARD_MARK, []), sampled.kept)
+        backward_work = _kept(by_mark.get(BACKWARD_MARK, []), sampled.kept) if backward else []
         backward_reason = None
         if self.on_gpu and backward_work and not any(backward_work):
             backward_work, backward_reason = [], NO_BACKWARD_DEVICE_WORK
@@ -160,6 +161,12 @@ HOST_SHARE = 0.25
 """On a GPU, the calls timed for host latency after sampling may take this share of the sampling's
 time (at least ``HOST_CALLS_LEAST`` calls, at most as many as were sampled)."""
 HOST_CALLS_LEAST = 3
+
+
+def _kept(marked: list, kept: tuple[int, ...] | None) -> list:
+    """The marked passes' work the samples are: those ``kept`` (a retaken pass replaces one that a
+    stretch of competing load inflated), all of them without retakes."""
+    return marked if kept is None else [marked[i] for i in kept]
 
 
 def host_latency(passes: Passes, most: int, budget_s: float) -> HostLatency:

@@ -55,6 +55,8 @@ def flags(measurement: Measurement, calibration: Calibration) -> list[str]:
         found.append("overhead_dominated")
     if measurement.competing_load is not None and measurement.competing_load > BUSY_THRESHOLD:
         found.append("busy_machine")
+    if measurement.load_dominated:
+        found.append("load_dominated")
     threads = measurement.spec.options.threads
     if calibration.usable_cpus and isinstance(threads, int) and threads > calibration.usable_cpus:
         found.append("oversubscribed")
