@@ -77,6 +77,10 @@ def test_a_torch_sweep_measures_each_in_place_form_beside_its_row(tmp_path):
         assert record["status"] == "ok" and record["backward"] is None
         assert "in-place" in record["backward_reason"]
     assert sum(r["status"] == "ok" for r in in_place) == 5
+    report = _opperf("report", "r.json", "--output-file", "r.html", cwd=tmp_path)
+    page = (tmp_path / "r.html").read_text()
+    assert report.returncode == 0 and 'id="variant-table"' in page
+    assert "5 rows measured at out-of-place, in-place (variant); each ratio is against out-of-place" in page
 
 
 def test_an_mxnet_in_place_form_writes_into_out(tmp_path):

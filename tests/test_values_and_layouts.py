@@ -188,6 +188,12 @@ def test_two_sweeps_of_two_distributions_pair_across_values(tmp_path):
         ).stdout
     )
     assert {row["verdict"] for row in apart["rows"]} == {"incomparable"}
+    report = _opperf(
+        "report", "uniform-positive.json", "normal.json", "--output-file", "r.html", cwd=tmp_path
+    )
+    page = (tmp_path / "r.html").read_text()
+    assert report.returncode == 0 and 'id="values-table"' in page
+    assert "3 rows measured at uniform-positive, normal (values)" in page
     mixed = _opperf("diff", "uniform-positive.json", "normal.json,uniform-positive-again.json", cwd=tmp_path)
     both = [read_run(str(tmp_path / f"{values}.json")) for values in ("uniform-positive", "normal")]
     one_file = Run("both.json", {**both[0].records, **both[1].records})

@@ -18,6 +18,7 @@ from typing import Any, cast
 
 from opperf.report import charts, html_views
 from opperf.report.diff_rows import DiffFile, DiffRow
+from opperf.report.factors import FACTORS
 from opperf.report.inputs import ModelFile, ReportInputs
 from opperf.report.page import (
     Column,
@@ -386,6 +387,7 @@ SECTIONS = (
     Section("model", "Model time share", html_views.models),
     Section("comparison", "Namespaces compared", _comparison),
     Section("threads", "Thread scaling", html_views.threads),
+    *(Section(factor.setting, factor.title, html_views.factor_view(factor)) for factor in FACTORS),
     Section("stages", "Stage speedups", html_views.stages),
     Section("tag-stages", "Long-tail speedups by tag", html_views.tag_stages),
     Section("tags", "Time by tag", _tags),

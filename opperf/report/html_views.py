@@ -7,13 +7,14 @@ views (``report.scaling``, ``report.sensitivity``, ``report.stages``), drawn and
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 from opperf.measure.stages import EAGER
 from opperf.operators import longtail
 from opperf.report import view_charts
+from opperf.report.factors import Factor, FactorRow, factor_rows, values_of
 from opperf.report.inputs import ModelFile, ReportInputs
 from opperf.report.page import Column, cards, data_table, escape, flag_badges, number, plot
 from opperf.report.scaling import BUSY, Scaling, scalings
@@ -255,6 +256,55 @@ def threads(inputs: ReportInputs) -> str:
         )
         + data_table("threads-table", columns, found, flagged=lambda s: bool(s.flags))
     )
+
+
+def factor_view(factor: Factor) -> Callable[[ReportInputs], str]:
+    """The section of one ``Factor``: every configuration measured at its default and another of its
+    values, with each value's median and its ratio to the default's."""
+
+    def view(inputs: ReportInputs) -> str:
+        records = [record for file in inputs.results for record in file.records]
+        rows = factor_rows(records, factor)
+        if not rows:
+            return ""
+        values = values_of(rows, factor)
+        columns: list[Column[FactorRow]] = [
+            Column("function", lambda r: escape(f"{r.key.namespace}.{r.key.op}"), lambda r: r.key.op),
+            Column("inputs", lambda r: escape(describe_inputs(dict(r.inputs)))),
+            Column("phase", lambda r: escape(r.phase)),
+        ]
+        default = factor.shown(factor.default)
+        for value in values:
+            columns.append(
+                # Ignored: mypy cannot type a lambda with a default argument (the loop's value).
+                Column(
+                    f"{factor.shown(value)} ms",
+                    lambda r, v=value: _ms(r.medians.get(v)),  # type: ignore[misc]
+                    lambda r, v=value: r.medians.get(v),  # type: ignore[misc]
+                    True,
+                )
+            )
+        for value in values[1:]:
+            columns.append(
+                Column(
+                    f"{factor.shown(value)} / {default}",
+                    lambda r, v=value: _ratio(r.ratio(v, factor.default)),  # type: ignore[misc]
+                    lambda r, v=value: r.ratio(v, factor.default),  # type: ignore[misc]
+                    True,
+                )
+            )
+        columns.append(Column("flags", lambda r: flag_badges(["busy_machine"] if r.busy else [])))
+        return (
+            f"<p>{len(rows)} rows measured at {escape(', '.join(factor.shown(v) for v in values))} "
+            f"({escape(factor.setting)}); each ratio is against {escape(default)}.</p>"
+            + data_table(f"{factor.setting}-table", columns, rows, flagged=lambda r: r.busy)
+        )
+
+    return view
+
+
+def _ratio(ratio: float | None) -> str:
+    return "—" if ratio is None else f"{ratio:.2f}"
 
 
 def _count(scaling: Scaling, count: int) -> float | None:
