@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from commands import ROOT, run_opperf
 
 from opperf.frameworks.torch.tensors import host_values as torch_values
 from opperf.frameworks.torch.tensors import make_tensor
@@ -27,7 +25,6 @@ from opperf.results.options import RunOptions
 from opperf.utils.errors import OpperfError
 from opperf.verdicts.history.store import History
 
-ROOT = Path(__file__).resolve().parents[1]
 SIZE = 40_000
 
 
@@ -129,18 +126,8 @@ def test_a_framework_without_layouts_refuses_them_naming_one_that_has_them():
     with pytest.raises(OpperfError, match="MXNet's arrays are always dense.*--framework torch has it"):
         RunOptions(framework="mxnet", layout="transposed").validated()
     assert RunOptions(framework="torch", layout="transposed").validated().layout == "transposed"
-    done = _opperf("sweep", "--framework", "jax", "--ops", "exp", "--layout", "strided", cwd=ROOT)
+    done = run_opperf("sweep", "--framework", "jax", "--ops", "exp", "--layout", "strided", cwd=ROOT)
     assert done.returncode == 2 and done.stderr.startswith("error: layout strided: JAX arrays")
-
-
-def _opperf(*arguments: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(ROOT / "opperf.py"), *arguments],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        check=False,
-    )
 
 
 def test_two_sweeps_of_two_distributions_pair_across_values(tmp_path):
@@ -159,14 +146,14 @@ def test_two_sweeps_of_two_distributions_pair_across_values(tmp_path):
         "json",
     ]
     for values in ("uniform-positive", "normal"):
-        done = _opperf(*common, "--values", values, "--output-file", f"{values}.json", cwd=tmp_path)
+        done = run_opperf(*common, "--values", values, "--output-file", f"{values}.json", cwd=tmp_path)
         assert done.returncode == 0, done.stderr
     (tmp_path / "uniform-positive-again.json").write_bytes((tmp_path / "uniform-positive.json").read_bytes())
     records = json.loads((tmp_path / "normal.json").read_text())["results"]
     assert {r["values"] for r in records} == {"normal"} and {r["layout"] for r in records} == {"contiguous"}
     default = json.loads((tmp_path / "uniform-positive.json").read_text())["results"]
     assert [r["inputs"] for r in default] == [r["inputs"] for r in records]
-    paired = _opperf(
+    paired = run_opperf(
         "diff",
         "uniform-positive.json",
         "normal.json",
@@ -183,18 +170,20 @@ def test_two_sweeps_of_two_distributions_pair_across_values(tmp_path):
         "values uniform-positive (base) against normal (new)" in note for note in document["summary"]["notes"]
     )
     apart = json.loads(
-        _opperf(
+        run_opperf(
             "diff", "uniform-positive.json", "normal.json", "--output-format", "json", cwd=tmp_path
         ).stdout
     )
     assert {row["verdict"] for row in apart["rows"]} == {"incomparable"}
-    report = _opperf(
+    report = run_opperf(
         "report", "uniform-positive.json", "normal.json", "--output-file", "r.html", cwd=tmp_path
     )
     page = (tmp_path / "r.html").read_text()
     assert report.returncode == 0 and 'id="values-table"' in page
     assert "3 rows measured at uniform-positive, normal (values)" in page
-    mixed = _opperf("diff", "uniform-positive.json", "normal.json,uniform-positive-again.json", cwd=tmp_path)
+    mixed = run_opperf(
+        "diff", "uniform-positive.json", "normal.json,uniform-positive-again.json", cwd=tmp_path
+    )
     both = [read_run(str(tmp_path / f"{values}.json")) for values in ("uniform-positive", "normal")]
     one_file = Run("both.json", {**both[0].records, **both[1].records})
     with pytest.raises(OpperfError, match="both.json holds more than one values .normal, uniform-positive."):
@@ -203,7 +192,7 @@ def test_two_sweeps_of_two_distributions_pair_across_values(tmp_path):
 
 
 def test_an_ab_job_with_normal_inputs_on_one_side_pairs_its_rows(tmp_path):
-    done = _opperf(
+    done = run_opperf(
         "ab",
         "--ops",
         "sign",
@@ -225,9 +214,9 @@ def test_an_ab_job_with_normal_inputs_on_one_side_pairs_its_rows(tmp_path):
     assert document["ab"]["builds"]["new"]["options"] == {"values": "normal"}
     sides = {(r["side"], r["values"]) for r in document["results"]}
     assert sides == {("base", "uniform-positive"), ("new", "normal")}
-    verdicts = json.loads(_opperf("diff", "ab.json", "--output-format", "json", cwd=tmp_path).stdout)
+    verdicts = json.loads(run_opperf("diff", "ab.json", "--output-format", "json", cwd=tmp_path).stdout)
     assert verdicts["rows"] and not any(row["verdict"] == "incomparable" for row in verdicts["rows"])
-    refused = _opperf(
+    refused = run_opperf(
         "ab", "--ops", "sign", "--new-option", "threads=2", "--output-file", "x.json", cwd=tmp_path
     )
     assert refused.returncode == 2 and "a side may set only values, layout, cache, dtype" in refused.stderr
@@ -239,7 +228,7 @@ def test_a_history_store_filled_before_values_were_keyed_goes_on_in_the_same_ser
     data = ROOT / "tests" / "data" / "verdicts"
     db = tmp_path / "history.sqlite"
     assert (
-        _opperf("history", "add", "--db", str(db), str(data / "mxnet_run1.json"), cwd=tmp_path).returncode
+        run_opperf("history", "add", "--db", str(db), str(data / "mxnet_run1.json"), cwd=tmp_path).returncode
         == 0
     )
     with sqlite3.connect(db) as connection:
@@ -249,7 +238,7 @@ def test_a_history_store_filled_before_values_were_keyed_goes_on_in_the_same_ser
                 "UPDATE rows SET key = ? WHERE key = ?", (json.dumps(old, sort_keys=True), key)
             )
     assert (
-        _opperf("history", "add", "--db", str(db), str(data / "mxnet_run2.json"), cwd=tmp_path).returncode
+        run_opperf("history", "add", "--db", str(db), str(data / "mxnet_run2.json"), cwd=tmp_path).returncode
         == 0
     )
     with History(str(db)) as store:

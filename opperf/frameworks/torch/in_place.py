@@ -14,11 +14,20 @@ from collections.abc import Callable
 
 from opperf.operators.info import OpInfo
 
+RESHAPING = frozenset(
+    {
+        "as_strided", "detach", "resize", "resize_as", "resize_as_sparse", "set", "sparse_resize",
+        "sparse_resize_and_clear", "squeeze", "swapaxes", "swapdims", "t", "transpose", "unsqueeze",
+    }
+)  # fmt: skip
+"""Operators whose in-place form changes the tensor's shape, strides or storage rather than its
+values (``squeeze_``, ``set_``): there are no values to compute in place, nor any to copy back."""
+
 
 def form(op: OpInfo) -> str | None:
-    """The name of ``op``'s in-place form, or None where it has none."""
+    """The name of ``op``'s in-place form, or None where it has none that computes values."""
     name = f"{op.name}_"
-    return name if name in op.aliases else None
+    return name if name in op.aliases and op.name not in RESHAPING else None
 
 
 def method(name: str) -> Callable[..., object]:

@@ -432,30 +432,38 @@ def _prepare(
     return _Prepared(call=Call.of(function, args, kwargs), leaves=leaves, in_place=in_place)
 
 
-BROADCAST_MISMATCH = "doesn't match the broadcast shape"
-"""PyTorch's error when an in-place form's result is larger than the tensor it writes into."""
-
-
 def _check_in_place(spec: BenchmarkSpec, function: Callable[..., object], info: OpInfo | None) -> None:
     """Raise SkipError, before anything runs, where the in-place form cannot write its result into
-    its first input (a broadcast makes the result larger: ``add_`` of a (10000, 1) and a (10000, 100)
-    tensor), as a call on the meta device shows."""
+    its first input: the out-of-place call's result, on the meta device, is of another shape (a
+    broadcast makes it larger: ``add_`` of a (10000, 1) and a (10000, 100) tensor). Meta kernels of
+    some in-place forms (``atan2_``, ``eq_``) resize their input instead of refusing, so the
+    out-of-place result is what is compared, its shape and its precision."""
     import torch
 
+    meta = functools.partial(shapes.meta_input, dtype=spec.options.dtype)
     try:
-        call = _prepare(
-            spec, function, info, functools.partial(shapes.meta_input, dtype=spec.options.dtype)
-        ).call
+        target = _prepare(spec, function, info, meta).call.args[0]
         with torch.no_grad():
-            call()
-    except RuntimeError as error:
-        if BROADCAST_MISMATCH in str(error):
-            why = str(error).splitlines()[0]
-            raise SkipError(
-                f"the in-place form cannot write its result into its first input: {why}"
-            ) from None
+            result = _prepare(spec, _function(spec), info, meta).call()
     except Exception:  # no meta kernel, or inputs the meta device cannot make: the call itself will tell
         return
+    if not isinstance(result, torch.Tensor) or not isinstance(target, torch.Tensor):
+        return
+    if result.shape != target.shape:
+        raise SkipError(
+            f"the in-place form cannot write its {tuple(result.shape)} result into its first input, "
+            f"of shape {tuple(target.shape)}"
+        )
+    wider = (
+        result.is_floating_point()
+        and target.is_floating_point()
+        and result.dtype.itemsize > target.dtype.itemsize
+    )
+    if wider:  # float_power computes in float64 and refuses to write it into float32
+        raise SkipError(
+            f"the in-place form cannot write its {str(result.dtype).removeprefix('torch.')} result into its "
+            f"{str(target.dtype).removeprefix('torch.')} first input"
+        )
 
 
 def _restorer(call: Call) -> Callable[[], None]:
