@@ -19,7 +19,7 @@ from opperf.operators.layouts import touches as layout_touches
 from opperf.operators.layouts import with_layout
 from opperf.operators.values import SMALLEST_NORMAL, host_values, with_distribution
 from opperf.results.draws import parse_distribution
-from opperf.results.load import Run, across, read_run
+from opperf.results.load import Run, across, read_run, record_key
 from opperf.results.measurement import TensorSpec
 from opperf.results.options import RunOptions
 from opperf.utils.errors import OpperfError
@@ -245,3 +245,11 @@ def test_a_history_store_filled_before_values_were_keyed_goes_on_in_the_same_ser
         series = store.series()
     assert series and all(len(one.points) == 2 for one in series)
     assert {one.key.values for one in series} == {"uniform-positive"}
+
+
+def test_a_row_drawn_otherwise_says_how_in_its_label():
+    record = {"framework": "torch", "namespace": "torch", "op": "exp", "inputs": {}, "status": "ok"}
+    assert record_key(record).drawn_otherwise() == []
+    drawn = record_key({**record, "values": "normal", "layout": "strided"})
+    assert drawn.drawn_otherwise() == ["values normal", "layout strided"]
+    assert drawn.replacing(values=None).drawn_otherwise() == ["layout strided"]  # left out by --across

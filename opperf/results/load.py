@@ -75,6 +75,15 @@ class Key:
             return self.settings[SETTINGS.index(name)]
         raise AttributeError(name)
 
+    def drawn_otherwise(self) -> list[str]:
+        """How its inputs were drawn where not as by default (``values normal``, ``layout strided``),
+        as a row's label shows it; nothing for a setting left out (``diff --across``)."""
+        return [
+            f"{name} {getattr(self, name)}"
+            for name in ("values", "layout")
+            if getattr(self, name) not in (None, _ABSENT[name])
+        ]
+
     def differing(self, other: Key) -> tuple[str, ...]:
         """The names of the settings in which two keys of one identity differ."""
         return tuple(

@@ -55,6 +55,7 @@ def table_row(row: Row) -> list[str]:
     key = row.key
     where = [key.stage] if key.stage != "eager" else []
     where += [key.variant] if key.variant else []
+    where += key.drawn_otherwise()
     return [
         f"{key.namespace}.{key.op}" + (f" [{', '.join(where)}]" if where else ""),
         describe_inputs(key.inputs),

@@ -99,7 +99,8 @@ class Series:
     def label(self) -> str:
         inputs = json.loads(self.key.inputs)
         shown = ", ".join(f"{name}={_shape(value)}" for name, value in inputs.items())
-        return f"{self.key.namespace}.{self.key.op}({shown}) {self.phase}"
+        drawn = "".join(f" [{setting}]" for setting in self.key.drawn_otherwise())
+        return f"{self.key.namespace}.{self.key.op}({shown}){drawn} {self.phase}"
 
 
 def _shape(value: object) -> str:
