@@ -133,18 +133,8 @@ def test_a_framework_without_layouts_refuses_them_naming_one_that_has_them():
 def test_two_sweeps_of_two_distributions_pair_across_values(tmp_path):
     """Each record says its values; its inputs (and row key's) are the default's, so ``diff --across
     values`` pairs every row, and without it the rows are incomparable."""
-    common = [
-        "sweep",
-        "--ops",
-        "sign",
-        "--no-backward",
-        "--runs",
-        "3",
-        "--warmup",
-        "1",
-        "--output-format",
-        "json",
-    ]
+    common = ["sweep", "--ops", "sign", "--no-backward", "--runs", "3", "--warmup", "1", "--no-isolation"]
+    common += ["--output-format", "json"]
     for values in ("uniform-positive", "normal"):
         done = run_opperf(*common, "--values", values, "--output-file", f"{values}.json", cwd=tmp_path)
         assert done.returncode == 0, done.stderr
