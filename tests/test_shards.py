@@ -8,6 +8,8 @@ import random
 import pytest
 
 from opperf.cli import main
+from opperf.sweep.costs import read_costs
+from opperf.sweep.engines import shard_from_environment
 from opperf.sweep.shards import Shard, partition
 from opperf.utils.errors import OpperfError
 
@@ -77,3 +79,81 @@ def test_shards_merge_back_to_exactly_the_unsharded_records(tmp_path, capsys):
     capsys.readouterr()
     assert main(["merge", str(parts[0]), str(other), "--output-file", str(merged)]) == 2
     assert "dtype 'float32' vs 'float64'" in capsys.readouterr().err
+
+
+SLURM_TASK = {"SLURM_ARRAY_TASK_ID": "6", "SLURM_ARRAY_TASK_MIN": "2", "SLURM_ARRAY_TASK_MAX": "8"}
+
+
+@pytest.mark.parametrize(
+    ("environ", "shards", "expected"),
+    [
+        (SLURM_TASK, None, Shard(5, 7)),  # --array=2-8: tasks 2..8 are shards 1..7
+        ({**SLURM_TASK, "SLURM_ARRAY_TASK_COUNT": "7"}, None, Shard(5, 7)),
+        ({**SLURM_TASK, "SLURM_ARRAY_TASK_STEP": "2"}, None, Shard(3, 4)),  # --array=2-8:2: 2, 4, 6, 8
+        ({"SLURM_ARRAY_TASK_ID": "0"}, 4, Shard(1, 4)),
+        ({"JOB_COMPLETION_INDEX": "3"}, 4, Shard(4, 4)),  # a Kubernetes Indexed Job's last pod
+    ],
+)
+def test_shard_auto_reads_the_engines_task_index(environ, shards, expected):
+    assert shard_from_environment(environ, shards) == expected
+
+
+@pytest.mark.parametrize(
+    ("environ", "shards", "message"),
+    [
+        ({}, None, "no engine's task index in the environment"),
+        ({"JOB_COMPLETION_INDEX": "1"}, None, "needs --shards N"),
+        ({"JOB_COMPLETION_INDEX": "4"}, 4, "gives shard 5 of 4"),
+        ({"SLURM_ARRAY_TASK_ID": "1"}, None, "without SLURM_ARRAY_TASK_COUNT or SLURM_ARRAY_TASK_MAX"),
+        (
+            {**SLURM_TASK, "SLURM_ARRAY_TASK_COUNT": "7"},
+            3,
+            "--shards 3 disagrees with the Slurm array's 7 tasks",
+        ),
+        ({**SLURM_TASK, "SLURM_ARRAY_TASK_STEP": "3"}, None, "not on its array's grid"),
+        ({"SLURM_ARRAY_TASK_ID": "x", "SLURM_ARRAY_TASK_COUNT": "2"}, None, "not a whole number"),
+        ({"SLURM_ARRAY_TASK_ID": "0", "JOB_COMPLETION_INDEX": "0"}, 2, "both"),
+    ],
+)
+def test_shard_auto_refuses_to_guess(environ, shards, message):
+    with pytest.raises(OpperfError, match=message):
+        shard_from_environment(environ, shards)
+
+
+def test_a_sharded_sweep_records_the_engines_task_and_balances_by_a_previous_runs_costs(
+    tmp_path, monkeypatch, capsys
+):
+    """A Slurm array task runs its shard and says where it ran; a previous sweep's costs balance
+    the split (``plan`` prints it without running anything), and a costs file of another framework
+    is refused."""
+    monkeypatch.chdir(tmp_path)
+    whole = ["--ops", "exp,log,sqrt,abs,sign,cos,sin,tan", "--no-isolation", *QUICK[2:]]
+    assert main([*whole, "--output-file", "previous.json"]) == 0
+    monkeypatch.setenv("SLURM_ARRAY_TASK_ID", "1")
+    monkeypatch.setenv("SLURM_ARRAY_TASK_COUNT", "2")
+    monkeypatch.setenv("SLURM_ARRAY_JOB_ID", "4242")
+    assert main([*whole, "--shard", "auto", "--costs", "previous.json", "--output-file", "part.json"]) == 0
+    environment = json.loads((tmp_path / "part.json").read_text())["environment"]
+    assert environment["shard"] == "2/2" and environment["engine"]["job_id"] == "4242"
+    assert environment["engine"]["engine"] == "slurm" and environment["engine"]["task_id"] == "1"
+    capsys.readouterr()
+    assert (
+        main(
+            [
+                "plan",
+                "--shards",
+                "2",
+                "--ops",
+                "exp,log,sqrt,abs,sign,cos,sin,tan",
+                "--costs",
+                "previous.json",
+            ]
+        )
+        == 0
+    )
+    printed = capsys.readouterr().out
+    assert "expected s" in printed and "largest shard" in printed and printed.count("\nshard ") == 2
+    costs = read_costs("previous.json", "mxnet")
+    assert set(costs.by_operator) == {"exp", "log", "sqrt", "abs", "sign", "cos", "sin", "tan"}
+    with pytest.raises(OpperfError, match="a sweep of mxnet, not torch"):
+        read_costs("previous.json", "torch")

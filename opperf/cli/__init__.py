@@ -28,6 +28,7 @@ SUBCOMMANDS = {
     "diff": "diff",
     "ab": "ab",
     "merge": "merge",
+    "plan": "plan",
     "history": "history",
     "capture": "capture",
     "model": "model",

@@ -8,6 +8,9 @@ import os
 import tempfile
 from collections.abc import Callable
 
+from opperf.sweep.costs import MeasuredCosts, read_costs
+from opperf.sweep.engines import shard_from_environment
+from opperf.sweep.shards import Shard
 from opperf.utils.affinity import AUTO, check_setting
 from opperf.utils.errors import OpperfError
 from opperf.utils.files import write_atomically
@@ -225,3 +228,59 @@ def report_format(requested: str | None, output_file: str | None, default: str) 
             f"drop one of them or give the file a .{requested} extension"
         )
     return requested or implied or default
+
+
+AUTO_SHARD = "auto"
+
+
+def _shard_setting(text: str) -> Shard | str:
+    if text.strip().lower() == AUTO_SHARD:
+        return AUTO_SHARD
+    try:
+        return Shard.parse(text)
+    except OpperfError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def add_costs(parser: argparse.ArgumentParser) -> None:
+    """``--costs``, as a sharded sweep and ``plan`` take it."""
+    parser.add_argument(
+        "--costs",
+        metavar="PREVIOUS.json",
+        help="balance the shards by what each operator cost the previous sweep that wrote this results "
+        "file (default: by counting their input configurations)",
+    )
+
+
+def add_sharding(parser: argparse.ArgumentParser) -> None:
+    """``--shard K/N|auto``, ``--shards N`` and ``--costs``, as a sweep takes them."""
+    parser.add_argument(
+        "--shard",
+        default=None,
+        type=_shard_setting,
+        metavar="K/N|auto",
+        help="run shard K of N: a deterministic partition of the selection balanced by expected cost "
+        "(put the shards' files back together with `opperf merge`); auto reads K and N from a Slurm job "
+        "array's or a Kubernetes Indexed Job's environment, and refuses to guess without one",
+    )
+    parser.add_argument(
+        "--shards",
+        type=whole(1, "shards"),
+        help="N for --shard auto where the engine does not give it (a Kubernetes Indexed Job's completions)",
+    )
+    add_costs(parser)
+
+
+def sharding(arguments: argparse.Namespace, framework: str) -> tuple[Shard | None, MeasuredCosts | None]:
+    """The shard a sweep runs (``--shard auto`` resolved from the engine's environment) and the
+    costs that balance it; OpperfError for flags that do not go together."""
+    shard = arguments.shard
+    if shard == AUTO_SHARD:
+        shard = shard_from_environment(os.environ, arguments.shards)
+    elif arguments.shards is not None:
+        raise OpperfError(
+            "--shards N goes with --shard auto (a Kubernetes Indexed Job); with K/N, leave it out"
+        )
+    if arguments.costs and shard is None:
+        raise OpperfError("--costs balances the shards of a split; add --shard K/N or --shard auto")
+    return shard, read_costs(arguments.costs, framework) if arguments.costs else None

@@ -18,6 +18,7 @@ from opperf.cli.common import (
     add_isolation,
     add_quiet,
     add_selection,
+    add_sharding,
     add_tag_selection,
     add_timeout,
     check_writable,
@@ -25,6 +26,7 @@ from opperf.cli.common import (
     on_off,
     report_format,
     selected_tags,
+    sharding,
     whole,
 )
 from opperf.cli.progress import SweepBar, wanted
@@ -42,8 +44,8 @@ from opperf.results.coverage import Coverage, render_coverage
 from opperf.results.measurement import Status
 from opperf.results.options import RunOptions, was_given
 from opperf.sweep.document import build_document
+from opperf.sweep.engines import engine_task
 from opperf.sweep.run import DEFAULT_TIMEOUT_S, SweepConfig, SweepResult, canonical_names, run_sweep
-from opperf.sweep.shards import Shard
 from opperf.utils.errors import OpperfError
 from opperf.utils.files import write_atomically
 from opperf.utils.signals import exit_status, stop_on_signals
@@ -53,13 +55,6 @@ HELP = "benchmark a framework's operators and write a report (the default subcom
 RENDERERS = {"json": render_json, "md": render_markdown, "csv": render_csv, "hud": render_hud}
 WORKBOOKS = {"xlsx": results_tables}
 """Formats written as a workbook (opperf[xlsx]) rather than text."""
-
-
-def _shard(text: str) -> Shard:
-    try:
-        return Shard.parse(text)
-    except OpperfError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _statuses(text: str) -> tuple[Status, ...]:
@@ -145,14 +140,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="print, per category, how many operators were benchmarked, skipped (why) and failed (why); "
         "exit 1 if any selected operator is unaccounted for",
     )
-    parser.add_argument(
-        "--shard",
-        default=None,
-        type=_shard,
-        metavar="K/N",
-        help="run shard K of N: a deterministic partition of the selection balanced by expected cost "
-        "(put the shards' files back together with `opperf merge`)",
-    )
+    add_sharding(parser)
     parser.add_argument(
         "--fail-on",
         default=(),
@@ -282,6 +270,7 @@ def run(arguments: argparse.Namespace) -> int:
     write_report = _report_writer(chosen)
     journal = output_file + JOURNAL_SUFFIX
     device = arguments.device or get_backend(arguments.framework).default_device()
+    shard, costs = sharding(arguments, arguments.framework)
     replayed = replay_configurations(arguments)
     config = SweepConfig(
         options=RunOptions.from_arguments(arguments, device=device),
@@ -296,7 +285,9 @@ def run(arguments: argparse.Namespace) -> int:
         resume=arguments.resume,
         recalibrate_peaks=arguments.recalibrate_peaks,
         affinity=arguments.affinity,
-        shard=arguments.shard,
+        shard=shard,
+        costs=costs,
+        engine=engine_task(os.environ),
         fresh=arguments.fresh,
         framework_flags=given_framework_flags(arguments),
         configs=configs.by_operator(replayed),

@@ -41,6 +41,8 @@ from opperf.results.measurement import BenchmarkSpec, InputValue, Measurement, S
 from opperf.results.options import is_thread_factor
 from opperf.sweep import shards
 from opperf.sweep.checkpoint import JournalWriter, check_settings, load_journal
+from opperf.sweep.costs import MeasuredCosts
+from opperf.sweep.engines import EngineTask
 from opperf.sweep.public_names import resolve_selection
 from opperf.sweep.shards import Shard
 from opperf.utils.affinity import AUTO, available_cpus, worker_cpus
@@ -73,6 +75,10 @@ class SweepConfig:
     recalibrate_peaks: bool = False
     affinity: str = AUTO
     shard: Shard | None = None
+    costs: MeasuredCosts | None = None
+    """What each operator cost a previous sweep: shards are balanced by it (``opperf.sweep.costs``)."""
+    engine: EngineTask | None = None
+    """The batch engine's task this sweep runs as, recorded in its environment."""
     fresh: bool = False
     framework_flags: Mapping[str, str] = field(default_factory=dict)
     configs: Mapping[str, tuple[Configuration, ...]] = field(default_factory=dict)
@@ -85,6 +91,7 @@ class SweepConfig:
             "affinity": self.affinity,
             "profile": self.profile.name,
             "shard": shard,
+            **({"costs": self.costs.source} if self.costs and self.shard else {}),
             "isolate": self.isolate,
             "framework_flags": dict(self.framework_flags),
             **({"tags": list(self.tags), "tags_all": self.tags_all} if self.tags else {}),
@@ -329,6 +336,7 @@ def run_sweep(
         harness_efficiency=harness_efficiency(measured_now, wall_seconds),
         machine_peaks=peaks,
         shard=str(config.shard) if config.shard else None,
+        engine=config.engine.describe() if config.engine else None,
         worker_peak_rss_bytes=runner.peak_rss_bytes,
         shapes_checksum=_shapes_checksum(measurements, options),
         usable_cpus=len(available_cpus()),
@@ -396,18 +404,34 @@ def _shapes_checksum(measurements: Sequence[Measurement], options: RunOptions) -
 
 
 def expected_cost(op: OpInfo, config: SweepConfig) -> float:
-    """What an operator is expected to cost a sweep: its number of input configurations (adaptive
-    sampling spends at most the budget on each); a tenth of one when it is skipped."""
+    """What an operator is expected to cost a sweep: what it cost a previous one (``config.costs``),
+    else its number of input configurations (adaptive sampling spends at most the budget on each;
+    a tenth of one when it is skipped), at a previous sweep's seconds per configuration where given."""
     try:
-        return float(len(configurations_for(op, config)))
+        configurations = float(len(configurations_for(op, config)))
     except NoRuleError:
-        return 0.1
+        configurations = 0.1
+    return config.costs.of(op.name, configurations) if config.costs else configurations
+
+
+def shard_plan(
+    operators: Sequence[OpInfo], config: SweepConfig, count: int
+) -> list[list[tuple[OpInfo, float]]]:
+    """Each of ``count`` shards' operators, in the selection's order, with their expected costs."""
+    costs = {op.name: expected_cost(op, config) for op in operators}
+    by_name = {op.name: op for op in operators}
+    return [
+        [
+            (by_name[name], costs[name])
+            for name in shards.select([op.name for op in operators], costs, Shard(k, count))
+        ]
+        for k in range(1, count + 1)
+    ]
 
 
 def _in_shard(operators: Sequence[OpInfo], config: SweepConfig) -> list[OpInfo]:
-    costs = {op.name: expected_cost(op, config) for op in operators}
-    chosen = set(shards.select([op.name for op in operators], costs, cast(Shard, config.shard)))
-    return [op for op in operators if op.name in chosen]
+    shard = cast(Shard, config.shard)
+    return [op for op, _ in shard_plan(operators, config, shard.count)[shard.index - 1]]
 
 
 def harness_efficiency(measurements: Sequence[Measurement], wall_seconds: float) -> float | None:
