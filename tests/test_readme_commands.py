@@ -29,7 +29,8 @@ DOCUMENTS = (
         for name in (
             "command-line.md", "python-api.md", "measurement.md", "gpu.md", "sweeps.md",
             "diff-and-ab.md", "reports.md", "results-format.md", "capture.md", "stages-and-patterns.md",
-            "input-data.md", "figures.md", "contributing.md", "command-reference.md", "frameworks.md",
+            "input-data.md", "scale-out.md", "figures.md", "contributing.md", "command-reference.md",
+            "frameworks.md",
         )
     ),
 )  # fmt: skip
@@ -69,7 +70,7 @@ EXTRA: dict[str, list[str]] = {
 INPUTS = (
     "base.json", "new1.json", "new2.json", "new.json", "main.json", "pr.json",
     "main1.json", "main2.json", "main3.json", "pr1.json", "pr2.json", "pr3.json",
-    "results/mxnet_cpu.json",
+    "results/mxnet_cpu.json", "previous.json",
 )  # fmt: skip
 """Result files README commands read that no README command writes (besides the other shards)."""
 
