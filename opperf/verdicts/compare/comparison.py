@@ -148,6 +148,11 @@ def comparison_options(options: RunOptions) -> RunOptions:
         raise OpperfError(
             f"a comparison runs in one stage, got {','.join(options.stages)}; name one (--stages eager)"
         )
+    if options.in_place:
+        raise OpperfError(
+            "a comparison calls each namespace's function as users call it; --in-place is a sweep's "
+            "(opperf sweep --in-place), leave it out here"
+        )
     return replace(options, threads=COMPARE_THREADS if options.threads is None else options.threads)
 
 
