@@ -14,7 +14,7 @@ ARGS ?=
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev,mxnet,torch,jax,plot,xlsx,gpu]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev,mxnet,torch,jax,plot,xlsx,gpu,postgres]'
 	touch $(STAMP)
 
 venv: $(STAMP)

@@ -10,7 +10,7 @@ import pytest
 from opperf.cli import main
 from opperf.sweep.costs import read_costs
 from opperf.sweep.engines import shard_from_environment
-from opperf.sweep.shards import Shard, partition
+from opperf.sweep.shards import Shard, balanced_partition, partition
 from opperf.utils.errors import OpperfError
 
 QUICK = ("--categories", "rounding,join_split", "--warmup", "0", "--runs", "2", "--threads", "1", "--quiet")
@@ -157,3 +157,16 @@ def test_a_sharded_sweep_records_the_engines_task_and_balances_by_a_previous_run
     assert set(costs.by_operator) == {"exp", "log", "sqrt", "abs", "sign", "cos", "sin", "tan"}
     with pytest.raises(OpperfError, match="a sweep of mxnet, not torch"):
         read_costs("previous.json", "torch")
+
+
+def test_measured_costs_are_split_longest_first_within_the_largest_operator():
+    """One operator costs a third of a shard (a Python NMS loop among element-wise ones): the ring
+    keeps its neighbours with it; longest first leaves every shard within it of the mean."""
+    costs = {**_costs(300), "nms_loop": 60.0}
+    for count in (4, 8):
+        shards = balanced_partition(costs, count)
+        loads = [sum(costs[name] for name in shard) for shard in shards]
+        mean = sum(loads) / count
+        assert sorted(n for shard in shards for n in shard) == sorted(costs)
+        assert max(loads) - mean <= max(costs.values()) and max(loads) / mean < 1.05
+        assert balanced_partition(dict(reversed(list(costs.items()))), count) == shards

@@ -22,8 +22,9 @@ from opperf.cli.common import fraction
 from opperf.results.document import is_ab, read_document
 from opperf.utils.errors import OpperfError
 from opperf.utils.words import counted
+from opperf.verdicts.history import HistoryStore, open_history
 from opperf.verdicts.history.steps import DEFAULT_ALPHA, Step, steps_of
-from opperf.verdicts.history.store import History, Series
+from opperf.verdicts.history.store import Series
 
 ADD_FIX = "add the JSON results files of sweeps (`opperf --output-format json` or `--json-file`)"
 HELP = "keep result files' figures over time (SQLite) and detect steps: add, show, detect, runs, remove"
@@ -67,11 +68,11 @@ def run(arguments: argparse.Namespace) -> int:
         for path, document in documents:
             if is_ab(document):
                 raise OpperfError(f"{path}: an A/B file holds two builds; {ADD_FIX}")
-        with History(arguments.db, create=True) as history:
+        with open_history(arguments.db, create=True) as history:
             if history.created:
                 print(f"created the history database {arguments.db}", file=sys.stderr)
             return _add(history, documents)
-    with History(arguments.db) as history:
+    with open_history(arguments.db) as history:
         if arguments.action == "runs":
             return _runs(history)
         if arguments.action == "remove":
@@ -87,7 +88,7 @@ def run(arguments: argparse.Namespace) -> int:
         return _detect(history, arguments)
 
 
-def _add(history: History, documents: list[tuple[str, dict[str, Any]]]) -> int:
+def _add(history: HistoryStore, documents: list[tuple[str, dict[str, Any]]]) -> int:
     for path, document in documents:
         added = history.add(document, path)
         print(
@@ -98,13 +99,13 @@ def _add(history: History, documents: list[tuple[str, dict[str, Any]]]) -> int:
     return 0
 
 
-def _runs(history: History) -> int:
+def _runs(history: HistoryStore) -> int:
     rows = [[run.id, run.started[:19], run.rows, run.source] for run in history.stored_runs()]
     print(tabulate(rows, headers=("run", "started", "rows", "file")))
     return 0
 
 
-def _judged(history: History, arguments: argparse.Namespace) -> list[tuple[Series, list[Step]]]:
+def _judged(history: HistoryStore, arguments: argparse.Namespace) -> list[tuple[Series, list[Step]]]:
     """Every series of the store with its steps, judged over all of them; those ``--op`` (and
     ``--inputs``) choose."""
     every = history.series()
@@ -123,7 +124,7 @@ def history_filter(series: list[Series], op: str | None, inputs: str | None) -> 
     ]
 
 
-def _show(history: History, arguments: argparse.Namespace) -> int:
+def _show(history: HistoryStore, arguments: argparse.Namespace) -> int:
     found = _judged(history, arguments)
     if not found:
         raise OpperfError(
@@ -148,7 +149,7 @@ def _show(history: History, arguments: argparse.Namespace) -> int:
     return 0
 
 
-def _detect(history: History, arguments: argparse.Namespace) -> int:
+def _detect(history: HistoryStore, arguments: argparse.Namespace) -> int:
     reported, current_regressions = [], 0
     judged = _judged(history, arguments)
     for series, steps in judged:

@@ -16,7 +16,7 @@ from opperf.cli.progress import CountBar, wanted
 from opperf.report.dashboard import publish
 from opperf.utils.errors import OpperfError
 from opperf.utils.words import counted
-from opperf.verdicts.history.store import History
+from opperf.verdicts.history import open_history
 
 HELP = "a static HTML dashboard over the history store: index, a page per operator, regressions"
 
@@ -43,7 +43,7 @@ def run(arguments: argparse.Namespace) -> int:
         raise OpperfError(
             f"--output-file {arguments.output_file!r} is a file; name a folder for the dashboard"
         )
-    with History(arguments.db) as history:
+    with open_history(arguments.db) as history:
         runs, series = history.runs(), history.series()
     if not series:
         raise OpperfError(f"{arguments.db}: no runs with results; add result files with `opperf history add`")

@@ -49,7 +49,7 @@ from opperf.sweep.run import DEFAULT_TIMEOUT_S, SweepConfig, SweepResult, canoni
 from opperf.utils.errors import OpperfError
 from opperf.utils.files import write_atomically
 from opperf.utils.signals import exit_status, stop_on_signals
-from opperf.verdicts.history.store import History
+from opperf.verdicts.history import open_history
 
 HELP = "benchmark a framework's operators and write a report (the default subcommand)"
 RENDERERS = {"json": render_json, "md": render_markdown, "csv": render_csv, "hud": render_hud}
@@ -328,7 +328,7 @@ def _report(
     if arguments.json_file:
         write_atomically(arguments.json_file, render_json(document))
     if arguments.history and not result.interrupted:
-        with History(arguments.history, create=True) as history:
+        with open_history(arguments.history, create=True) as history:
             history.add(document, arguments.json_file or output_file)
     if arguments.coverage:
         print(render_coverage(coverage))

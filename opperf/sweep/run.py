@@ -417,15 +417,15 @@ def expected_cost(op: OpInfo, config: SweepConfig) -> float:
 def shard_plan(
     operators: Sequence[OpInfo], config: SweepConfig, count: int
 ) -> list[list[tuple[OpInfo, float]]]:
-    """Each of ``count`` shards' operators, in the selection's order, with their expected costs."""
+    """Each of ``count`` shards' operators, in the selection's order, with their expected costs: on
+    the ring, or longest first where a previous sweep's costs are given (``opperf.sweep.shards``)."""
     costs = {op.name: expected_cost(op, config) for op in operators}
+    names = [op.name for op in operators]
     by_name = {op.name: op for op in operators}
+    balanced = config.costs is not None
     return [
-        [
-            (by_name[name], costs[name])
-            for name in shards.select([op.name for op in operators], costs, Shard(k, count))
-        ]
-        for k in range(1, count + 1)
+        [(by_name[name], costs[name]) for name in shards.select(names, costs, Shard(index, count), balanced)]
+        for index in range(1, count + 1)
     ]
 
 

@@ -10,6 +10,12 @@ adaptive sampling spends at most the same budget on). The partition is therefore
 - stable: adding or removing an operator moves only the operators next to the cuts (at most its cost
   on each), not the whole assignment, as a round-robin or a sort by cost would.
 
+With measured costs (``sweep --costs``: what each operator cost a previous sweep), balance matters
+more than stability, and a few operators can cost a large part of a shard (a Python NMS loop took 20 s
+of a 65 s quarter of the MXNet registry): ``balanced`` assigns the operators longest first, each to
+the shard with the least so far (ties to the lower ring position and shard), which keeps the largest
+shard within the largest operator of the mean, deterministic for the same costs.
+
 ``opperf merge`` puts the shards' result files back together.
 """
 
@@ -63,7 +69,21 @@ def partition(costs: Mapping[str, float], count: int) -> list[list[str]]:
     return shards
 
 
-def select(names: Sequence[str], costs: Mapping[str, float], shard: Shard) -> list[str]:
-    """``names`` (in their own order) that fall in ``shard``."""
-    chosen = set(partition(costs, shard.count)[shard.index - 1])
+def balanced_partition(costs: Mapping[str, float], count: int) -> list[list[str]]:
+    """The operators of each of ``count`` shards, longest first to the least loaded shard."""
+    loads = [0.0] * count
+    shards: list[list[str]] = [[] for _ in range(count)]
+    for name in sorted(costs, key=lambda name: (-costs[name], ring_position(name), name)):
+        least = min(range(count), key=lambda index: (loads[index], index))
+        shards[least].append(name)
+        loads[least] += costs[name]
+    return shards
+
+
+def select(
+    names: Sequence[str], costs: Mapping[str, float], shard: Shard, balanced: bool = False
+) -> list[str]:
+    """``names`` (in their own order) that fall in ``shard``: on the ring, or ``balanced``."""
+    split = balanced_partition if balanced else partition
+    chosen = set(split(costs, shard.count)[shard.index - 1])
     return [name for name in names if name in chosen]

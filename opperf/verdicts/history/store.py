@@ -224,7 +224,7 @@ class History:
             )
             if cursor.rowcount == 0:
                 return None
-            rows = list(_rows(cast(int, cursor.lastrowid), document.get("results") or []))
+            rows = run_rows(cast(int, cursor.lastrowid), document)
             self._connection.executemany(
                 "INSERT OR REPLACE INTO rows VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows
             )
@@ -290,29 +290,39 @@ class History:
     def series(self, op: str | None = None) -> list[Series]:
         """Every row's series (of operator ``op`` when given), its points in the order the runs
         started."""
-        tick = "rows.tick_s" if not self._legacy else "NULL"
-        query = (
-            "SELECT rows.key, rows.phase, runs.started, rows.median_s, rows.low_s, rows.high_s, rows.flags, "
-            f"runs.source, runs.id, {tick} FROM rows JOIN runs ON rows.run_id = runs.id "
-            "WHERE rows.status = 'ok'"
-        )
+        query = SERIES_QUERY.format(tick="rows.tick_s" if not self._legacy else "NULL")
         parameters: list[object] = []
         if op is not None:
             query += " AND rows.op = ?"
             parameters.append(op)
         query += " ORDER BY rows.key, rows.phase, runs.started, runs.id"
-        grouped: dict[tuple[Key, str], list[Point]] = {}
-        for key, phase, started, median, low, high, flags, source, run, tick_s in self._read(
-            query, parameters
-        ):
-            point = Point(started or "", median, low, high, tuple(json.loads(flags)), source, run, tick_s)
-            # Grouped by the key read back, not its stored text: a run stored before an option was
-            # keyed (--values) lacks it, and reads as its default, in the same series.
-            grouped.setdefault((Key.from_mapping(json.loads(key)), phase), []).append(point)
-        return [
-            Series(key, phase, tuple(sorted(points, key=lambda point: (point.started, point.run))))
-            for (key, phase), points in grouped.items()
-        ]
+        return series_of(self._read(query, parameters))
+
+
+SERIES_QUERY = (
+    "SELECT rows.key, rows.phase, runs.started, rows.median_s, rows.low_s, rows.high_s, rows.flags, "
+    "runs.source, runs.id, {tick} FROM rows JOIN runs ON rows.run_id = runs.id WHERE rows.status = 'ok'"
+)
+"""The points of every row that measured, as ``series_of`` reads them (``{tick}``: the tick column)."""
+
+
+def series_of(found: Sequence[Sequence[Any]]) -> list[Series]:
+    """The series of ``SERIES_QUERY``'s rows, grouped by the key read back rather than its stored
+    text (a run stored before an option was keyed, ``--values``, lacks it, and reads as its default,
+    in the same series), each in run order."""
+    grouped: dict[tuple[Key, str], list[Point]] = {}
+    for key, phase, started, median, low, high, flags, source, run, tick_s in found:
+        point = Point(started or "", median, low, high, tuple(json.loads(flags)), source, run, tick_s)
+        grouped.setdefault((Key.from_mapping(json.loads(key)), phase), []).append(point)
+    return [
+        Series(key, phase, tuple(sorted(points, key=lambda point: (point.started, point.run))))
+        for (key, phase), points in grouped.items()
+    ]
+
+
+def run_rows(run_id: int, document: Mapping[str, Any]) -> list[tuple[object, ...]]:
+    """The rows a results document adds to a store, for its run ``run_id``."""
+    return list(_rows(run_id, document.get("results") or []))
 
 
 def _statements(script: str) -> list[str]:

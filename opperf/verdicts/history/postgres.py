@@ -1,0 +1,237 @@
+"""The history store in a PostgreSQL database, which many machines write to at once (``--db
+postgresql://...``): the tables of the SQLite store (``opperf.verdicts.history.store``), through
+psycopg 3 (the ``opperf[postgres]`` extra).
+
+Adding a file twice adds it once, however many processes add it at the same moment: a run is known
+by the digest of its content, and ``INSERT ... ON CONFLICT (digest) DO NOTHING`` lets the unique index
+decide, one transaction per file. Creating the tables takes a transaction-scoped advisory lock, so
+writers that find an empty database at once create them once. The URL is data: it names a server and
+a database, and opperf reads and writes its own tables there, nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from opperf.results.document import is_ab
+from opperf.results.migrations import digest as written_digest
+from opperf.utils.errors import OpperfError
+from opperf.verdicts.history.store import (
+    FORMAT,
+    SCHEMA_VERSION,
+    SERIES_QUERY,
+    Series,
+    StoredRun,
+    run_rows,
+    series_of,
+)
+
+T = TypeVar("T")
+
+URL_PREFIXES = ("postgresql://", "postgres://")
+
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS runs (
+        id BIGSERIAL PRIMARY KEY,
+        digest TEXT UNIQUE NOT NULL,
+        source TEXT NOT NULL,
+        started TEXT,
+        framework TEXT,
+        framework_version TEXT,
+        device TEXT,
+        environment TEXT NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS rows (
+        run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        key TEXT NOT NULL,
+        op TEXT NOT NULL,
+        namespace TEXT NOT NULL,
+        inputs TEXT NOT NULL,
+        phase TEXT NOT NULL,
+        status TEXT NOT NULL,
+        median_s DOUBLE PRECISION,
+        low_s DOUBLE PRECISION,
+        high_s DOUBLE PRECISION,
+        n INTEGER,
+        flags TEXT NOT NULL,
+        tick_s DOUBLE PRECISION,
+        PRIMARY KEY (run_id, key, phase)
+    )""",
+    "CREATE INDEX IF NOT EXISTS rows_by_key ON rows (key, phase)",
+    "CREATE INDEX IF NOT EXISTS rows_by_op ON rows (op)",
+)
+_REPLACED = ("op", "namespace", "inputs", "status", "median_s", "low_s", "high_s", "n", "flags", "tick_s")
+"""What a row a document holds twice takes from its later one, as SQLite's ``INSERT OR REPLACE``."""
+CREATE_LOCK = 0x6F70_7066
+"""The advisory lock writers that find no tables take while one of them creates them."""
+
+
+def is_postgres(db: str) -> bool:
+    """Whether ``--db`` names a PostgreSQL database rather than an SQLite file."""
+    return db.startswith(URL_PREFIXES)
+
+
+def shown(url: str) -> str:
+    """The URL as messages show it: without a password."""
+    return re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", url)
+
+
+class PostgresHistory:
+    """The history store in the PostgreSQL database at ``url``; ``create``: make its tables where
+    the database has none (``history add``, ``sweep --history``), otherwise such a database is refused."""
+
+    def __init__(self, url: str, create: bool = False) -> None:
+        try:
+            import psycopg
+        except ImportError:
+            raise OpperfError("a PostgreSQL --db needs psycopg: pip install 'opperf[postgres]'") from None
+        self.path = shown(url)
+        self.created = False
+        self._errors = psycopg.Error
+        try:
+            self._connection = psycopg.connect(url, autocommit=False, connect_timeout=30)
+        except psycopg.Error as error:
+            raise OpperfError(f"{self.path}: cannot connect ({_first_line(error)}); check the URL") from None
+        tables = {name for (name,) in self._read(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+        )}  # fmt: skip
+        if "meta" not in tables:
+            if not create:
+                self.close()
+                raise OpperfError(
+                    f"{self.path}: no opperf history in this database; create it with "
+                    f"`opperf history add RESULTS --db {self.path}`"
+                )
+            self.created = self._write(self._create)
+        self._check_meta()
+
+    def _create(self) -> bool:
+        """The tables, unless a writer that took the lock first made them; whether this one did."""
+        cursor = self._connection.cursor()
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", (CREATE_LOCK,))
+        cursor.execute("SELECT to_regclass('meta') IS NOT NULL")
+        if (cursor.fetchone() or (False,))[0]:
+            return False
+        for statement in SCHEMA:
+            cursor.execute(statement)
+        cursor.executemany(
+            "INSERT INTO meta (key, value) VALUES (%s, %s)",
+            (("format", FORMAT), ("schema_version", str(SCHEMA_VERSION))),
+        )
+        return True
+
+    def _check_meta(self) -> None:
+        meta = dict(self._read("SELECT key, value FROM meta"))
+        if meta.get("format") != FORMAT:
+            self.close()
+            raise OpperfError(f"{self.path}: its meta table is not an opperf history's; pass another --db")
+        version = int(meta.get("schema_version", "0"))
+        if version > SCHEMA_VERSION:
+            self.close()
+            raise OpperfError(
+                f"{self.path}: a history of schema version {version}, newer than this opperf reads "
+                f"({SCHEMA_VERSION}); upgrade opperf"
+            )
+
+    def __enter__(self) -> PostgresHistory:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._connection.close()
+
+    def _write(self, change: Callable[[], T]) -> T:
+        """``change`` in one transaction; a failure rolls it back and is OpperfError."""
+        try:
+            with self._connection.transaction():
+                return change()
+        except self._errors as error:
+            raise OpperfError(f"cannot write {self.path}: {_first_line(error)}") from None
+
+    def _read(self, query: str, parameters: Sequence[object] = ()) -> list[tuple]:
+        try:
+            with self._connection.transaction():
+                return self._connection.execute(query, parameters).fetchall()
+        except self._errors as error:
+            raise OpperfError(f"{self.path}: cannot be read ({_first_line(error)})") from None
+
+    def add(self, document: Mapping[str, Any], source: str) -> int | None:
+        """Add one results document (from ``source``); the number of rows added, or None when this
+        run is in the store already (added before, or by another writer at the same moment)."""
+        if is_ab(document):
+            raise OpperfError(f"{source}: an A/B file holds two builds; add the sweeps' result files instead")
+        environment = document.get("environment") or {}
+        digest = str(document.get("written_digest") or written_digest(document))
+
+        def insert() -> int | None:
+            cursor = self._connection.cursor()
+            cursor.execute(
+                "INSERT INTO runs (digest, source, started, framework, framework_version, device, "
+                "environment) VALUES (%s, %s, %s, %s, %s, %s, %s) "
+                "ON CONFLICT (digest) DO NOTHING RETURNING id",
+                (
+                    digest,
+                    source,
+                    environment.get("started"),
+                    environment.get("framework"),
+                    environment.get("framework_version"),
+                    environment.get("device"),
+                    json.dumps(environment, sort_keys=True),
+                ),
+            )
+            inserted = cursor.fetchone()
+            if inserted is None:
+                return None
+            rows = run_rows(inserted[0], document)
+            cursor.executemany(
+                "INSERT INTO rows VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+                f"ON CONFLICT (run_id, key, phase) DO UPDATE SET ({', '.join(_REPLACED)}) = "
+                f"({', '.join(f'EXCLUDED.{column}' for column in _REPLACED)})",
+                rows,
+            )
+            return len(rows)
+
+        return self._write(insert)
+
+    def remove(self, run: str) -> StoredRun:
+        """Take the run ``run`` (its id, or the file it was added from) out of the store."""
+        found = [r for r in self.stored_runs() if str(r.id) == run or r.source == run]
+        if len(found) != 1:
+            which = "no run" if not found else f"{len(found)} runs"
+            raise OpperfError(
+                f"{self.path} holds {which} with the id or file {run!r}; `opperf history runs` lists them"
+            )
+        self._write(lambda: self._connection.execute("DELETE FROM runs WHERE id = %s", (found[0].id,)))
+        return found[0]
+
+    def stored_runs(self) -> list[StoredRun]:
+        """Every run in the store, in the order they started."""
+        query = (
+            "SELECT runs.id, runs.started, runs.source, COUNT(rows.run_id) FROM runs LEFT JOIN rows "
+            "ON rows.run_id = runs.id GROUP BY runs.id ORDER BY runs.started, runs.id"
+        )
+        return [StoredRun(i, started or "", source, count) for i, started, source, count in self._read(query)]
+
+    def runs(self) -> int:
+        return self._read("SELECT COUNT(*) FROM runs")[0][0]
+
+    def series(self, op: str | None = None) -> list[Series]:
+        """Every row's series (of operator ``op`` when given), its points in the order the runs started."""
+        query = SERIES_QUERY.format(tick="rows.tick_s")
+        parameters: list[object] = []
+        if op is not None:
+            query += " AND rows.op = %s"
+            parameters.append(op)
+        return series_of(
+            self._read(query + " ORDER BY rows.key, rows.phase, runs.started, runs.id", parameters)
+        )
+
+
+def _first_line(error: BaseException) -> str:
+    return (str(error).strip().splitlines() or [type(error).__name__])[0]
