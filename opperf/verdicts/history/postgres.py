@@ -11,23 +11,12 @@ a database, and opperf reads and writes its own tables there, nothing else.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from opperf.results.document import is_ab
-from opperf.results.migrations import digest as written_digest
 from opperf.utils.errors import OpperfError
-from opperf.verdicts.history.store import (
-    FORMAT,
-    SCHEMA_VERSION,
-    SERIES_QUERY,
-    Series,
-    StoredRun,
-    run_rows,
-    series_of,
-)
+from opperf.verdicts.history.store import FORMAT, RUN_COLUMNS, SCHEMA_VERSION, StoreBase, run_rows, run_values
 
 T = TypeVar("T")
 
@@ -80,9 +69,11 @@ def shown(url: str) -> str:
     return re.sub(r"(://[^:/@]*):[^@]*@", r"\1:***@", url)
 
 
-class PostgresHistory:
+class PostgresHistory(StoreBase):
     """The history store in the PostgreSQL database at ``url``; ``create``: make its tables where
     the database has none (``history add``, ``sweep --history``), otherwise such a database is refused."""
+
+    marker = "%s"
 
     def __init__(self, url: str, create: bool = False) -> None:
         try:
@@ -129,19 +120,7 @@ class PostgresHistory:
         if meta.get("format") != FORMAT:
             self.close()
             raise OpperfError(f"{self.path}: its meta table is not an opperf history's; pass another --db")
-        version = int(meta.get("schema_version", "0"))
-        if version > SCHEMA_VERSION:
-            self.close()
-            raise OpperfError(
-                f"{self.path}: a history of schema version {version}, newer than this opperf reads "
-                f"({SCHEMA_VERSION}); upgrade opperf"
-            )
-
-    def __enter__(self) -> PostgresHistory:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
+        self._check_version(meta)
 
     def close(self) -> None:
         self._connection.close()
@@ -164,26 +143,14 @@ class PostgresHistory:
     def add(self, document: Mapping[str, Any], source: str) -> int | None:
         """Add one results document (from ``source``); the number of rows added, or None when this
         run is in the store already (added before, or by another writer at the same moment)."""
-        if is_ab(document):
-            raise OpperfError(f"{source}: an A/B file holds two builds; add the sweeps' result files instead")
-        environment = document.get("environment") or {}
-        digest = str(document.get("written_digest") or written_digest(document))
+        values = run_values(document, source)
 
         def insert() -> int | None:
             cursor = self._connection.cursor()
             cursor.execute(
-                "INSERT INTO runs (digest, source, started, framework, framework_version, device, "
-                "environment) VALUES (%s, %s, %s, %s, %s, %s, %s) "
+                f"INSERT INTO runs ({RUN_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s) "
                 "ON CONFLICT (digest) DO NOTHING RETURNING id",
-                (
-                    digest,
-                    source,
-                    environment.get("started"),
-                    environment.get("framework"),
-                    environment.get("framework_version"),
-                    environment.get("device"),
-                    json.dumps(environment, sort_keys=True),
-                ),
+                values,
             )
             inserted = cursor.fetchone()
             if inserted is None:
@@ -199,38 +166,8 @@ class PostgresHistory:
 
         return self._write(insert)
 
-    def remove(self, run: str) -> StoredRun:
-        """Take the run ``run`` (its id, or the file it was added from) out of the store."""
-        found = [r for r in self.stored_runs() if str(r.id) == run or r.source == run]
-        if len(found) != 1:
-            which = "no run" if not found else f"{len(found)} runs"
-            raise OpperfError(
-                f"{self.path} holds {which} with the id or file {run!r}; `opperf history runs` lists them"
-            )
-        self._write(lambda: self._connection.execute("DELETE FROM runs WHERE id = %s", (found[0].id,)))
-        return found[0]
-
-    def stored_runs(self) -> list[StoredRun]:
-        """Every run in the store, in the order they started."""
-        query = (
-            "SELECT runs.id, runs.started, runs.source, COUNT(rows.run_id) FROM runs LEFT JOIN rows "
-            "ON rows.run_id = runs.id GROUP BY runs.id ORDER BY runs.started, runs.id"
-        )
-        return [StoredRun(i, started or "", source, count) for i, started, source, count in self._read(query)]
-
-    def runs(self) -> int:
-        return self._read("SELECT COUNT(*) FROM runs")[0][0]
-
-    def series(self, op: str | None = None) -> list[Series]:
-        """Every row's series (of operator ``op`` when given), its points in the order the runs started."""
-        query = SERIES_QUERY.format(tick="rows.tick_s")
-        parameters: list[object] = []
-        if op is not None:
-            query += " AND rows.op = %s"
-            parameters.append(op)
-        return series_of(
-            self._read(query + " ORDER BY rows.key, rows.phase, runs.started, runs.id", parameters)
-        )
+    def _delete_run(self, run_id: int) -> None:
+        self._connection.execute("DELETE FROM runs WHERE id = %s", (run_id,))  # its rows cascade
 
 
 def _first_line(error: BaseException) -> str:

@@ -14,6 +14,7 @@ for each other (``BUSY_TIMEOUT_S``), so two sweeps adding at once both land. Imp
 
 from __future__ import annotations
 
+import abc
 import json
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -28,6 +29,7 @@ from opperf.utils.errors import OpperfError
 from opperf.utils.stats import summarize
 
 T = TypeVar("T")
+Store = TypeVar("Store", bound="StoreBase")
 
 FORMAT = "opperf-history"
 SCHEMA_VERSION = 2
@@ -120,7 +122,102 @@ class StoredRun:
     rows: int
 
 
-class History:
+class StoreBase(abc.ABC):
+    """What both stores answer the same way over their own connection: the runs, their removal, the
+    series, and a run's values as ``runs`` keeps them. A store supplies its reads and writes, its
+    query parameter marker and how a run's rows go."""
+
+    path: str
+    marker = "?"
+    """The query parameter marker of the store's database driver."""
+
+    @abc.abstractmethod
+    def _read(self, query: str, parameters: Sequence[object] = ()) -> list[tuple]: ...
+
+    @abc.abstractmethod
+    def _write(self, change: Callable[[], T]) -> T: ...
+
+    @abc.abstractmethod
+    def _delete_run(self, run_id: int) -> None: ...
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+    def __enter__(self: Store) -> Store:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _check_version(self, meta: Mapping[str, str]) -> None:
+        """Refuse a store a newer opperf wrote (closing it first)."""
+        version = int(meta.get("schema_version", "0"))
+        if version > SCHEMA_VERSION:
+            self.close()
+            raise OpperfError(
+                f"{self.path}: a history of schema version {version}, newer than this opperf reads "
+                f"({SCHEMA_VERSION}); upgrade opperf"
+            )
+
+    def _tick(self) -> str:
+        """The column that holds a row's timer tick."""
+        return "rows.tick_s"
+
+    def remove(self, run: str) -> StoredRun:
+        """Take the run ``run`` (its id, or the file it was added from) out of the store."""
+        found = [r for r in self.stored_runs() if str(r.id) == run or r.source == run]
+        if len(found) != 1:
+            which = "no run" if not found else f"{len(found)} runs"
+            raise OpperfError(
+                f"{self.path} holds {which} with the id or file {run!r}; `opperf history runs` lists them"
+            )
+        self._write(lambda: self._delete_run(found[0].id))
+        return found[0]
+
+    def stored_runs(self) -> list[StoredRun]:
+        """Every run in the store, in the order they started."""
+        query = (
+            "SELECT runs.id, runs.started, runs.source, COUNT(rows.run_id) FROM runs LEFT JOIN rows "
+            "ON rows.run_id = runs.id GROUP BY runs.id ORDER BY runs.started, runs.id"
+        )
+        return [StoredRun(i, started or "", source, count) for i, started, source, count in self._read(query)]
+
+    def runs(self) -> int:
+        return self._read("SELECT COUNT(*) FROM runs")[0][0]
+
+    def series(self, op: str | None = None) -> list[Series]:
+        """Every row's series (of operator ``op`` when given), its points in the order the runs
+        started."""
+        query = SERIES_QUERY.format(tick=self._tick())
+        parameters: list[object] = []
+        if op is not None:
+            query += f" AND rows.op = {self.marker}"
+            parameters.append(op)
+        query += " ORDER BY rows.key, rows.phase, runs.started, runs.id"
+        return series_of(self._read(query, parameters))
+
+
+def run_values(document: Mapping[str, Any], source: str) -> tuple[object, ...]:
+    """A results document's run as ``runs`` keeps it: digest, source, start, framework, version,
+    device and environment; OpperfError for an A/B file."""
+    if is_ab(document):
+        raise OpperfError(f"{source}: an A/B file holds two builds; add the sweeps' result files instead")
+    environment = document.get("environment") or {}
+    return (
+        str(document.get("written_digest") or written_digest(document)),
+        source,
+        environment.get("started"),
+        environment.get("framework"),
+        environment.get("framework_version"),
+        environment.get("device"),
+        json.dumps(environment, sort_keys=True),
+    )
+
+
+RUN_COLUMNS = "digest, source, started, framework, framework_version, device, environment"
+
+
+class History(StoreBase):
     """The history store at ``path``. ``create``: make it when absent (``history add``, ``sweep
     --history``); otherwise a path that is no store is refused."""
 
@@ -165,18 +262,9 @@ class History:
             raise OpperfError(
                 f"{self.path}: not an opperf history database (its tables: {listed}); pass another --db"
             )
-        version = int(meta.get("schema_version", "0"))
-        if version > SCHEMA_VERSION:
-            self._connection.close()
-            raise OpperfError(
-                f"{self.path}: a history database of schema version {version}, newer than this opperf "
-                f"reads ({SCHEMA_VERSION}); upgrade opperf"
-            )
+        self._check_version(meta)
 
-    def __enter__(self) -> History:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
+    def close(self) -> None:
         self._connection.close()
 
     def _write(self, change: Callable[[], T]) -> T:
@@ -201,26 +289,13 @@ class History:
     def add(self, document: Mapping[str, Any], source: str) -> int | None:
         """Add one results document (from ``source``); the number of rows added, or None when this
         run is in the store already."""
-        if is_ab(document):
-            raise OpperfError(f"{source}: an A/B file holds two builds; add the sweeps' result files instead")
+        values = run_values(document, source)
         if self._legacy:
             self._write(self._upgrade)
-        environment = document.get("environment") or {}
-        digest = str(document.get("written_digest") or written_digest(document))
 
         def insert() -> int | None:
             cursor = self._connection.execute(
-                "INSERT OR IGNORE INTO runs (digest, source, started, framework, framework_version, device, "
-                "environment) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    digest,
-                    source,
-                    environment.get("started"),
-                    environment.get("framework"),
-                    environment.get("framework_version"),
-                    environment.get("device"),
-                    json.dumps(environment, sort_keys=True),
-                ),
+                f"INSERT OR IGNORE INTO runs ({RUN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)", values
             )
             if cursor.rowcount == 0:
                 return None
@@ -254,32 +329,9 @@ class History:
         self._write_meta()
         self._legacy = False
 
-    def remove(self, run: str) -> StoredRun:
-        """Take the run ``run`` (its id, or the file it was added from) out of the store."""
-        found = [r for r in self.stored_runs() if str(r.id) == run or r.source == run]
-        if len(found) != 1:
-            which = "no run" if not found else f"{len(found)} runs"
-            raise OpperfError(
-                f"{self.path} holds {which} with the id or file {run!r}; `opperf history runs` lists them"
-            )
-
-        def delete() -> None:
-            self._connection.execute("DELETE FROM rows WHERE run_id = ?", (found[0].id,))
-            self._connection.execute("DELETE FROM runs WHERE id = ?", (found[0].id,))
-
-        self._write(delete)
-        return found[0]
-
-    def stored_runs(self) -> list[StoredRun]:
-        """Every run in the store, in the order they started."""
-        query = (
-            "SELECT runs.id, runs.started, runs.source, COUNT(rows.run_id) FROM runs LEFT JOIN rows "
-            "ON rows.run_id = runs.id GROUP BY runs.id ORDER BY runs.started, runs.id"
-        )
-        return [StoredRun(i, started or "", source, count) for i, started, source, count in self._read(query)]
-
-    def runs(self) -> int:
-        return self._read("SELECT COUNT(*) FROM runs")[0][0]
+    def _delete_run(self, run_id: int) -> None:
+        self._connection.execute("DELETE FROM rows WHERE run_id = ?", (run_id,))
+        self._connection.execute("DELETE FROM runs WHERE id = ?", (run_id,))
 
     def _read(self, query: str, parameters: Sequence[object] = ()) -> list[tuple]:
         try:
@@ -287,16 +339,8 @@ class History:
         except sqlite3.DatabaseError as error:
             raise OpperfError(f"{self.path}: cannot be read ({error}); rebuild it with history add") from None
 
-    def series(self, op: str | None = None) -> list[Series]:
-        """Every row's series (of operator ``op`` when given), its points in the order the runs
-        started."""
-        query = SERIES_QUERY.format(tick="rows.tick_s" if not self._legacy else "NULL")
-        parameters: list[object] = []
-        if op is not None:
-            query += " AND rows.op = ?"
-            parameters.append(op)
-        query += " ORDER BY rows.key, rows.phase, runs.started, runs.id"
-        return series_of(self._read(query, parameters))
+    def _tick(self) -> str:
+        return "rows.tick_s" if not self._legacy else "NULL"
 
 
 SERIES_QUERY = (
