@@ -7,7 +7,7 @@
 #SBATCH --job-name=opperf
 #SBATCH --array=0-3
 #SBATCH --cpus-per-task=2
-#SBATCH --output=parts/opperf-%A_%a.log
+#SBATCH --output=opperf-%A_%a.log
 set -euo pipefail
 mkdir -p parts
 COSTS=()
