@@ -24,6 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "verdicts"
 WRITERS = 8
 
+pytestmark = pytest.mark.slow  # each module starts a PostgreSQL server of its own
+
 
 def _server_binary(name: str) -> str | None:
     found = shutil.which(name) or next(

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import torch
 from commands import run_opperf
 
@@ -42,6 +43,7 @@ def _records(path: Path) -> list[dict]:
     return json.loads(path.read_text())["results"]
 
 
+@pytest.mark.slow
 def test_a_torch_sweep_measures_each_in_place_form_beside_its_row(tmp_path):
     done = run_opperf(
         "sweep", "--framework", "torch", "--ops", "exp,add,sum", "--in-place", "--runs", "5", "--warmup", "1",

@@ -130,6 +130,7 @@ def test_a_framework_without_layouts_refuses_them_naming_one_that_has_them():
     assert done.returncode == 2 and done.stderr.startswith("error: layout strided: JAX arrays")
 
 
+@pytest.mark.slow
 def test_two_sweeps_of_two_distributions_pair_across_values(tmp_path):
     """Each record says its values; its inputs (and row key's) are the default's, so ``diff --across
     values`` pairs every row, and without it the rows are incomparable."""
@@ -181,6 +182,7 @@ def test_two_sweeps_of_two_distributions_pair_across_values(tmp_path):
     assert mixed.returncode == 2
 
 
+@pytest.mark.slow
 def test_an_ab_job_with_normal_inputs_on_one_side_pairs_its_rows(tmp_path):
     done = run_opperf(
         "ab",
