@@ -85,7 +85,7 @@ def test_the_slurm_array_runs_a_shard_per_task_and_merges_to_the_whole(tmp_path)
         _run(["bash", str(script), *SELECTION], folder, {**engine, **_path(folder)})
     parts = sorted((folder / "parts").glob("part-*.json"))
     assert len(parts) == last - first + 1
-    engines = [json.loads(part.read_text())["environment"]["engine"] for part in parts]
+    engines = [json.loads(part.read_text())["environment"]["batch_job"] for part in parts]
     assert {(e["engine"], e["job_id"]) for e in engines} == {("slurm", "900")}
     _assert_merges_to_the_whole(folder, parts)
 
@@ -110,7 +110,7 @@ def test_the_kubernetes_indexed_job_runs_a_shard_per_pod_and_merges_to_the_whole
             [*container["command"], f"{command} {shlex.join(SELECTION)}"], folder, {**engine, **_path(folder)}
         )
     parts = [folder / f"part-{index}.json" for index in range(count)]
-    hosts = {json.loads(part.read_text())["environment"]["engine"]["host"] for part in parts}
+    hosts = {json.loads(part.read_text())["environment"]["batch_job"]["host"] for part in parts}
     assert hosts == {f"pod-{index}" for index in range(count)}
     _assert_merges_to_the_whole(folder, parts)
 
@@ -233,7 +233,7 @@ def test_a_real_slurm_array_runs_the_recipe_and_merges_to_the_whole(slurm, tmp_p
     parts = sorted((folder / "parts").glob("part-*.json"))
     first, last = map(int, re.search(r"^#SBATCH --array=(\d+)-(\d+)$", script.read_text(), re.M).groups())
     assert len(parts) == last - first + 1
-    engines = [json.loads(part.read_text())["environment"]["engine"] for part in parts]
+    engines = [json.loads(part.read_text())["environment"]["batch_job"] for part in parts]
     assert {(e["engine"], e["job_id"]) for e in engines} == {("slurm", job)}
     assert sorted(e["task_id"] for e in engines) == [str(task) for task in range(first, last + 1)]
     _assert_merges_to_the_whole(folder, parts)

@@ -134,8 +134,8 @@ def test_a_sharded_sweep_records_the_engines_task_and_balances_by_a_previous_run
     monkeypatch.setenv("SLURM_ARRAY_JOB_ID", "4242")
     assert main([*whole, "--shard", "auto", "--costs", "previous.json", "--output-file", "part.json"]) == 0
     environment = json.loads((tmp_path / "part.json").read_text())["environment"]
-    assert environment["shard"] == "2/2" and environment["engine"]["job_id"] == "4242"
-    assert environment["engine"]["engine"] == "slurm" and environment["engine"]["task_id"] == "1"
+    assert environment["shard"] == "2/2" and environment["batch_job"]["job_id"] == "4242"
+    assert environment["batch_job"]["engine"] == "slurm" and environment["batch_job"]["task_id"] == "1"
     capsys.readouterr()
     assert (
         main(

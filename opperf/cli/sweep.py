@@ -287,7 +287,7 @@ def run(arguments: argparse.Namespace) -> int:
         affinity=arguments.affinity,
         shard=shard,
         costs=costs,
-        engine=engine_task(os.environ),
+        batch_job=engine_task(os.environ),
         fresh=arguments.fresh,
         framework_flags=given_framework_flags(arguments),
         configs=configs.by_operator(replayed),

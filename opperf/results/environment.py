@@ -102,7 +102,7 @@ class Environment:
     machine_peaks: MachinePeaks | None
     worker_peak_rss_bytes: int | None = None
     shard: str | None = None
-    engine: Mapping[str, object] | None = None
+    batch_job: Mapping[str, object] | None = None
     """The batch engine's job and task the sweep ran as (``opperf.sweep.engines``), under one."""
     shapes_checksum: str | None = None
     usable_cpus: int | None = None
@@ -140,7 +140,7 @@ class Environment:
             "harness_efficiency": self.harness_efficiency,
             "worker_peak_rss_bytes": self.worker_peak_rss_bytes,
             "shard": self.shard,
-            "engine": dict(self.engine) if self.engine else None,
+            "batch_job": dict(self.batch_job) if self.batch_job else None,
             "shapes_checksum": self.shapes_checksum,
             "usable_cpus": self.usable_cpus,
             "thread_workers": dict(self.thread_workers) if self.thread_workers else None,

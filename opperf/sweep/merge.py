@@ -83,12 +83,12 @@ def merge(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
     environment = {
         **reference,
         "shard": None,
-        "engine": None,
+        "batch_job": None,
         "wall_seconds": sum(float(d["environment"].get("wall_seconds") or 0) for _, d in documents),
         "merged_from": [
             {
                 key: document["environment"].get(key)
-                for key in ("shard", "engine", "started", "wall_seconds", "cpu_model", "fingerprint")
+                for key in ("shard", "batch_job", "started", "wall_seconds", "cpu_model", "fingerprint")
             }
             | {"file": path}
             for path, document in documents

@@ -77,7 +77,7 @@ class SweepConfig:
     shard: Shard | None = None
     costs: MeasuredCosts | None = None
     """What each operator cost a previous sweep: shards are balanced by it (``opperf.sweep.costs``)."""
-    engine: EngineTask | None = None
+    batch_job: EngineTask | None = None
     """The batch engine's task this sweep runs as, recorded in its environment."""
     fresh: bool = False
     framework_flags: Mapping[str, str] = field(default_factory=dict)
@@ -336,7 +336,7 @@ def run_sweep(
         harness_efficiency=harness_efficiency(measured_now, wall_seconds),
         machine_peaks=peaks,
         shard=str(config.shard) if config.shard else None,
-        engine=config.engine.describe() if config.engine else None,
+        batch_job=config.batch_job.describe() if config.batch_job else None,
         worker_peak_rss_bytes=runner.peak_rss_bytes,
         shapes_checksum=_shapes_checksum(measurements, options),
         usable_cpus=len(available_cpus()),
