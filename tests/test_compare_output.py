@@ -87,6 +87,7 @@ def test_a_namespace_whose_worker_outgrows_memory_costs_its_records_not_the_comp
         assert record["memory_peak_bytes"] > 100 * 2**20
 
 
+@pytest.mark.slow
 def test_sweep_compare_honours_output_format_and_json_file(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr("opperf.cli.compare.COMPARE_ROUNDS", 2)  # sweep --compare takes the default
     table, document = tmp_path / "c.md", tmp_path / "c.json"
@@ -183,6 +184,7 @@ def test_fully_connected_with_4d_data_is_measured_in_torch():
     assert dict(row.measurements["torch"].spec.inputs)["input"].shape == (4, 48)
 
 
+@pytest.mark.slow
 def test_run_benchmark_operator_labels_each_entry_with_its_function():
     results = run_benchmark_operator(
         name="add", size=(8, 8), namespaces=("mx.nd", "mx.np", "torch"), warmup=0, runs=1
@@ -203,6 +205,7 @@ def test_run_performance_test_labels_each_entry_with_its_function():
     ]
 
 
+@pytest.mark.slow
 def test_numpy_style_functions_compare_through_each_namespaces_worker(capsys):
     # The workers look each function up as users call it (mx.np.hstack, NumPy's own allclose and
     # ufunc float_power that mx.np exposes); a configuration that failed is not run again.

@@ -59,6 +59,7 @@ def test_a_configuration_without_counterpart_is_reported_not_raised():
     assert row.measurements["mx.nd"].status.value == "ok"
 
 
+@pytest.mark.slow
 def test_run_benchmark_operator_compares_with_torch():
     results = run_benchmark_operator(name="add", namespaces=NAMESPACES, size=(16, 16), warmup=1, runs=2)
     assert [set(r["add"][0]["inputs"]) for r in results] == [{"lhs", "rhs"}, {"x1", "x2"}, {"input", "other"}]

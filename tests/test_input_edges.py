@@ -44,6 +44,7 @@ def test_run_benchmark_operator_refuses_a_malformed_size(size):
         run_benchmark_operator(name="add", size=size)
 
 
+@pytest.mark.slow
 def test_run_benchmark_operator_takes_numpy_integer_sizes():
     [entry, *_] = run_benchmark_operator(name="add", size=(np.int64(4), np.int32(4)), runs=2, warmup=0)
     assert entry["add"][0]["inputs"]["lhs"] == (4, 4)
