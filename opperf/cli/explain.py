@@ -12,14 +12,14 @@ from __future__ import annotations
 import argparse
 
 from opperf.frameworks import DEFAULT_FRAMEWORK, FRAMEWORKS, framework_module, get_backend
+from opperf.measure.harness import drawn_input
 from opperf.measure.roofline.work import count_work, counters
 from opperf.operators import fused, longtail
 from opperf.operators.info import Argument, OpInfo
-from opperf.operators.layouts import with_layout
 from opperf.operators.rules import NoRuleError, inputs_for
 from opperf.operators.rules.generic import rule_name
 from opperf.operators.rules.profiles import STANDARD
-from opperf.operators.values import describe_distribution, with_distribution
+from opperf.operators.values import describe_distribution
 from opperf.results.measurement import BenchmarkSpec, InputValue, TensorSpec, describe_value, freeze_inputs
 from opperf.results.options import RunOptions, option_argument
 from opperf.sweep.run import select_operators
@@ -146,7 +146,7 @@ def _drawn(value: InputValue, drawing: RunOptions) -> str:
     """An input as ``_text`` shows it; a tensor with the values and layout ``drawing`` gives it."""
     if not isinstance(value, TensorSpec):
         return _text(describe_value(value))
-    drawn = with_layout(with_distribution(value, drawing.values, drawing.dtype), drawing.layout)
+    drawn = drawn_input(value, drawing)
     assert isinstance(drawn, TensorSpec)  # a tensor's description stays one
     laid_out = f", {drawing.layout}" if drawn.storage != value.storage else ""
     return f"{_text(describe_value(value))} ({describe_distribution(drawn, drawing.dtype)}{laid_out})"

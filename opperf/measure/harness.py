@@ -30,7 +30,16 @@ from opperf.measure.stages import StageCheck
 from opperf.measure.timing import Timer
 from opperf.operators.layouts import with_layout
 from opperf.operators.values import with_distribution
-from opperf.results.measurement import BenchmarkSpec, DeviceWork, Measurement, Status, TimerKind, Work
+from opperf.results.measurement import (
+    BenchmarkSpec,
+    DeviceWork,
+    InputValue,
+    Measurement,
+    Status,
+    TimerKind,
+    Work,
+)
+from opperf.results.options import RunOptions
 from opperf.utils import gpu_state, load
 
 Backward = Callable[[Any], Callable[[], object]]
@@ -337,12 +346,13 @@ def as_drawn(spec: BenchmarkSpec) -> BenchmarkSpec:
     """``spec`` with the run's ``--values`` distribution and ``--layout`` set on the tensors they
     touch, as the session draws them; the measurement keeps ``spec`` itself, whose inputs (and row
     key) are those of every distribution and layout."""
-    options = spec.options
-    inputs = tuple(
-        (name, with_layout(with_distribution(value, options.values, options.dtype), options.layout))
-        for name, value in spec.inputs
-    )
+    inputs = tuple((name, drawn_input(value, spec.options)) for name, value in spec.inputs)
     return replace(spec, inputs=inputs) if inputs != spec.inputs else spec
+
+
+def drawn_input(value: InputValue, options: RunOptions) -> InputValue:
+    """One input with the run's ``--values`` distribution and ``--layout`` set where they touch it."""
+    return with_layout(with_distribution(value, options.values, options.dtype), options.layout)
 
 
 def _fit_problem(session: Session, spec: BenchmarkSpec, function: Callable[..., object] | None) -> str | None:
