@@ -170,3 +170,27 @@ def test_measured_costs_are_split_longest_first_within_the_largest_operator():
         assert sorted(n for shard in shards for n in shard) == sorted(costs)
         assert max(loads) - mean <= max(costs.values()) and max(loads) / mean < 1.05
         assert balanced_partition(dict(reversed(list(costs.items()))), count) == shards
+
+
+def test_costs_charge_an_operator_the_time_its_crashes_took(tmp_path, monkeypatch):
+    """A worker that segfaults costs the sweep its wait and a fresh worker: each record carries the
+    seconds the sweep spent on it (``elapsed_s``), and the costs charge them to the operator that
+    crashed, not to sampling alone, where a crash spends nothing."""
+    monkeypatch.chdir(tmp_path)
+    ops = "_contrib_quantize_asym,exp"
+    assert main(["--ops", ops, *QUICK, "--output-file", "previous.json"]) == 0
+    document = json.loads((tmp_path / "previous.json").read_text())
+    records = document["results"]
+    crashed = [r for r in records if r["op"] == "_contrib_quantize_asym"]
+    assert crashed and all(r["status"] == "crashed" for r in crashed)
+    assert all(r["elapsed_s"] > 0 for r in records)
+    ok = [r for r in records if r["status"] == "ok"]
+    assert ok and all(r["elapsed_s"] >= r["sampling"]["seconds"] for r in ok)
+    costs = read_costs("previous.json", "mxnet")
+    spent = sum(r["elapsed_s"] for r in crashed)
+    assert costs.by_operator["_contrib_quantize_asym"] >= spent > 0
+    besides = document["environment"]["wall_seconds"] - sum(r["elapsed_s"] for r in records)
+    assert besides >= 0
+    assert costs.by_operator["_contrib_quantize_asym"] == pytest.approx(
+        spent + besides * len(crashed) / len(records), rel=1e-6
+    )

@@ -304,30 +304,47 @@ class IsolatedRunner:
         A reply that says the worker's device may be unusable (``DeviceFault``) costs that worker, and
         the request is made once more to a fresh one."""
         started = time.monotonic()
+        worker_up = False
         try:
             self._ensure_worker()
+            worker_up = True
             self._job_output_start = os.fstat(cast(int, self._log)).st_size
             send_frame(cast(BinaryIO, self._live.stdin), message)
             reply = self._receive(remaining)
             self._note_peak_rss()
-        except _OutOfMemoryError as error:
-            self._kill()
-            return Measurement(
-                spec=job, status=Status.CRASHED, reason=str(error), memory_peak_bytes=error.stopped.peak_bytes
-            )
-        except _StalledError:
-            if self._live.poll() is not None:
-                return self._crashed(job)
-            self._kill()
-            return self._timed_out(job)
-        except (EOFError, OSError, WireError):
-            return self._crashed(job)
+        except (_OutOfMemoryError, _StalledError, EOFError, OSError, WireError) as error:
+            lost = self._lost(job, error)
+            if worker_up:
+                self._replace_worker()
+            return lost
         if not isinstance(reply, DeviceFault):
             return reply
         self.retire_worker()  # it exits on its own after the fault
         if not retry:
             return _after_retry(reply.reply)
         return self._request(message, job, remaining - (time.monotonic() - started), retry=False)
+
+    def _lost(self, job: BenchmarkSpec, error: Exception) -> Measurement:
+        """``job``'s result when its worker was lost to ``error``: stopped by the memory guard, killed
+        at the time limit, or crashed."""
+        if isinstance(error, _OutOfMemoryError):
+            self._kill()
+            return Measurement(
+                spec=job, status=Status.CRASHED, reason=str(error), memory_peak_bytes=error.stopped.peak_bytes
+            )
+        if isinstance(error, _StalledError) and self._live.poll() is None:
+            self._kill()
+            return self._timed_out(job)
+        return self._crashed(job)
+
+    def _replace_worker(self) -> None:
+        """Bring the next worker up now, after one was lost measuring a job: the wait is that job's
+        (its ``elapsed_s``, which ``--costs`` balances shards by), not the next one's. A worker that
+        cannot start is left for the next request to report."""
+        try:
+            self._ensure_worker()
+        except (_OutOfMemoryError, OSError):
+            self._kill()
 
     def run_round(
         self, spec: BenchmarkSpec, index: int, plan: SamplingPlan | None = None, public: bool = False

@@ -352,7 +352,9 @@ class Measurement:
     from them, ``device_work`` what the calls ran on the device, and ``gpu_state`` the GPU's clocks,
     power, temperature and throttle reasons before and after (``opperf.utils.gpu_state``).
     ``counted_work`` is the forward pass's work as the framework counted it while preparing (XLA's
-    cost analysis for JAX), for the roofline where opperf's own counters have none.
+    cost analysis for JAX), for the roofline where opperf's own counters have none. ``elapsed_s`` is
+    the wall-clock seconds a sweep spent on the spec, from asking for it to having its result (inputs
+    prepared, a crashed worker waited for): what ``--costs`` balances the next sweep's shards by.
     """
 
     spec: BenchmarkSpec
@@ -378,6 +380,7 @@ class Measurement:
     device_work: tuple[DeviceWork, ...] = ()
     gpu_state: GpuState | None = None
     counted_work: Work | None = None
+    elapsed_s: float | None = None
 
     @property
     def forward_summary(self) -> Summary | None:

@@ -155,6 +155,7 @@ OPTIONAL: Mapping[str, Expect] = {
     "stage": TEXT,
     "variant": TEXT.or_null,
     "compile_s": SECONDS.or_null,
+    "elapsed_s": SECONDS.or_null,
     "stage_check": OBJECT.or_null,
     "timer": Expect(lambda value: value in (None, *get_args(TimerKind)), "device, profiler, host or null"),
     "host_latency": OBJECT.or_null,
@@ -204,6 +205,9 @@ MEANINGS: Mapping[str, str] = {
     "stage": "`eager`, `graph`, `compile`, `cudagraph` or `fused`",
     "variant": "a fused pattern's variant (null for other operators)",
     "compile_s": "seconds the stage's capture or compilation took (null in eager)",
+    "elapsed_s": "seconds the sweep spent on the record, from asking for it to having it (inputs "
+    "prepared, a crashed worker waited for); what `--costs` balances shards by (null where not timed: "
+    "skipped records, A/B rounds)",
     "stage_check": "how the stage's outputs compared with eager's: `agrees`, `rtol`, `atol`, "
     "`max_abs_diff`, `detail` (and the graph's operators for a fused pattern)",
     "timer": "what made the samples: `device` (a GPU's own time), `profiler` or `host`",

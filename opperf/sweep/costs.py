@@ -1,12 +1,13 @@
 """What each operator cost a previous sweep (``sweep --costs PREVIOUS.json``, ``plan --costs``): the
 shards of the next one are balanced by it rather than by counting input configurations.
 
-An operator's cost is the seconds its records spent sampling (``sampling.seconds``) and compiling
-(``compile_s``), plus each record's share of what the sweep spent besides: preparing inputs,
-checking they fit, messaging workers (its ``wall_seconds`` less all sampling, over its records). An
-operator the previous sweep did not run costs its number of input configurations times the median
-seconds a configuration took there. The file is data: it chooses no operator, only how the selected
-ones are split.
+An operator's cost is the seconds the sweep spent on its records (``elapsed_s``: inputs prepared,
+sampled, a crashed worker waited for and replaced), plus each record's share of what the sweep spent
+besides (starting, probing, writing the journal: its ``wall_seconds`` less all records' time, over
+its records). A file written before records carried ``elapsed_s`` counts their sampling and compiling
+seconds instead. An operator the previous sweep did not run costs its number of input configurations
+times the median seconds a configuration took there. The file is data: it chooses no operator, only
+how the selected ones are split.
 """
 
 from __future__ import annotations
@@ -62,6 +63,10 @@ def read_costs(path: str, framework: str) -> MeasuredCosts:
 
 
 def _spent(record: Mapping[str, Any]) -> float:
+    """The seconds the sweep spent on ``record``: its ``elapsed_s``, else what it sampled and compiled."""
+    elapsed = record.get("elapsed_s")
+    if isinstance(elapsed, (int, float)) and elapsed >= 0:
+        return float(elapsed)
     sampling = record.get("sampling")
     sampling = sampling if isinstance(sampling, dict) else {}
     seconds = [sampling.get("seconds"), record.get("compile_s")]

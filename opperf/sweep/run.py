@@ -9,7 +9,7 @@ import hashlib
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple, cast
 
@@ -487,9 +487,19 @@ def _measure_operator(
     variants = thread_plan.variants(config.options, turn) if thread_plan else [config.options]
     measured: list[Measurement] = []
     for options in variants:
+        started = time.perf_counter()
         planned = plan_operator(op, replace(config, options=options), backend)
-        measured += [*planned.unmeasured, *runner.run(planned.specs)]
+        measured += [*planned.unmeasured, *_timed(runner.run(planned.specs), started)]
     return measured
+
+
+def _timed(results: Iterable[Measurement], started: float) -> Iterator[Measurement]:
+    """Each result with the seconds from ``started`` (then from the result before it) until it came:
+    its ``elapsed_s``, crashes and worker restarts included, the cost ``--costs`` balances by."""
+    for result in results:
+        now = time.perf_counter()
+        yield replace(result, elapsed_s=now - started)
+        started = time.perf_counter()
 
 
 def _thread_plan(config: SweepConfig) -> ThreadPlan | None:
