@@ -105,8 +105,9 @@ def test_sweep_compare_honours_output_format_and_json_file(tmp_path, capsys, mon
         (["--output-file", "c.csv"], "a comparison is written as md or json, not csv"),
         (["--output-format", "md", "--output-file", "c.json"], "contradicts"),
         (["--output-format", "hud"], "a comparison is written as md or json"),
-        (["--threads", "1,2"], "takes one thread count"),
-        (["--stages", "eager,graph"], "a comparison runs in one stage"),
+        (["--threads", "1,2"], "at one thread count; --threads varies a sweep's rows"),
+        (["--stages", "graph"], "eager, at one thread count; --stages varies a sweep's rows"),
+        (["--in-place", "--shapes", "fuzz"], "--shapes, --in-place vary a sweep's rows: leave them out"),
     ],
 )
 def test_compare_refuses_what_it_cannot_write(tmp_path, monkeypatch, capsys, flags, expected):

@@ -20,7 +20,7 @@ from opperf.report.html_views import staged_rows
 from opperf.results.document import measurement_from_record, record
 from opperf.results.load import read_run, record_key
 from opperf.results.measurement import BenchmarkSpec, Measurement, Status, freeze_inputs
-from opperf.results.options import RunOptions
+from opperf.results.options import RunOptions, SweepFactors
 from opperf.results.rows import result_row
 from opperf.sweep.document import build_document
 from opperf.sweep.run import SweepConfig, specs_for
@@ -56,8 +56,9 @@ def test_each_framework_registers_the_patterns_and_expands_their_variants_per_st
         "conv_relu", "conv_bn", "conv_bn_relu", "conv_bn_add_relu", "fc_relu", "bn_relu",
     ]  # fmt: skip
     op = patterns[0]
-    options = RunOptions(framework=framework, stages=("eager", "fused"))
-    specs = specs_for(op, SweepConfig(options=options), backend)
+    options = RunOptions(framework=framework)
+    both = SweepConfig(options=options, factors=SweepFactors(stages=("eager", "fused")))
+    specs = specs_for(op, both, backend)
     expected = {
         "mxnet": ["unfused", "parts", "mkldnn", "contrib"],  # onednn is 2.x's: this 1.x build lacks it
         "torch": ["unfused", "parts", "ao", "freeze"],
@@ -67,10 +68,8 @@ def test_each_framework_registers_the_patterns_and_expands_their_variants_per_st
     assert len(specs) == per_config * len(fused.entry(op.name).sizes)
     # Any other operator runs its other stages and no fused one.
     add = next(o for o in backend.operators() if o.name in ("broadcast_add", "add"))
-    assert {(s.stage, s.variant) for s in specs_for(add, SweepConfig(options=options), backend)} == {
-        ("eager", "")
-    }
-    only_fused = SweepConfig(options=RunOptions(framework=framework, stages=("fused",)))
+    assert {(s.stage, s.variant) for s in specs_for(add, both, backend)} == {("eager", "")}
+    only_fused = SweepConfig(options=options, factors=SweepFactors(stages=("fused",)))
     with pytest.raises(NoRuleError, match="fused stage is fused patterns' only"):
         specs_for(add, only_fused, backend)
 
@@ -340,8 +339,9 @@ def test_a_sweep_of_a_pattern_in_workers_keeps_variants_and_proofs_and_reports_t
     from opperf.sweep.document import build_document
     from opperf.sweep.run import run_sweep
 
-    options = RunOptions(stages=("eager", "fused"), budget_s=0.05, threads=1, profiler="python")
-    result = run_sweep(SweepConfig(options=options, ops=("conv_relu",)))
+    options = RunOptions(budget_s=0.05, threads=1, profiler="python")
+    factors = SweepFactors(stages=("eager", "fused"))
+    result = run_sweep(SweepConfig(options=options, factors=factors, ops=("conv_relu",)))
     assert [(m.spec.stage, m.spec.variant) for m in result.measurements[:4]] == [
         ("eager", "unfused"), ("eager", "parts"), ("fused", "mkldnn"), ("fused", "contrib"),
     ]  # fmt: skip

@@ -22,18 +22,18 @@ from opperf.operators.rules.fuzz import (
 )
 from opperf.operators.rules.profiles import STANDARD
 from opperf.report.markdown import render_markdown
-from opperf.results.options import RunOptions
+from opperf.results.options import RunOptions, SweepFactors
 from opperf.sweep.run import SweepConfig, select_operators, specs_for
 from opperf.utils.errors import OpperfError
 
 PLAN = """
 import json, sys
 from opperf.frameworks import get_backend
-from opperf.results.options import RunOptions
+from opperf.results.options import RunOptions, SweepFactors
 from opperf.operators.rules.fuzz import shapes_checksum
 from opperf.sweep.run import SweepConfig, select_operators, specs_for
 backend = get_backend("mxnet")
-config = SweepConfig(options=RunOptions(shapes="fuzz", fuzz_count=4, seed=11))
+config = SweepConfig(options=RunOptions(seed=11), factors=SweepFactors(shapes="fuzz", fuzz_count=4))
 ops = select_operators(backend, sys.argv[1].split(","), ())
 specs = [s for op in ops for s in specs_for(op, config, backend)]
 print(json.dumps({"inputs": [[s.op, s.describe_inputs()] for s in specs],
@@ -61,13 +61,14 @@ VALUES = """
 import hashlib, json, sys
 import numpy as np
 from opperf.frameworks import get_backend
-from opperf.results.options import RunOptions
+from opperf.results.options import RunOptions, SweepFactors
 from opperf.sweep.run import SweepConfig, select_operators, specs_for
 backend = get_backend(sys.argv[1])
-options = RunOptions(framework=sys.argv[1], shapes="fuzz", fuzz_count=3, seed=11, run_backward=False)
+options = RunOptions(framework=sys.argv[1], seed=11, run_backward=False)
+config = SweepConfig(options=options, factors=SweepFactors(shapes="fuzz", fuzz_count=3))
 digests = []
 for op in select_operators(backend, ["exp"], ()):
-    for spec in specs_for(op, SweepConfig(options=options), backend):
+    for spec in specs_for(op, config, backend):
         out = backend.session.prepare(spec, spec.options.seed, None).forward()
         value = getattr(out, "value", out)
         array = np.ascontiguousarray(value.asnumpy() if hasattr(value, "asnumpy") else value.numpy())
@@ -91,9 +92,9 @@ def test_same_seed_gives_identical_input_values_in_two_processes(framework: str)
     assert len({digest for _, digest in first}) == 3  # three drawn inputs, not one
 
 
-def _torch_specs(ops: list[str], **options: object) -> dict[str, list[dict[str, object]]]:
+def _torch_specs(ops: list[str], seed: int = 0, **factors: object) -> dict[str, list[dict[str, object]]]:
     backend = get_backend("torch")
-    config = SweepConfig(options=RunOptions(framework="torch", **options))
+    config = SweepConfig(options=RunOptions(framework="torch", seed=seed), factors=SweepFactors(**factors))
     return {
         op.name: [s.describe_inputs() for s in specs_for(op, config, backend)]
         for op in select_operators(backend, ops, ())
@@ -150,9 +151,9 @@ def test_fixed_dimensions_of_a_rule_hold() -> None:
 
 def test_unknown_shape_mode_is_refused() -> None:
     with pytest.raises(OpperfError, match="shape mode"):
-        RunOptions(shapes="random").validated()
+        SweepFactors(shapes="random").validated("mxnet")
     with pytest.raises(OpperfError, match="fuzz_count"):
-        RunOptions(fuzz_count=0).validated()
+        SweepFactors(fuzz_count=0).validated("mxnet")
 
 
 def test_report_shows_time_per_element_for_fuzzed_records() -> None:
@@ -187,4 +188,4 @@ def test_report_shows_time_per_element_for_fuzzed_records() -> None:
 
 def test_standard_shapes_are_unchanged_by_the_option() -> None:
     assert _torch_specs(["relu"]) == _torch_specs(["relu"], shapes="standard", fuzz_count=9, seed=4)
-    assert replace(RunOptions(), shapes="fuzz").shapes == "fuzz"
+    assert replace(SweepFactors(), shapes="fuzz").shapes == "fuzz"

@@ -19,7 +19,7 @@ from opperf.results.coverage import Coverage
 from opperf.results.document import measurement_from_record, record
 from opperf.results.load import record_key
 from opperf.results.measurement import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs
-from opperf.results.options import RunOptions
+from opperf.results.options import RunOptions, SweepFactors
 from opperf.sweep.run import SweepConfig, specs_for
 
 FAST = {"warmup": 1, "runs": 3, "profiler": "python", "threads": 1}
@@ -112,8 +112,7 @@ def test_compare_allows_size_one_axes_only_and_tolerance_1e_4():
 def test_every_configuration_runs_in_every_stage_asked_for_one_after_another():
     backend = get_backend("mxnet")
     op = next(o for o in backend.operators() if o.name == "box_iou")
-    options = RunOptions(stages=("eager", "graph"))
-    specs = specs_for(op, SweepConfig(options=options), backend)
+    specs = specs_for(op, SweepConfig(factors=SweepFactors(stages=("eager", "graph"))), backend)
     assert [s.stage for s in specs] == ["eager", "graph"] * len(longtail.entry("box_iou").sizes)
     assert specs[0].inputs == specs[1].inputs
 

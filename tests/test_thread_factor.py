@@ -9,7 +9,7 @@ from opperf.operators.rules.profiles import SMALL
 from opperf.report.markdown import render_markdown
 from opperf.report.scaling import scalings
 from opperf.results.measurement import Status
-from opperf.results.options import RunOptions, _thread_setting, thread_counts
+from opperf.results.options import RunOptions, SweepFactors, _thread_setting, thread_counts
 from opperf.sweep.document import build_document
 from opperf.sweep.run import SweepConfig, run_sweep
 from opperf.utils.affinity import available_cpus
@@ -27,10 +27,13 @@ def test_thread_settings_parse_and_expand() -> None:
     assert thread_counts("auto", 1) == (1,)
     assert thread_counts((1, 3), 2) == (1, 3)
     assert thread_counts(None, 8) == (None,)
+    with pytest.raises(OpperfError, match="thread_counts"):
+        SweepFactors(thread_counts=(1, 0)).validated("mxnet")
     with pytest.raises(OpperfError, match="threads"):
-        RunOptions(threads=(1, 0)).validated()
-    with pytest.raises(OpperfError, match="threads"):
-        RunOptions(threads="many").validated()
+        RunOptions(threads="many").validated()  # type: ignore[arg-type]
+    assert SweepFactors.split_threads(4) == (4, None)
+    assert SweepFactors.split_threads((1, 2)) == (None, (1, 2))
+    assert SweepFactors.split_threads("auto") == (None, "auto")
 
 
 def test_counts_alternate_their_order_per_operator() -> None:
@@ -41,16 +44,21 @@ def test_counts_alternate_their_order_per_operator() -> None:
 
 
 def test_a_thread_list_needs_workers_and_is_refused_outside_sweeps() -> None:
-    config = SweepConfig(options=RunOptions(threads=(1, 2)), ops=("relu",), isolate=False)
+    """Several counts are a sweep's factor; what one measurement runs with (an A/B job's, a
+    comparison's, the Python API's options) takes one, and says where several go."""
+    config = SweepConfig(factors=SweepFactors(thread_counts=(1, 2)), ops=("relu",), isolate=False)
     with pytest.raises(OpperfError, match="no-isolation"):
         run_sweep(config)
-    with pytest.raises(OpperfError, match="one thread count"):
-        RunOptions(threads=(1, 2)).require_one_thread_count("an A/B job")
+    with pytest.raises(OpperfError, match="one thread count; several .* a sweep's factor"):
+        RunOptions(threads=(1, 2)).validated()  # type: ignore[arg-type]
+    with pytest.raises(OpperfError, match="one count is a run option"):
+        SweepFactors(thread_counts=2).validated("mxnet")  # type: ignore[arg-type]
 
 
 def test_sweep_measures_each_count_in_its_own_workers() -> None:
-    options = RunOptions(threads=(1, 2), warmup=1, runs=5, profiler="python")
-    config = SweepConfig(options=options, profile=SMALL, ops=("relu", "sum"))
+    options = RunOptions(warmup=1, runs=5, profiler="python")
+    factors = SweepFactors(thread_counts=(1, 2))
+    config = SweepConfig(options=options, factors=factors, profile=SMALL, ops=("relu", "sum"))
     result = run_sweep(config)
     assert all(m.status is Status.OK for m in result.measurements)
     by_op = {}

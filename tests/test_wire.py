@@ -29,7 +29,7 @@ SPEC = BenchmarkSpec(
         ("alias", Alias("input")),
         ("mode", "bilinear"),
     ),
-    RunOptions(framework="torch", threads=2, cache="cold", stages=("eager", "graph")),
+    RunOptions(framework="torch", threads=2, cache="cold"),
     category="convolution",
     stage="graph",
 )

@@ -28,7 +28,7 @@ from opperf.cli.progress import RoundsBar, wanted
 from opperf.frameworks import get_backend
 from opperf.operators.rules.profiles import STANDARD
 from opperf.report.json_report import render_json
-from opperf.results.options import RunOptions, parse_option
+from opperf.results.options import RunOptions, SweepFactors, parse_option
 from opperf.sweep.run import DEFAULT_TIMEOUT_S, SweepConfig
 from opperf.utils.errors import OpperfError
 from opperf.utils.files import claimed, write_atomically
@@ -140,6 +140,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_quiet(parser)
     add_selection(parser)
     RunOptions.add_arguments(parser)
+    SweepFactors.add_arguments(parser, leaving_out=("thread_counts",))
 
 
 def run(arguments: argparse.Namespace) -> int:
@@ -158,6 +159,7 @@ def run(arguments: argparse.Namespace) -> int:
     device = arguments.device or get_backend(arguments.framework).default_device()
     config = SweepConfig(
         options=RunOptions.from_arguments(arguments, device=device),
+        factors=SweepFactors.from_arguments(arguments),
         profile=STANDARD,
         ops=arguments.ops,
         categories=arguments.categories,

@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from typing import cast
 
 from opperf.cli.common import (
     add_affinity,
@@ -111,9 +110,7 @@ def run(arguments: argparse.Namespace) -> int:
         measure = (
             in_process
             if arguments.no_isolation
-            else stack.enter_context(
-                InWorkers(arguments.timeout, arguments.affinity, cast("int | None", options.threads))
-            )
+            else stack.enter_context(InWorkers(arguments.timeout, arguments.affinity, options.threads))
         )
         for index, name in enumerate(operators):
             stages(f"{name} ({index + 1} of {len(operators)}) in {', '.join(namespaces)}")
@@ -121,9 +118,7 @@ def run(arguments: argparse.Namespace) -> int:
             rows += compare(name, found, namespaces, options, rounds, measure=measure)
     document = comparison_document(rows, namespaces, options, sys.argv)
     rendered = (
-        render_json(document)
-        if chosen == "json"
-        else render_comparison(rows, namespaces, cast("int | None", options.threads))
+        render_json(document) if chosen == "json" else render_comparison(rows, namespaces, options.threads)
     )
     write_or_print(rendered, arguments.output_file)
     if arguments.json_file:

@@ -42,7 +42,7 @@ from opperf.report.xlsx_tables import results_tables
 from opperf.results import configs, replay
 from opperf.results.coverage import Coverage, render_coverage
 from opperf.results.measurement import Status
-from opperf.results.options import RunOptions, was_given
+from opperf.results.options import RunOptions, SweepFactors, was_given
 from opperf.sweep.document import build_document
 from opperf.sweep.engines import engine_task
 from opperf.sweep.run import DEFAULT_TIMEOUT_S, SweepConfig, SweepResult, canonical_names, run_sweep
@@ -83,7 +83,8 @@ def categories_epilog() -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    RunOptions.add_arguments(parser)
+    RunOptions.add_arguments(parser, leaving_out=("threads",))
+    SweepFactors.add_arguments(parser)
     add_selection(parser)
     add_tag_selection(parser)
     parser.add_argument(
@@ -230,6 +231,22 @@ def _fusion_stage(arguments: argparse.Namespace) -> None:
         )
 
 
+def _compared_alone(arguments: argparse.Namespace) -> None:
+    """Refuse a sweep's factors with ``--compare``: a comparison measures each namespace's function
+    once per configuration, eager, at one thread count."""
+    given = [
+        SweepFactors.declared(name).flag
+        for name, value in SweepFactors.from_arguments(arguments).settings().items()
+        if value != SweepFactors().settings()[name]
+    ]
+    if given:
+        raise OpperfError(
+            f"--compare measures each function once per configuration, eager, at one thread count; "
+            f"{', '.join(given)} {'vary' if len(given) > 1 else 'varies'} a sweep's rows: leave "
+            f"{'them' if len(given) > 1 else 'it'} out"
+        )
+
+
 def _replayed_framework(arguments: argparse.Namespace) -> None:
     """A replay without --framework runs the framework its configs files were captured with."""
     if not arguments.configs or was_given(arguments, "framework"):
@@ -255,7 +272,9 @@ def _report_writer(chosen: str) -> Callable[[str, dict], None]:
 
 
 def run(arguments: argparse.Namespace) -> int:
+    arguments.threads, arguments.thread_counts = SweepFactors.split_threads(arguments.thread_counts)
     if arguments.compare:
+        _compared_alone(arguments)
         arguments.namespaces = arguments.compare
         return compare.run(arguments)
     _replayed_framework(arguments)
@@ -274,6 +293,7 @@ def run(arguments: argparse.Namespace) -> int:
     replayed = replay_configurations(arguments)
     config = SweepConfig(
         options=RunOptions.from_arguments(arguments, device=device),
+        factors=SweepFactors.from_arguments(arguments),
         profile=INT64 if arguments.int64_tensor else STANDARD,
         ops=arguments.ops,
         categories=arguments.categories,

@@ -12,6 +12,7 @@ from typing import Any, cast
 
 from opperf.frameworks import describe, framework_of, get_backend
 from opperf.measure import harness
+from opperf.measure.stages import EAGER, check_stages
 from opperf.operators.info import ArgKind, OpInfo
 from opperf.results.measurement import (
     BenchmarkSpec,
@@ -66,8 +67,10 @@ def benchmark(
     ops: Callable[..., object] | Sequence[Callable[..., object]],
     inputs: Sequence[dict[str, Any]],
     options: RunOptions | None = None,
+    stages: Sequence[str] = (EAGER,),
 ) -> list[Measurement]:
-    """Benchmark each operator with each input configuration; one Measurement per pair.
+    """Benchmark each operator with each input configuration in each of ``stages``; one Measurement
+    per operator, configuration and stage.
 
     Each operator runs on its own framework's backend (``torch.add`` on PyTorch's, whatever
     ``options.framework`` says); the options' thread count, when given, is set first.
@@ -91,32 +94,41 @@ def benchmark(
             f"options must be a RunOptions, e.g. RunOptions({shown}), not a {type(options).__name__} "
             "(from opperf import RunOptions)"
         )
+    try:
+        check_stages(tuple(stages))
+    except ValueError as error:
+        raise OpperfError(f"stages: {error}") from None
     measurements = []
     for function in functions:
         default = options.framework if options is not None else RunOptions().framework
         run_options = replace(options or RunOptions(), framework=framework_of(function, default))
-        measurements += _benchmark_one(function, inputs, run_options)
+        measurements += _benchmark_one(function, inputs, run_options, tuple(stages))
     return measurements
 
 
 def _benchmark_one(
-    function: Callable[..., object], inputs: Sequence[dict[str, Any]], options: RunOptions
+    function: Callable[..., object],
+    inputs: Sequence[dict[str, Any]],
+    options: RunOptions,
+    stages: tuple[str, ...],
 ) -> list[Measurement]:
     backend = get_backend(options.framework)
     options = options.validated(backend)
-    options.require_one_thread_count("run_performance_test")
-    backend.set_threads(cast("int | None", options.threads))
+    backend.set_threads(options.threads)
     return [
         harness.measure(backend.session, spec, function)
         for configuration in inputs
-        for spec in specs_of(function, configuration, options)
+        for spec in specs_of(function, configuration, options, stages)
     ]
 
 
 def specs_of(
-    function: Callable[..., object], configuration: dict[str, Any], options: RunOptions
+    function: Callable[..., object],
+    configuration: dict[str, Any],
+    options: RunOptions,
+    stages: Sequence[str] = (EAGER,),
 ) -> list[BenchmarkSpec]:
-    """``function`` with ``configuration`` as one spec per stage of ``options`` (which the caller has
+    """``function`` with ``configuration`` as one spec per stage in ``stages`` (``options`` the caller has
     validated for the function's framework): named as the framework identifies it; OpperfError for
     an argument it does not take or a malformed shape."""
     namespace, name, info = get_backend(options.framework).identify(function)
@@ -126,7 +138,7 @@ def specs_of(
         BenchmarkSpec(
             namespace=namespace, op=name, inputs=inputs, options=options, category=category, stage=stage
         )
-        for stage in options.stages
+        for stage in stages
     ]
 
 

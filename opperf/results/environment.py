@@ -16,7 +16,7 @@ from opperf.utils import gpu_state
 
 if TYPE_CHECKING:
     from opperf.measure.roofline.peaks import MachinePeaks
-    from opperf.results.options import RunOptions
+    from opperf.results.options import RunOptions, SweepFactors
 
 
 def cpu_model() -> str:
@@ -79,7 +79,8 @@ def _gpu_state_note(device: str) -> dict[str, object]:
 @dataclass(frozen=True)
 class Environment:
     """What a results file records of how its figures came about: the machine, the framework build
-    (``framework``: the backend's own description), the run options, and how the sweep went.
+    (``framework``: the backend's own description), the run options and the sweep's factors, and how
+    the sweep went.
 
     It is flat in the JSON file (other tools read its keys there); ``to_json`` flattens it.
     """
@@ -87,6 +88,7 @@ class Environment:
     machine: Machine
     framework: Mapping[str, Any]
     options: RunOptions
+    factors: SweepFactors
     size_profile: str
     command_line: tuple[str, ...]
     started: _dt.datetime
@@ -125,6 +127,7 @@ class Environment:
             "gpus": list(self.machine.gpus),
             **self.framework,
             **self.options.settings(),
+            **self.factors.settings(),
             "sampling": "fixed" if self.options.runs is not None else "adaptive",
             "size_profile": self.size_profile,
             "command_line": list(self.command_line),

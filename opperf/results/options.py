@@ -1,11 +1,16 @@
-"""How each benchmark runs: every run option is stated once, here.
+"""How each benchmark runs, and what a sweep varies: every option is stated once, here, at its level.
 
-A field of ``RunOptions`` carries its default, and in its metadata (``Option``) its command-line flag,
-help text, parser and check, and whether it is part of each results record (``keyed``: a figure changes
-when it does, so diff, history and merge match on it). Everything else is derived from this one
-table: the command line's flags, validation, the records' fields and their reading back, the sweep's
-settings that a journal must match, and the environment a results file records. Adding an option is
-a field here, its use where it acts, and a test.
+``RunOptions`` are what one measurement runs with (the framework, device, dtype, one thread count,
+the sampling plan, how inputs are drawn); a ``BenchmarkSpec`` carries them. ``SweepFactors`` are what a
+sweep (and an A/B job) varies over an operator's configurations: thread counts, stages, drawn shapes,
+in-place forms; each multiplies its rows, and never reaches a spec.
+
+A field carries its default, and in its metadata (``Option``) its command-line flag, help text, parser
+and check, and whether it is part of each results record (``keyed``: a figure changes when it does, so
+diff, history and merge match on it). Everything else is derived from these tables: the command line's
+flags, validation, the records' fields and their reading back, the sweep's settings that a journal
+must match, and the environment a results file records. Adding an option is a field here, its use
+where it acts, and a test.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import Field, dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, cast
 
 from opperf.frameworks import DEFAULT_FRAMEWORK
@@ -126,7 +131,11 @@ AUTO_THREADS = "auto"
 """``--threads auto``: 1, 2, 4, ... up to the CPUs this process may use."""
 
 
-def _thread_setting(text: str) -> int | tuple[int, ...] | str:
+ThreadSetting = int | tuple[int, ...] | str | None
+"""A sweep's ``--threads``: one count, a list of counts, ``auto``, or None (the framework's own)."""
+
+
+def _thread_setting(text: str) -> ThreadSetting:
     """``4`` as 4, ``1,2`` as (1, 2) (sorted, each once), ``auto`` as itself."""
     if text.strip().lower() == AUTO_THREADS:
         return AUTO_THREADS
@@ -136,6 +145,15 @@ def _thread_setting(text: str) -> int | tuple[int, ...] | str:
 
 OVERSUBSCRIPTION_LIMIT = 4
 """Thread counts above this many times the usable CPUs are refused: such threads only take turns."""
+
+
+def _check_thread_count(value: Any) -> None:
+    """One thread count (or None, the framework's own): what one measurement runs with."""
+    if value == AUTO_THREADS or isinstance(value, tuple):
+        raise ValueError(
+            "takes one thread count; several (or auto) are a sweep's factor: opperf sweep --threads 1,2"
+        )
+    _check_threads(value)
 
 
 def _check_threads(value: Any) -> None:
@@ -164,7 +182,7 @@ def _check_oversubscription(count: int) -> None:
         )
 
 
-def thread_counts(setting: int | tuple[int, ...] | str | None, usable: int) -> tuple[int | None, ...]:
+def thread_counts(setting: ThreadSetting, usable: int) -> tuple[int | None, ...]:
     """The thread counts a ``--threads`` setting asks for, with ``usable`` CPUs: one count (or None, the
     framework's own), a list's counts, or for auto the powers of two below ``usable`` and ``usable``."""
     if setting == AUTO_THREADS:
@@ -191,12 +209,76 @@ def _flag(value: object) -> None:
         raise ValueError(f"must be True or False, got {value!r}")
 
 
+class _Declared:
+    """What both levels of options share: each field an option (``option``), from which the flags, the
+    checks and the settings a file records are derived."""
+
+    @classmethod
+    def declared(cls, name: str) -> Option:
+        """Option ``name``'s declaration."""
+        return next(item for item in fields(cast(Any, cls)) if item.name == name).metadata["option"]
+
+    def check_each(self) -> None:
+        """Raise OpperfError naming the first option whose value its check refuses."""
+        for item in fields(cast(Any, self)):
+            check = item.metadata["option"].check
+            if check is not None:
+                try:
+                    check(getattr(self, item.name))
+                except ValueError as error:
+                    raise OpperfError(f"{item.name}: {error}") from None
+
+    def settings(self) -> dict[str, object]:
+        """Every option by name: what a journal must match to be resumed, and what the environment of
+        a results file records."""
+        return {item.name: _plain(getattr(self, item.name)) for item in fields(cast(Any, self))}
+
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser, leaving_out: Sequence[str] = ()) -> None:
+        """One flag per option (but those named in ``leaving_out``), with its default in the help text."""
+        for item in fields(cast(Any, cls)):
+            if item.name not in leaving_out:
+                _add_flag(parser, item)
+
+    @classmethod
+    def from_arguments(cls, arguments: argparse.Namespace, **overrides: object) -> Any:
+        """The options the parsed flags give; ``overrides`` (the device a framework defaults to) win."""
+        values = {
+            item.name: getattr(arguments, item.name)
+            for item in fields(cast(Any, cls))
+            if hasattr(arguments, item.name)
+        }
+        values = {name: value for name, value in values.items() if value is not None or name != "device"}
+        return cls(**{**values, **overrides})
+
+
+def _add_flag(parser: argparse.ArgumentParser, item: Field) -> None:
+    spec: Option = item.metadata["option"]
+    if spec.switch:
+        action = "store_false" if item.default else "store_true"
+        parser.add_argument(spec.flag, dest=item.name, action=action, help=spec.help)
+        return
+    default = None if item.name == "device" else item.default
+    shown_default = ",".join(item.default) if isinstance(item.default, tuple) else item.default
+    shown = f" (default: {shown_default})" if item.default is not None and item.name != "device" else ""
+    parser.add_argument(
+        spec.flag,
+        dest=item.name,
+        default=default,
+        action=_Noted,
+        type=_argparse_type(spec) if spec.parse else None,  # type: ignore[arg-type]  # None: no conversion
+        choices=spec.choices() if spec.choices else None,
+        metavar=spec.metavar,
+        help=spec.help + shown,
+    )
+
+
 @dataclass(frozen=True)
-class RunOptions:
-    """How each benchmark runs. ``warmup`` and ``runs`` of None (the default) mean adaptive: warm up
-    until pass times settle, then measure until the median is known within ``target_precision``
-    (relative, at 95% confidence) or ``budget_s`` is spent; numbers mean exactly that many passes, as
-    in the original opperf."""
+class RunOptions(_Declared):
+    """How one measurement runs (what a ``BenchmarkSpec`` carries). ``warmup`` and ``runs`` of None
+    (the default) mean adaptive: warm up until pass times settle, then measure until the median is
+    known within ``target_precision`` (relative, at 95% confidence) or ``budget_s`` is spent; numbers
+    mean exactly that many passes, as in the original opperf."""
 
     framework: str = option(
         DEFAULT_FRAMEWORK,
@@ -259,17 +341,15 @@ class RunOptions:
         choices=lambda: CACHE_MODES,
         keyed=True,
     )
-    threads: int | tuple[int, ...] | str | None = option(
+    threads: int | None = option(
         None,
         flag="--threads",
         help="intra-op threads of the framework (OpenMP for MXNet, torch.set_num_threads for PyTorch), "
-        "recorded in the results; compare frameworks on the same count (default: the framework's own). "
-        "A list (1,2) or auto (1, 2, 4, ... up to the usable CPUs) makes it a factor of a sweep: each "
-        "count gets its own pinned workers, interleaved per operator, and the report a scaling table",
-        parse=_thread_setting,
-        check=_check_threads,
+        "recorded in the results; compare frameworks on the same count (default: the framework's own)",
+        parse=_integer,
+        check=_check_thread_count,
         keyed=True,
-        metavar="N|N,M,...|auto",
+        metavar="N",
     )
     warmup: int | None = option(
         None,
@@ -303,6 +383,98 @@ class RunOptions:
     )
     seed: int = option(
         0, flag="--seed", help="seed of the generated inputs", parse=_integer, check=_count(0, optional=False)
+    )
+    values: str = option(
+        UNIFORM_POSITIVE,
+        flag="--values",
+        help="how the values of floating-point inputs are distributed: uniform-positive ([0.1, 1)), "
+        "normal, uniform ([-1, 1), or uniform:LOW,HIGH), with-zeros (a quarter zero), with-nan-inf "
+        "(5%% each of NaN, +inf, -inf) or subnormal; ranges a rule chose (an operator's domain), indices "
+        "(normal concentrates them) and integers stay valid; opperf explain OP --values shows which",
+        parse=parse_distribution,
+        check=check_distribution,
+        keyed=True,
+        metavar="|".join(("uniform-positive", "normal", "uniform[:LOW,HIGH]", "with-zeros", "...")),
+    )
+    layout: str = option(
+        CONTIGUOUS,
+        flag="--layout",
+        help="memory layout of dense inputs where the framework has one (PyTorch): contiguous, "
+        "transposed (column-major over the last two axes), strided (every second element of a wider "
+        "tensor) or channels-last (rank 4 and 5)",
+        check=_one_of(lambda: tuple(LAYOUTS), "layout"),
+        choices=lambda: tuple(LAYOUTS),
+        keyed=True,
+    )
+
+    @property
+    def plan(self) -> SamplingPlan:
+        return SamplingPlan(
+            warmup=self.warmup, runs=self.runs, target=self.target_precision, budget_s=self.budget_s
+        )
+
+    def validated(self, backend: Backend | None = None) -> RunOptions:
+        """These options, each checked, with the device normalised by ``backend`` when given; raises
+        OpperfError naming the bad value and what it takes."""
+        self.check_each()
+        resolved = self.mode or ("training" if self.run_backward else "inference")
+        if resolved == "inference" and self.run_backward:
+            raise OpperfError(
+                "mode inference times forward passes only; add --no-backward (run_backward=False) "
+                "or choose --mode training"
+            )
+        resolved_options = replace(self, mode=resolved)
+        self._check_layout()
+        if backend is None:
+            return resolved_options
+        missing = backend.missing_dtypes.get(self.dtype)
+        if missing is not None:
+            raise OpperfError(f"dtype {self.dtype}: {missing}")
+        return replace(resolved_options, device=backend.normalize_device(self.device))
+
+    def replacing(self, settings: Mapping[str, object]) -> RunOptions:
+        """These options with ``settings`` (options by name) instead; check them with ``validated``."""
+        return replace(self, **cast("dict[str, Any]", settings))
+
+    def _check_layout(self) -> None:
+        """Refuse a layout the framework's tensors cannot take, saying why and which they can."""
+        from opperf.frameworks import FRAMEWORKS, describe
+
+        declared = describe(self.framework)
+        if self.layout == CONTIGUOUS or self.layout in declared.layouts:
+            return
+        having = [name for name in FRAMEWORKS if self.layout in describe(name).layouts]
+        why = declared.layout_note or f"{declared.display_name} has no {self.layout} layout"
+        where = f"--framework {' or '.join(having)} has it" if having else "no framework has it"
+        raise OpperfError(f"layout {self.layout}: {why}; leave --layout out ({where})")
+
+    def keyed(self) -> dict[str, object]:
+        """The options each results record carries: those a figure depends on."""
+        return {name: getattr(self, name) for name in KEYED}
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> RunOptions:
+        """The options a results record carries (the others at their defaults)."""
+        return cls(**{name: record[name] for name in KEYED if name in record})
+
+
+@dataclass(frozen=True)
+class SweepFactors(_Declared):
+    """What a sweep (or an A/B job) varies over each operator configuration, beside the options one
+    measurement runs with: thread counts, stages, drawn shapes, in-place forms. Each multiplies an
+    operator's rows (a record per thread count, per stage, per drawn shape, per form); none reaches a
+    ``BenchmarkSpec``, which carries what one measurement needs (one thread count, its stage)."""
+
+    thread_counts: tuple[int, ...] | str | None = option(
+        None,
+        flag="--threads",
+        help="intra-op threads of the framework (OpenMP for MXNet, torch.set_num_threads for PyTorch), "
+        "recorded in the results; compare frameworks on the same count (default: the framework's own). "
+        "A list (1,2) or auto (1, 2, 4, ... up to the usable CPUs) makes it a factor of a sweep: each "
+        "count gets its own pinned workers, interleaved per operator, and the report a scaling table",
+        parse=_thread_setting,
+        check=_check_threads,
+        metavar="N|N,M,...|auto",
     )
     stages: tuple[str, ...] = option(
         ("eager",),
@@ -343,141 +515,34 @@ class RunOptions:
         switch=True,
         check=_flag,
     )
-    values: str = option(
-        UNIFORM_POSITIVE,
-        flag="--values",
-        help="how the values of floating-point inputs are distributed: uniform-positive ([0.1, 1)), "
-        "normal, uniform ([-1, 1), or uniform:LOW,HIGH), with-zeros (a quarter zero), with-nan-inf "
-        "(5%% each of NaN, +inf, -inf) or subnormal; ranges a rule chose (an operator's domain), indices "
-        "(normal concentrates them) and integers stay valid; opperf explain OP --values shows which",
-        parse=parse_distribution,
-        check=check_distribution,
-        keyed=True,
-        metavar="|".join(("uniform-positive", "normal", "uniform[:LOW,HIGH]", "with-zeros", "...")),
-    )
-    layout: str = option(
-        CONTIGUOUS,
-        flag="--layout",
-        help="memory layout of dense inputs where the framework has one (PyTorch): contiguous, "
-        "transposed (column-major over the last two axes), strided (every second element of a wider "
-        "tensor) or channels-last (rank 4 and 5)",
-        check=_one_of(lambda: tuple(LAYOUTS), "layout"),
-        choices=lambda: tuple(LAYOUTS),
-        keyed=True,
-    )
 
-    @property
-    def plan(self) -> SamplingPlan:
-        return SamplingPlan(
-            warmup=self.warmup, runs=self.runs, target=self.target_precision, budget_s=self.budget_s
-        )
+    @classmethod
+    def split_threads(cls, setting: ThreadSetting) -> tuple[int | None, tuple[int, ...] | str | None]:
+        """A sweep's ``--threads`` as (the one count each measurement runs with, the counts that are a
+        factor): ``4`` is (4, None), ``1,2`` is (None, (1, 2)), ``auto`` is (None, auto)."""
+        if is_thread_factor(setting):
+            return None, cast("tuple[int, ...] | str", setting)
+        return cast("int | None", setting), None
 
-    def validated(self, backend: Backend | None = None) -> RunOptions:
-        """These options, each checked, with the device normalised by ``backend`` when given; raises
-        OpperfError naming the bad value and what it takes."""
-        for item in fields(self):
-            check = _option(item.name).check
-            if check is not None:
-                try:
-                    check(getattr(self, item.name))
-                except ValueError as error:
-                    raise OpperfError(f"{item.name}: {error}") from None
-        resolved = self.mode or ("training" if self.run_backward else "inference")
-        if resolved == "inference" and self.run_backward:
-            raise OpperfError(
-                "mode inference times forward passes only; add --no-backward (run_backward=False) "
-                "or choose --mode training"
-            )
-        resolved_options = replace(self, mode=resolved)
-        self._check_layout()
-        self._check_in_place()
-        if backend is None:
-            return resolved_options
-        missing = backend.missing_dtypes.get(self.dtype)
-        if missing is not None:
-            raise OpperfError(f"dtype {self.dtype}: {missing}")
-        return replace(resolved_options, device=backend.normalize_device(self.device))
-
-    def replacing(self, settings: Mapping[str, object]) -> RunOptions:
-        """These options with ``settings`` (options by name) instead; check them with ``validated``."""
-        return replace(self, **cast("dict[str, Any]", settings))
-
-    def _check_in_place(self) -> None:
-        """Refuse ``--in-place`` for a framework without in-place forms."""
+    def validated(self, framework: str) -> SweepFactors:
+        """These factors, each checked, and ``--in-place`` refused for a framework without in-place
+        forms; OpperfError naming the bad value."""
         from opperf.frameworks import describe
         from opperf.frameworks.contract import CAPABILITY_NAMES
 
-        declared = describe(self.framework)
+        self.check_each()
+        if self.thread_counts is not None and not is_thread_factor(self.thread_counts):
+            raise OpperfError(
+                f"thread_counts: must list thread counts or be auto, got {self.thread_counts!r}; one count "
+                "is a run option (RunOptions(threads=N))"
+            )
+        declared = describe(framework)
         if self.in_place and not declared.can("in_place"):
             raise OpperfError(
                 f"--in-place: {declared.display_name} has no {CAPABILITY_NAMES['in_place']}"
                 f"{f' ({declared.in_place_note})' if declared.in_place_note else ''}; leave --in-place out"
             )
-
-    def _check_layout(self) -> None:
-        """Refuse a layout the framework's tensors cannot take, saying why and which they can."""
-        from opperf.frameworks import FRAMEWORKS, describe
-
-        declared = describe(self.framework)
-        if self.layout == CONTIGUOUS or self.layout in declared.layouts:
-            return
-        having = [name for name in FRAMEWORKS if self.layout in describe(name).layouts]
-        why = declared.layout_note or f"{declared.display_name} has no {self.layout} layout"
-        where = f"--framework {' or '.join(having)} has it" if having else "no framework has it"
-        raise OpperfError(f"layout {self.layout}: {why}; leave --layout out ({where})")
-
-    def require_one_thread_count(self, where: str) -> None:
-        """Raise OpperfError when ``threads`` lists several counts: only a sweep takes them as a factor."""
-        if is_thread_factor(self.threads):
-            raise OpperfError(f"{where} takes one thread count (--threads N); several are a sweep's factor")
-
-    def keyed(self) -> dict[str, object]:
-        """The options each results record carries: those a figure depends on."""
-        return {name: getattr(self, name) for name in KEYED}
-
-    def settings(self) -> dict[str, object]:
-        """Every option by name: what a journal must match to be resumed, and what the environment of
-        a results file records."""
-        return {item.name: _plain(getattr(self, item.name)) for item in fields(self)}
-
-    @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> RunOptions:
-        """The options a results record carries (the others at their defaults)."""
-        return cls(**{name: record[name] for name in KEYED if name in record})
-
-    @classmethod
-    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
-        """One flag per option, with its default in the help text."""
-        for item in fields(cls):
-            spec = _option(item.name)
-            if spec.switch:
-                action = "store_false" if item.default else "store_true"
-                parser.add_argument(spec.flag, dest=item.name, action=action, help=spec.help)
-                continue
-            default = None if item.name == "device" else item.default
-            shown_default = ",".join(item.default) if isinstance(item.default, tuple) else item.default
-            shown = (
-                f" (default: {shown_default})" if item.default is not None and item.name != "device" else ""
-            )
-            parser.add_argument(
-                spec.flag,
-                dest=item.name,
-                default=default,
-                action=_Noted,
-                type=_argparse_type(spec) if spec.parse else None,  # type: ignore[arg-type]  # None: no conversion
-                choices=spec.choices() if spec.choices else None,
-                metavar=spec.metavar,
-                help=spec.help + shown,
-            )
-
-    @classmethod
-    def from_arguments(cls, arguments: argparse.Namespace, **overrides: object) -> RunOptions:
-        """The options the parsed flags give; ``overrides`` (the device a framework defaults to) win."""
-        values = {
-            item.name: getattr(arguments, item.name) for item in fields(cls) if hasattr(arguments, item.name)
-        }
-        values = {name: value for name, value in values.items() if value is not None or name != "device"}
-        return cls(**{**values, **overrides})
+        return self
 
 
 GIVEN = "given_options"
@@ -503,15 +568,11 @@ def _plain(value: object) -> object:
     return list(value) if isinstance(value, tuple) else value
 
 
-def _option(name: str) -> Option:
-    return next(item for item in fields(RunOptions) if item.name == name).metadata["option"]
-
-
 def option_argument(parser: argparse.ArgumentParser, name: str) -> None:
     """Run option ``name``'s flag alone, as ``RunOptions.add_arguments`` makes it, for a command that
     takes a few of the options (``explain``: the dtype, values and layout it shows inputs in)."""
     item = next(item for item in fields(RunOptions) if item.name == name)
-    spec = _option(name)
+    spec = RunOptions.declared(name)
     parser.add_argument(
         spec.flag,
         dest=name,
@@ -526,7 +587,7 @@ def option_argument(parser: argparse.ArgumentParser, name: str) -> None:
 def parse_option(name: str, text: str) -> object:
     """Run option ``name``'s value from flag text, parsed and checked as its flag would be; raises
     ValueError with the reason."""
-    return _parsed(_option(name), text)
+    return _parsed(RunOptions.declared(name), text)
 
 
 def _parsed(spec: Option, text: str) -> object:

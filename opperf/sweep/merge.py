@@ -16,18 +16,18 @@ from typing import Any
 
 from opperf.results.coverage import Coverage
 from opperf.results.document import SCHEMA_VERSION, is_ab, measurement_from_record
-from opperf.results.options import RunOptions
+from opperf.results.options import RunOptions, SweepFactors
 from opperf.sweep.shards import Shard
 from opperf.utils.errors import OpperfError
 
 MATCHING: tuple[str, ...] = (
-    *(option.name for option in fields(RunOptions)),
+    *(option.name for option in (*fields(RunOptions), *fields(SweepFactors))),
     "framework_version",
     "framework_settings",
     "size_profile",
 )
-"""Environment settings every merged file must share: every run option (the environment records
-them all, ``RunOptions.settings``), and the framework's version, settings and the size profile."""
+"""Environment settings every merged file must share: every run option and sweep factor (the
+environment records them all), and the framework's version, settings and the size profile."""
 
 
 FIX = "pass the JSON results files of one sweep's shards (`opperf sweep --shard K/N`)"

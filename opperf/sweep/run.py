@@ -38,7 +38,7 @@ from opperf.operators.rules.profiles import STANDARD
 from opperf.results.configs import Configuration
 from opperf.results.environment import Environment, Machine
 from opperf.results.measurement import BenchmarkSpec, InputValue, Measurement, Status, freeze_inputs
-from opperf.results.options import is_thread_factor
+from opperf.results.options import SweepFactors
 from opperf.sweep import shards
 from opperf.sweep.checkpoint import JournalWriter, check_settings, load_journal
 from opperf.sweep.costs import MeasuredCosts
@@ -63,6 +63,8 @@ class SweepConfig:
     """What a sweep covers and how it runs."""
 
     options: RunOptions = field(default_factory=RunOptions)
+    factors: SweepFactors = field(default_factory=SweepFactors)
+    """What the sweep varies over each configuration: thread counts, stages, drawn shapes, in-place forms."""
     profile: SizeProfile = STANDARD
     ops: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
@@ -88,6 +90,7 @@ class SweepConfig:
         shard = str(self.shard) if self.shard else None
         settings = {
             **self.options.settings(),
+            **self.factors.settings(),
             "affinity": self.affinity,
             "profile": self.profile.name,
             "shard": shard,
@@ -185,30 +188,30 @@ def configurations_for(op: OpInfo, config: SweepConfig) -> list[dict[str, InputV
     raises NoRuleError when the rules have none."""
     if config.configs:
         return [dict(c.inputs) for c in config.configs.get(op.name, ())]
-    options = config.options
+    options, factors = config.options, config.factors
     kind = device_kind(options.device)
-    if options.shapes == "standard":
+    if factors.shapes == "standard":
         return inputs_for(op, config.profile, kind)
     ceiling = max(high for _, high in REGIMES.values())
     cap = memory_cap_elements(available_host_bytes(), ITEMSIZE.get(options.dtype, 8), ceiling)
-    settings = FuzzSettings(options.shapes, options.seed, options.fuzz_count, cap)
+    settings = FuzzSettings(factors.shapes, options.seed, factors.fuzz_count, cap)
     return fuzzed_inputs(op, config.profile, kind, settings)
 
 
-def in_place_runs(op: OpInfo, options: RunOptions) -> list[tuple[str, str]]:
+def in_place_runs(op: OpInfo, factors: SweepFactors) -> list[tuple[str, str]]:
     """The (stage, variant) of ``op``'s in-place form where ``--in-place`` asks for it and the
     framework has one (``opperf.frameworks.<name>.in_place``): eager only."""
-    if not options.in_place or EAGER not in options.stages:
+    if not factors.in_place or EAGER not in factors.stages:
         return []
     form = framework_module(op.framework, "in_place").form(op)
     return [(EAGER, IN_PLACE)] if form else []
 
 
 def specs_for(op: OpInfo, config: SweepConfig, backend: Backend) -> list[BenchmarkSpec]:
-    """One spec per input configuration ``op`` is measured with and stage the options name (a
+    """One spec per input configuration ``op`` is measured with and stage the factors name (a
     configuration's stages one after another; a fused pattern's variants of each stage, see
     ``opperf.operators.fused.stage_variants``); raises NoRuleError when there are none."""
-    runs = stage_variants(op, config.options.stages) + in_place_runs(op, config.options)
+    runs = stage_variants(op, config.factors.stages) + in_place_runs(op, config.factors)
     if not runs:
         raise NoRuleError(f"the fused stage is fused patterns' only (category fused); {op.name} is none")
     return distinct(  # configurations differing only in tensors the operator then ignores are one
@@ -274,7 +277,7 @@ def run_sweep(
         operators = _in_shard(operators, config)
     finished = _resume(config)
     thread_plan = _thread_plan(config)
-    threads = None if thread_plan else backend.set_threads(cast("int | None", options.threads))
+    threads = None if thread_plan else backend.set_threads(options.threads)
     cpus = worker_cpus(config.affinity, threads, available_cpus()) if config.isolate else None
     peaks = _machine_peaks(config) if options.device.startswith("cpu") else None
     started = _dt.datetime.now(_dt.timezone.utc)
@@ -322,6 +325,7 @@ def run_sweep(
         machine=Machine.this_one(),
         framework=backend.environment(),
         options=options,
+        factors=config.factors,
         size_profile=config.profile.name,
         command_line=tuple(sys.argv),
         started=started,
@@ -338,7 +342,7 @@ def run_sweep(
         shard=str(config.shard) if config.shard else None,
         batch_job=config.batch_job.describe() if config.batch_job else None,
         worker_peak_rss_bytes=runner.peak_rss_bytes,
-        shapes_checksum=_shapes_checksum(measurements, options),
+        shapes_checksum=_shapes_checksum(measurements, config.factors),
         usable_cpus=len(available_cpus()),
         thread_workers=thread_plan.describe() if thread_plan else None,
     )
@@ -362,10 +366,14 @@ def _machine_peaks(config: SweepConfig) -> MachinePeaks:
 
 
 def _checked(config: SweepConfig, backend: Backend) -> SweepConfig:
-    """``config`` with its options validated; raises OpperfError for what is refused before the
-    journal opens: a bad option, a malformed ``OPPERF_MEMORY_LIMIT``, large tensors the build lacks,
-    measuring in this process a framework that runs in another interpreter."""
-    config = replace(config, options=config.options.validated(backend))
+    """``config`` with its options and factors validated; raises OpperfError for what is refused
+    before the journal opens: a bad option or factor, a malformed ``OPPERF_MEMORY_LIMIT``, large
+    tensors the build lacks, measuring in this process a framework that runs in another interpreter."""
+    config = replace(
+        config,
+        options=config.options.validated(backend),
+        factors=config.factors.validated(config.options.framework),
+    )
     memory_limit_bytes()
     if config.profile.needs_int64:
         backend.require_large_tensors()
@@ -389,16 +397,16 @@ def _runner(
         return IsolatedRunner(
             options.framework,
             config.timeout_s,
-            threads if cpus else cast("int | None", options.threads),
+            threads if cpus else options.threads,
             cpus,
             python=worker_python(options.framework) or sys.executable,
         )
     return InProcessRunner(backend)
 
 
-def _shapes_checksum(measurements: Sequence[Measurement], options: RunOptions) -> str | None:
+def _shapes_checksum(measurements: Sequence[Measurement], factors: SweepFactors) -> str | None:
     """The checksum of every configuration drawn under ``--shapes`` fuzz or skewed (None otherwise)."""
-    if options.shapes == "standard":
+    if factors.shapes == "standard":
         return None
     return shapes_checksum((m.spec.op, m.spec.describe_inputs()) for m in measurements)
 
@@ -505,13 +513,13 @@ def _timed(results: Iterable[Measurement], started: float) -> Iterator[Measureme
 def _thread_plan(config: SweepConfig) -> ThreadPlan | None:
     """The thread counts of a sweep where threads are a factor (``--threads 1,2`` or auto), else None;
     a factor needs workers, one per count."""
-    if not is_thread_factor(config.options.threads):
+    if config.factors.thread_counts is None:
         return None
     if not config.isolate:
         raise OpperfError(
             "--threads with several counts measures each count in its own workers; drop --no-isolation"
         )
-    return ThreadPlan.of(config.options.threads, config.affinity, available_cpus())
+    return ThreadPlan.of(config.factors.thread_counts, config.affinity, available_cpus())
 
 
 def plan_operator(op: OpInfo, config: SweepConfig, backend: Backend) -> Planned:

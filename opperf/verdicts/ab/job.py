@@ -37,7 +37,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, cast
+from typing import Any
 
 from opperf.frameworks import get_backend
 from opperf.measure.isolation import IsolatedRunner
@@ -256,6 +256,7 @@ def run_ab(
     share = min(rounds, ROUND_SHARE)
     backend = get_backend(config.options.framework)
     options = config.options.validated(backend)
+    config = replace(config, factors=config.factors.validated(options.framework))
     for side in SIDES:
         unknown = set(builds[side].options) - set(SIDE_OPTIONS)
         if unknown:
@@ -268,8 +269,7 @@ def run_ab(
     schedule = Schedule(min(min_rounds, rounds), rounds, least_extra_s=LEAST_EXTRA_BUDGETS * options.budget_s)
     config = replace(config, options=round_options(options, share))
     operators = select_operators(backend, config.ops, config.categories)
-    options.require_one_thread_count("an A/B job")
-    threads = backend.set_threads(cast("int | None", options.threads))
+    threads = backend.set_threads(options.threads)
     cpus = worker_cpus(config.affinity, threads, available_cpus())
     started = _dt.datetime.now(_dt.timezone.utc)
     wall_start = time.perf_counter()
@@ -282,7 +282,7 @@ def run_ab(
                 IsolatedRunner(
                     options.framework,
                     config.timeout_s,
-                    threads if cpus else cast("int | None", options.threads),
+                    threads if cpus else options.threads,
                     cpus,
                     python=builds[side].python,
                     environment=builds[side].environment,
@@ -403,10 +403,11 @@ def interleaved(
 def ab_settings(
     config: SweepConfig, options: RunOptions, builds: Mapping[str, Build], rounds: int, min_rounds: int
 ) -> dict[str, object]:
-    """What must match for an interrupted job to be resumed: the run options, the selection, both
-    builds and the rounds."""
+    """What must match for an interrupted job to be resumed: the run options and factors, the
+    selection, both builds and the rounds."""
     return {
         **options.settings(),
+        **config.factors.settings(),
         "ops": list(config.ops or ()),
         "categories": list(config.categories or ()),
         "builds": {side: builds[side].describe() for side in SIDES},
@@ -496,6 +497,7 @@ def ab_environment(result: AbResult) -> dict[str, object]:
         "cpu_model": machine.cpu_model,
         "cpu_count": machine.cpu_count,
         **result.config.options.settings(),
+        **result.config.factors.settings(),
         "rounds": result.rounds,
         "size_profile": result.config.profile.name,
         "command_line": list(sys.argv),

@@ -143,16 +143,6 @@ def check_devices(namespaces: Sequence[str], options: RunOptions) -> None:
 
 def comparison_options(options: RunOptions) -> RunOptions:
     """``options`` with the thread count every namespace of a comparison runs with made explicit."""
-    options.require_one_thread_count("a comparison")
-    if len(options.stages) > 1:
-        raise OpperfError(
-            f"a comparison runs in one stage, got {','.join(options.stages)}; name one (--stages eager)"
-        )
-    if options.in_place:
-        raise OpperfError(
-            "a comparison calls each namespace's function as users call it; --in-place is a sweep's "
-            "(opperf sweep --in-place), leave it out here"
-        )
     return replace(options, threads=COMPARE_THREADS if options.threads is None else options.threads)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Protocol, cast
+from typing import Protocol
 
 from opperf.frameworks import get_backend
 from opperf.measure import harness
@@ -35,7 +35,7 @@ def in_process(
 ) -> Measurement:
     """Each round prepared and measured here, with the spec's thread count set first."""
     backend = get_backend(spec.framework)
-    backend.set_threads(cast("int | None", spec.options.threads))
+    backend.set_threads(spec.options.threads)
     return harness.measure(backend.session, spec, function)
 
 
