@@ -14,6 +14,8 @@ leaves the others' results:
 - ``aa``: an A/A ``ab`` over the same operators (target: none called, at least 50% ``same``).
 - ``tf32``: ``ab`` of ``mm`` (and bmm, addmm, matmul, linear) with TF32 matrix products on the new side
   (``TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1``; target: called ``faster``).
+- ``devices``: a sweep of the same operators with ``--devices`` naming every visible GPU, a worker
+  each (target: every record ok, each GPU's operators in ``device_workers``, each operator once).
 - ``registry``: the whole aten registry as two shards at once on the one GPU (target: no failure for
   memory the other sweep holds, none not the operator's own).
 - ``sweep`` (only when ``--phases`` names it): the whole registry in one sweep (target: at most 6
@@ -39,7 +41,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 OPS = "conv2d,max_pool2d,softmax,layer_norm,matmul,add,exp,sum,batch_norm,relu,linear,embedding"
 TF32 = "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1"
-SHARES = {"events": 0.03, "tests": 0.12, "fidelity": 0.14, "aa": 0.25, "tf32": 0.10, "registry": 0.36}
+SHARES = {
+    "events": 0.03,
+    "tests": 0.12,
+    "fidelity": 0.14,
+    "aa": 0.25,
+    "tf32": 0.10,
+    "devices": 0.04,
+    "registry": 0.32,
+}
 """Each phase's share of ``--seconds``; what a phase leaves unused goes to the ones after it."""
 OTHER_SHARES = {"sweep": 0.5}
 """Phases run only when ``--phases`` names them (``sweep``: the whole registry in one sweep, which
@@ -292,6 +302,31 @@ def tf32(out: Path, device: str, seconds: float) -> list[str]:
     return _ab(out, "tf32", device, seconds, "mm,bmm,addmm,matmul,linear", ["--new-env", TF32])
 
 
+def devices(out: Path, device: str, seconds: float) -> list[str]:
+    """``OPS`` swept with a worker on every visible GPU (``--devices``)."""
+    if not device.startswith(("gpu", "cuda")):
+        return ["skipped: --devices places workers on GPUs"]
+    import torch
+
+    indices = ",".join(str(index) for index in range(torch.cuda.device_count()))
+    path = out / "devices.json"
+    arguments = ["--framework", "torch", "--ctx", device, "--ops", OPS, "--devices", indices, "--quiet"]
+    code = _opperf([*arguments, "--output-file", str(path)], seconds, out / "devices.log")
+    if not path.exists():
+        return [f"exit {code}: no results file (see devices.log)"]
+    document = json.loads(path.read_text())
+    records = document["results"]
+    placed = document["environment"].get("device_workers") or {}
+    ok = sum(record["status"] == "ok" for record in records)
+    operators = sorted({record["op"] for record in records})
+    placed_once = sorted(name for names in placed.values() for name in names) == operators
+    return [
+        f"exit {code}: {ok} of {len(records)} records ok on GPUs {indices}; "
+        f"operators per GPU {({gpu: len(names) for gpu, names in placed.items()})}; "
+        f"each operator placed once: {placed_once}"
+    ]
+
+
 def registry(out: Path, device: str, seconds: float) -> list[str]:
     """The whole registry as two shards at once on the one GPU (they share its memory)."""
     return _registry(out, device, seconds, ("1/2", "2/2"))
@@ -361,6 +396,7 @@ PHASES = {
     "fidelity": fidelity,
     "aa": aa,
     "tf32": tf32,
+    "devices": devices,
     "registry": registry,
     "sweep": sweep,
 }

@@ -43,6 +43,7 @@ from opperf.results import configs, replay
 from opperf.results.coverage import Coverage, render_coverage
 from opperf.results.measurement import Status
 from opperf.results.options import RunOptions, SweepFactors, was_given
+from opperf.sweep.devices import parse_devices
 from opperf.sweep.document import build_document
 from opperf.sweep.engines import engine_task
 from opperf.sweep.run import DEFAULT_TIMEOUT_S, SweepConfig, SweepResult, canonical_names, run_sweep
@@ -55,6 +56,13 @@ HELP = "benchmark a framework's operators and write a report (the default subcom
 RENDERERS = {"json": render_json, "md": render_markdown, "csv": render_csv, "hud": render_hud}
 WORKBOOKS = {"xlsx": results_tables}
 """Formats written as a workbook (opperf[xlsx]) rather than text."""
+
+
+def _devices(text: str) -> tuple[int, ...]:
+    try:
+        return parse_devices(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _statuses(text: str) -> tuple[Status, ...]:
@@ -142,6 +150,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "exit 1 if any selected operator is unaccounted for",
     )
     add_sharding(parser)
+    parser.add_argument(
+        "--devices",
+        default=(),
+        type=_devices,
+        metavar="N,M,...",
+        help="measure on these GPUs at once, one worker each, the most expensive operators first: each "
+        "worker sees its GPU alone, as gpu(0), so records pair with a one-GPU sweep's, and the "
+        "environment says which GPU measured what; with --shard, one Slurm task or pod owns a node's "
+        "GPUs (needs --ctx gpu)",
+    )
     parser.add_argument(
         "--fail-on",
         default=(),
@@ -308,6 +326,7 @@ def run(arguments: argparse.Namespace) -> int:
         shard=shard,
         costs=costs,
         batch_job=engine_task(os.environ),
+        devices=arguments.devices,
         fresh=arguments.fresh,
         framework_flags=given_framework_flags(arguments),
         configs=configs.by_operator(replayed),

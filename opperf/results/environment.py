@@ -109,6 +109,8 @@ class Environment:
     shapes_checksum: str | None = None
     usable_cpus: int | None = None
     thread_workers: Mapping[str, list[int] | None] | None = None
+    device_workers: Mapping[str, list[str]] | None = None
+    """The operators each GPU's worker measured, by the GPU's index (``sweep --devices``)."""
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -147,6 +149,7 @@ class Environment:
             "shapes_checksum": self.shapes_checksum,
             "usable_cpus": self.usable_cpus,
             "thread_workers": dict(self.thread_workers) if self.thread_workers else None,
+            "device_workers": dict(self.device_workers) if self.device_workers else None,
             **_gpu_state_note(self.options.device),
             "machine_peaks": self.machine_peaks.to_json() if self.machine_peaks else None,
         }

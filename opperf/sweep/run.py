@@ -42,6 +42,7 @@ from opperf.results.options import SweepFactors
 from opperf.sweep import shards
 from opperf.sweep.checkpoint import JournalWriter, check_settings, load_journal
 from opperf.sweep.costs import MeasuredCosts
+from opperf.sweep.devices import WORKER_DEVICE, DevicePool, check_devices, cpu_shares
 from opperf.sweep.engines import EngineTask
 from opperf.sweep.public_names import resolve_selection
 from opperf.sweep.shards import Shard
@@ -81,6 +82,8 @@ class SweepConfig:
     """What each operator cost a previous sweep: shards are balanced by it (``opperf.sweep.costs``)."""
     batch_job: EngineTask | None = None
     """The batch engine's task this sweep runs as, recorded in its environment."""
+    devices: tuple[int, ...] = ()
+    """GPUs to measure on at once, a worker each (``opperf.sweep.devices``); none: one worker."""
     fresh: bool = False
     framework_flags: Mapping[str, str] = field(default_factory=dict)
     configs: Mapping[str, tuple[Configuration, ...]] = field(default_factory=dict)
@@ -94,6 +97,7 @@ class SweepConfig:
             "affinity": self.affinity,
             "profile": self.profile.name,
             "shard": shard,
+            **({"devices": list(self.devices)} if self.devices else {}),
             **({"costs": self.costs.source} if self.costs and self.shard else {}),
             "isolate": self.isolate,
             "framework_flags": dict(self.framework_flags),
@@ -285,41 +289,48 @@ def run_sweep(
     measurements: list[Measurement] = []
     measured_now: list[Measurement] = []
     interrupted = False
-    in_flight: OpInfo | None = None
+    in_flight: list[OpInfo] = []
     with contextlib.ExitStack() as stack:
         writer = _journal_writer(config, append=bool(finished), stack=stack)
-        runner = cast(
-            "IsolatedRunner | InProcessRunner | ThreadFactorRunner",
-            stack.enter_context(_runner(config, backend, thread_plan, threads, cpus)),
+        pool = stack.enter_context(_device_pool(config, threads)) if config.devices else None
+        runner = (
+            pool.first
+            if pool
+            else cast(
+                "IsolatedRunner | InProcessRunner | ThreadFactorRunner",
+                stack.enter_context(_runner(config, backend, thread_plan, threads, cpus)),
+            )
         )
         overhead = runner.harness_overhead(options.profiler, options.device)
+        if pool is not None:
+            outcomes = _on_devices(pool, operators, finished, config, backend)
+        else:
+            outcomes = _one_by_one(
+                operators, finished, config, backend, runner, thread_plan, progress, in_flight
+            )
         try:
-            for index, op in enumerate(operators, start=1):
-                op_results: Sequence[Measurement] | None = finished.get(op.name)
-                fresh = op_results is None
-                if op_results is None:
-                    if progress is not None:  # the operator now running, none of its results yet
-                        progress(index - 1, len(operators), op, ())
-                    in_flight = op
-                    op_results = _measure_operator(op, config, backend, runner, thread_plan, index - 1)
-                    in_flight = None
-                    measured_now.extend(op_results)
+            for index, (op, op_results, fresh) in enumerate(outcomes, start=1):
                 # Kept before it is journaled: an interrupt during the journal's sync loses nothing.
                 measurements.extend(op_results)
-                if fresh and writer is not None:
-                    writer.add(op.name, op_results)
+                if fresh:
+                    measured_now.extend(op_results)
+                    if writer is not None:
+                        writer.add(op.name, op_results)
                 if progress is not None:
                     progress(index, len(operators), op, op_results)
         except KeyboardInterrupt:
             interrupted = True
-            if in_flight is not None and config.isolate:
+            if in_flight and config.isolate:
                 print(
-                    f"stopping: {in_flight.name} is abandoned; waiting up to {STOP_GRACE_S:g} s for its "
+                    f"stopping: {in_flight[0].name} is abandoned; waiting up to {STOP_GRACE_S:g} s for its "
                     "worker to exit (another Ctrl-C does not lose what finished)",
                     file=sys.stderr,
                 )
         if done is not None:
             done()
+    if pool is not None:
+        order = {op.name: index for index, op in enumerate(operators)}
+        measurements.sort(key=lambda m: order.get(m.spec.op, len(order)))
     wall_seconds = time.perf_counter() - wall_start
     environment = Environment(
         machine=Machine.this_one(),
@@ -341,10 +352,11 @@ def run_sweep(
         machine_peaks=peaks,
         shard=str(config.shard) if config.shard else None,
         batch_job=config.batch_job.describe() if config.batch_job else None,
-        worker_peak_rss_bytes=runner.peak_rss_bytes,
+        worker_peak_rss_bytes=(pool or runner).peak_rss_bytes,
         shapes_checksum=_shapes_checksum(measurements, config.factors),
         usable_cpus=len(available_cpus()),
         thread_workers=thread_plan.describe() if thread_plan else None,
+        device_workers=pool.placement if pool else None,
     )
     measured = {m.spec.op for m in measurements}
     return SweepResult(
@@ -355,6 +367,65 @@ def run_sweep(
         selected=len(operators),
         interrupted=interrupted,
         resumed=len(set(finished) & measured),
+    )
+
+
+Outcome = tuple[OpInfo, Sequence[Measurement], bool]
+"""An operator, its results, and whether they were measured now (not read back from the journal)."""
+
+
+def _one_by_one(
+    operators: Sequence[OpInfo],
+    finished: Mapping[str, Sequence[Measurement]],
+    config: SweepConfig,
+    backend: Backend,
+    runner: IsolatedRunner | InProcessRunner | ThreadFactorRunner,
+    thread_plan: ThreadPlan | None,
+    progress: Progress | None,
+    in_flight: list[OpInfo],
+) -> Iterator[Outcome]:
+    """Each operator in the selection's order: the journal's results, or measured now by ``runner``;
+    ``in_flight`` holds the operator being measured, for the message of a sweep stopped during it."""
+    for index, op in enumerate(operators):
+        done = finished.get(op.name)
+        if done is not None:
+            yield op, done, False
+            continue
+        if progress is not None:  # the operator now running, none of its results yet
+            progress(index, len(operators), op, ())
+        in_flight[:] = [op]
+        results = _measure_operator(op, config, backend, runner, thread_plan, index)
+        in_flight.clear()
+        yield op, results, True
+
+
+def _on_devices(
+    pool: DevicePool,
+    operators: Sequence[OpInfo],
+    finished: Mapping[str, Sequence[Measurement]],
+    config: SweepConfig,
+    backend: Backend,
+) -> Iterator[Outcome]:
+    """The journal's results, then each other operator as one of the GPUs finishes it."""
+    pending = [op for op in operators if op.name not in finished]
+    yield from ((op, finished[op.name], False) for op in operators if op.name in finished)
+    costs = {op.name: expected_cost(op, config) for op in pending}
+    completed = pool.completed(
+        pending, costs, lambda op, runner: _measure_operator(op, config, backend, runner)
+    )
+    yield from ((op, results, True) for op, results in completed)
+
+
+def _device_pool(config: SweepConfig, threads: int | None) -> DevicePool:
+    """A worker for each of ``config.devices``, each pinned to its own share of the CPUs."""
+    options = config.options
+    return DevicePool(
+        config.devices,
+        options.framework,
+        config.timeout_s,
+        threads if threads is not None else options.threads,
+        cpu_shares(available_cpus(), len(config.devices)),
+        python=worker_python(options.framework) or sys.executable,
     )
 
 
@@ -374,6 +445,13 @@ def _checked(config: SweepConfig, backend: Backend) -> SweepConfig:
         options=config.options.validated(backend),
         factors=config.factors.validated(config.options.framework),
     )
+    if config.devices:
+        check_devices(
+            config.devices, config.options.device, config.isolate, config.factors.thread_counts is not None
+        )
+        for index in config.devices:
+            backend.normalize_device(f"gpu({index})")
+        config = replace(config, options=replace(config.options, device=WORKER_DEVICE))
     memory_limit_bytes()
     if config.profile.needs_int64:
         backend.require_large_tensors()

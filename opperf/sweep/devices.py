@@ -1,0 +1,181 @@
+"""One worker per GPU (``sweep --devices 0,1,2,3``): a Slurm task or a pod that owns a node measures
+on all its GPUs at once, rather than one node's GPUs being shards of their own.
+
+Each GPU gets its own worker, which sees that GPU alone (``CUDA_VISIBLE_DEVICES``) as ``gpu(0)``: its
+records carry the device a one-GPU sweep's do, so ``diff`` and ``history`` pair them with one, and
+the environment says which GPU measured which operator (``device_workers``). Operators go to
+whichever worker is free next, the most expensive first (by ``--costs`` where given), so that the
+GPUs finish together; each worker is pinned to a share of the CPUs of its own, since a GPU's
+launches run on them. A crash or a hang costs one operator on one GPU, as on one GPU.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import signal
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+
+from opperf.measure.isolation import IsolatedRunner
+from opperf.operators.info import OpInfo
+from opperf.results.measurement import Measurement
+from opperf.utils.devices import parse_device
+from opperf.utils.errors import OpperfError
+
+VISIBLE = "CUDA_VISIBLE_DEVICES"
+"""What each worker's environment sets to the one GPU it measures on."""
+
+WORKER_DEVICE = "gpu(0)"
+"""The device each worker's records name: the one GPU it sees."""
+
+Measure = Callable[[OpInfo, IsolatedRunner], list[Measurement]]
+
+
+def parse_devices(text: str) -> tuple[int, ...]:
+    """``0,1,2,3`` as GPU indices, each once; ValueError naming what is wrong."""
+    parts = [part.strip() for part in text.split(",")]
+    if not all(part.isdigit() for part in parts):
+        raise ValueError(f"expected GPU indices such as 0,1,2,3, got {text!r}")
+    indices = tuple(int(part) for part in parts)
+    if len(set(indices)) != len(indices):
+        raise ValueError(f"names a GPU twice: {text}")
+    return indices
+
+
+def check_devices(devices: Sequence[int], device: str, isolate: bool, threads_vary: bool) -> None:
+    """Refuse ``--devices`` where it cannot place a worker per GPU: a sweep on the CPU, in this
+    process (``--no-isolation``), or with thread counts as a factor (each count has workers)."""
+    if parse_device(device)[0] != "gpu":
+        raise OpperfError(
+            f"--devices places one worker on each GPU; this sweep runs on {device}: add --ctx gpu"
+        )
+    if not isolate:
+        raise OpperfError("--devices runs a worker per GPU; drop --no-isolation")
+    if threads_vary:
+        raise OpperfError("--devices and several --threads counts each need workers of their own; choose one")
+    if len(devices) < 1:
+        raise OpperfError("--devices names no GPU; list them, e.g. --devices 0,1")
+
+
+def cpu_shares(available: Sequence[int], count: int) -> list[tuple[int, ...] | None]:
+    """``count`` disjoint, contiguous shares of the ``available`` CPUs, one per GPU's worker; none
+    pinned (None each) where there are fewer CPUs than GPUs."""
+    if len(available) < count:
+        return [None] * count
+    size = len(available) // count
+    return [tuple(available[k * size : (k + 1) * size]) for k in range(count)]
+
+
+class DevicePool:
+    """A worker for each GPU, each taking the next operator when it is free."""
+
+    def __init__(
+        self,
+        devices: Sequence[int],
+        framework: str,
+        timeout_s: float,
+        threads: int | None,
+        cpus: Sequence[tuple[int, ...] | None],
+        python: str,
+    ) -> None:
+        self._runners = {
+            index: IsolatedRunner(
+                framework,
+                timeout_s,
+                threads,
+                share,
+                python=python,
+                environment={VISIBLE: str(index)},
+            )
+            for index, share in zip(devices, cpus, strict=True)
+        }
+        self._stop = threading.Event()
+        self.placement: dict[str, list[str]] = {str(index): [] for index in devices}
+        """The operators each GPU measured, by its index."""
+
+    def __enter__(self) -> DevicePool:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        for runner in self._runners.values():
+            runner.close()
+
+    @property
+    def first(self) -> IsolatedRunner:
+        """The first GPU's runner (for the harness's overhead probe)."""
+        return next(iter(self._runners.values()))
+
+    @property
+    def peak_rss_bytes(self) -> int | None:
+        peaks = [r.peak_rss_bytes for r in self._runners.values() if r.peak_rss_bytes is not None]
+        return max(peaks) if peaks else None
+
+    def completed(
+        self, operators: Sequence[OpInfo], costs: Mapping[str, float], measure: Measure
+    ) -> Iterator[tuple[OpInfo, list[Measurement]]]:
+        """Each operator with its results, as the GPUs finish them, the most expensive taken first.
+        Stopped (Ctrl-C, a signal raised here), the operators still being measured are abandoned:
+        their workers are killed and nothing of them is returned."""
+        pending: queue.Queue[OpInfo] = queue.Queue()
+        for op in sorted(operators, key=lambda op: -costs.get(op.name, 0.0)):
+            pending.put(op)
+        finished: queue.Queue[tuple[OpInfo, list[Measurement]] | BaseException | None] = queue.Queue()
+        workers = [
+            threading.Thread(
+                target=self._serve, args=(index, runner, pending, finished, measure), daemon=True
+            )
+            for index, runner in self._runners.items()
+        ]
+        for worker in workers:
+            worker.start()
+        try:
+            running = len(workers)
+            while running:
+                item = finished.get()
+                if item is None:
+                    running -= 1
+                elif isinstance(item, BaseException):
+                    raise item
+                else:
+                    yield item
+        finally:
+            self._stop.set()
+            self._kill_workers()
+            for worker in workers:
+                worker.join()
+
+    def _serve(
+        self,
+        index: int,
+        runner: IsolatedRunner,
+        pending: queue.Queue[OpInfo],
+        finished: queue.Queue[tuple[OpInfo, list[Measurement]] | BaseException | None],
+        measure: Measure,
+    ) -> None:
+        """GPU ``index``'s thread: measure the next pending operator until none is left or the pool
+        stops; an error that is not an operator's goes to the caller."""
+        try:
+            while not self._stop.is_set():
+                try:
+                    op = pending.get_nowait()
+                except queue.Empty:
+                    break
+                results = measure(op, runner)
+                if self._stop.is_set():
+                    break  # abandoned: its worker was killed under it
+                self.placement[str(index)].append(op.name)
+                finished.put((op, results))
+        except BaseException as error:
+            finished.put(error)
+        finally:
+            finished.put(None)
+
+    def _kill_workers(self) -> None:
+        """Kill every live worker, so that a thread waiting on one returns at once."""
+        for runner in self._runners.values():
+            pid = runner.worker_pid
+            if pid is not None:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)

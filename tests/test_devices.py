@@ -1,0 +1,137 @@
+"""One worker per GPU (``sweep --devices``): what is refused before anything runs, how the CPUs are
+shared, and the pool that hands operators to whichever worker is free, run with real workers.
+
+This machine has no GPU, so the pool's workers here measure on the CPU: each still gets its own
+``CUDA_VISIBLE_DEVICES``, takes the next operator when it is free, and is killed when the sweep stops.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import pytest
+
+from opperf.cli import main
+from opperf.frameworks import get_backend
+from opperf.results.measurement import Status
+from opperf.results.options import RunOptions
+from opperf.sweep.devices import DevicePool, check_devices, cpu_shares, parse_devices
+from opperf.sweep.run import SweepConfig, plan_operator, select_operators
+from opperf.utils.errors import OpperfError
+
+OPS = ("exp", "log", "sqrt", "abs", "sign", "cos", "sin", "tan")
+
+
+def test_gpu_indices_parse_each_once():
+    assert parse_devices("0,1, 3") == (0, 1, 3)
+    with pytest.raises(ValueError, match="twice"):
+        parse_devices("0,0")
+    with pytest.raises(ValueError, match="GPU indices"):
+        parse_devices("gpu0")
+
+
+def test_a_pool_is_refused_where_it_cannot_place_a_worker_per_gpu():
+    with pytest.raises(OpperfError, match="this sweep runs on cpu\\(0\\): add --ctx gpu"):
+        check_devices((0, 1), "cpu(0)", isolate=True, threads_vary=False)
+    with pytest.raises(OpperfError, match="drop --no-isolation"):
+        check_devices((0, 1), "gpu(0)", isolate=False, threads_vary=False)
+    with pytest.raises(OpperfError, match="choose one"):
+        check_devices((0, 1), "gpu(0)", isolate=True, threads_vary=True)
+    check_devices((0, 1), "gpu(0)", isolate=True, threads_vary=False)
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        (["--devices", "0,1"], "this sweep runs on cpu(0): add --ctx gpu"),
+        (["--devices", "0,1", "--ctx", "gpu"], "has no CUDA support"),
+    ],
+)
+def test_the_sweep_refuses_devices_before_anything_runs(tmp_path, monkeypatch, capsys, flags, expected):
+    monkeypatch.chdir(tmp_path)
+    assert main(["--ops", "exp", "--quiet", *flags]) == 2
+    assert expected in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_gpu_named_twice_is_refused_by_the_parser(capsys):
+    with pytest.raises(SystemExit) as stopped:
+        main(["--ops", "exp", "--devices", "0,0"])
+    assert stopped.value.code == 2 and "names a GPU twice: 0,0" in capsys.readouterr().err
+
+
+def test_each_gpus_worker_gets_its_own_share_of_the_cpus():
+    assert cpu_shares(range(16), 4) == [(0, 1, 2, 3), (4, 5, 6, 7), (8, 9, 10, 11), (12, 13, 14, 15)]
+    assert cpu_shares((2, 3, 5), 2) == [(2,), (3,)]
+    assert cpu_shares((0,), 2) == [None, None]
+
+
+def _pool_and_measure():
+    backend = get_backend("mxnet")
+    config = SweepConfig(options=RunOptions(warmup=0, runs=2, threads=1, run_backward=False))
+    operators = select_operators(backend, OPS, ())
+
+    def measure(op, runner):
+        return list(runner.run(plan_operator(op, config, backend).specs))
+
+    pool = DevicePool((0, 1), "mxnet", 60.0, 1, [None, None], sys.executable)
+    return pool, operators, measure
+
+
+def test_every_operator_is_measured_once_by_whichever_worker_is_free():
+    pool, operators, measure = _pool_and_measure()
+    costs = {op.name: float(index) for index, op in enumerate(operators)}
+    with pool:
+        done = list(pool.completed(operators, costs, measure))
+    names = [op.name for op, _ in done]
+    assert sorted(names) == sorted(OPS)
+    assert all(m.status is Status.OK for _, results in done for m in results)
+    placed = pool.placement
+    assert set(placed) == {"0", "1"} and all(placed.values())  # both workers took operators
+    assert sorted(placed["0"] + placed["1"]) == sorted(OPS)
+    # the most expensive first: the two costliest went to the two workers before any other
+    assert {placed["0"][0], placed["1"][0]} == {operators[-1].name, operators[-2].name}
+
+
+def _children() -> set[int]:
+    """This process's child processes, as the kernel lists them."""
+    found: set[int] = set()
+    for task in os.listdir(f"/proc/{os.getpid()}/task"):
+        with open(f"/proc/{os.getpid()}/task/{task}/children") as listing:
+            found |= {int(pid) for pid in listing.read().split()}
+    return found
+
+
+def test_a_stopped_pool_kills_its_workers_and_returns_nothing_more():
+    before = _children()
+    pool, operators, measure = _pool_and_measure()
+    with pool:
+        completed = pool.completed(operators, {}, measure)
+        next(completed)
+        started = time.monotonic()
+        completed.close()  # what a Ctrl-C in the sweep's loop does to it
+        assert time.monotonic() - started < 30
+    assert _children() <= before  # every worker gone, none left behind
+    assert sum(len(names) for names in pool.placement.values()) < len(OPS)
+
+
+def test_a_resumed_sweep_on_devices_gives_the_journals_results_then_measures_the_rest():
+    """The sweep's loop over a pool: what the journal finished comes back as it was, the rest is
+    measured by the workers, each operator once."""
+    from opperf.sweep.run import _on_devices
+
+    pool, operators, measure = _pool_and_measure()
+    config = SweepConfig(options=RunOptions(warmup=0, runs=2, threads=1, run_backward=False))
+    backend = get_backend("mxnet")
+    with pool:
+        earlier = {op.name: results for op, results in pool.completed(operators[:3], {}, measure)}
+    resumed = DevicePool((0, 1), "mxnet", 60.0, 1, [None, None], sys.executable)
+    with resumed:
+        outcomes = list(_on_devices(resumed, operators, earlier, config, backend))
+    assert [op.name for op, _, fresh in outcomes if not fresh] == [op.name for op in operators[:3]]
+    assert all(results == earlier[op.name] for op, results, fresh in outcomes if not fresh)
+    fresh = sorted(op.name for op, _, was_fresh in outcomes if was_fresh)
+    assert fresh == sorted(op.name for op in operators[3:])
+    assert sorted(resumed.placement["0"] + resumed.placement["1"]) == fresh
