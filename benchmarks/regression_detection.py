@@ -7,7 +7,8 @@ Each scenario runs real opperf jobs in fresh processes and diffs them with ``opp
 - ``aa-ab``: an A/B job of this interpreter against itself; target at most 1% of rows slower or faster.
 - ``aa-diff``: two separate sweeps, diffed; target at most 2% slower; the share inconclusive reported.
 - ``power-ab``: an A/B job whose new side has a 10% slowdown injected into the chosen operators
-  (``OPPERF_TEST_SLOWDOWN``, test-only); target: at least 90% of affected rows above 100 us slower.
+  (``OPPERF_TEST_SLOWDOWN`` through ``benchmarks/slowdown``, test-only); target: at least 90% of
+  affected rows above 100 us slower.
 - ``power-diff``: three sweeps per side, a 25% slowdown injected into the new side; same target.
 - ``onednn``: an A/B job with ``MXNET_MKLDNN_ENABLED=0`` on the new side, ``--jobs`` times: target
   every oneDNN-backed row (Convolution, FullyConnected, Pooling, softmax) 1.5x slower or more in
@@ -35,6 +36,15 @@ from benchmarks.sweeps import ROOT
 
 SCENARIOS = ("aa-ab", "aa-diff", "power-ab", "power-diff", "onednn")
 INJECTED = "exp,log,sqrt,broadcast_add,broadcast_mul,dot,FullyConnected,Convolution,Pooling,softmax"
+SLOWDOWN_SITE = ROOT / "benchmarks" / "slowdown"
+"""Where the test-only slowdown lives (its ``sitecustomize``), outside opperf."""
+
+
+def slowed(factor: float) -> dict[str, str]:
+    """The environment of workers whose ``INJECTED`` operators' samples are ``factor`` times larger."""
+    return {"PYTHONPATH": str(SLOWDOWN_SITE), "OPPERF_TEST_SLOWDOWN": f"{INJECTED}:{factor}"}
+
+
 """Operators the power scenarios slow down (their rows above 100 us count towards power)."""
 ONEDNN_OPS = "Convolution,FullyConnected,Pooling,softmax,exp,broadcast_add"
 ONEDNN_BACKED = {"Convolution", "FullyConnected", "Pooling", "softmax"}
@@ -185,16 +195,15 @@ def main() -> None:
         if "aa-diff" in chosen:
             (first, a), (second, b) = sweep("a1"), sweep("a2")
             print(describe("A/A through diff of two sweeps", diff_rows(first, second), a + b))
-        slowdown = {"OPPERF_TEST_SLOWDOWN": f"{INJECTED}:1.10"}
         if "power-ab" in chosen:
-            file, seconds = ab("power_ab", "--new-env", f"OPPERF_TEST_SLOWDOWN={INJECTED}:1.10")
+            flags = [f for name, value in slowed(1.10).items() for f in ("--new-env", f"{name}={value}")]
+            file, seconds = ab("power_ab", *flags)
             rows = diff_rows(file)
             print(describe("10% injected, ab", rows, seconds), rounds_run(file), sep="\n")
             print(power(rows, set(INJECTED.split(","))))
         if "power-diff" in chosen:
-            slowdown = {"OPPERF_TEST_SLOWDOWN": f"{INJECTED}:1.25"}
             bases = [sweep(f"b{k}") for k in range(3)]
-            news = [sweep(f"n{k}", slowdown) for k in range(3)]
+            news = [sweep(f"n{k}", slowed(1.25)) for k in range(3)]
             rows = diff_rows(",".join(f for f, _ in bases), ",".join(f for f, _ in news))
             print(describe("25% injected, diff of 3 sweeps per side", rows, sum(s for _, s in bases + news)))
             print(power(rows, set(INJECTED.split(","))))

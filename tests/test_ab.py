@@ -8,6 +8,7 @@ import math
 import random
 import statistics
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -34,6 +35,8 @@ from opperf.verdicts.decide import Verdict
 from opperf.verdicts.diff import diff
 
 QUICK = ("--threads", "1", "--warmup", "1", "--runs", "3", "--rounds", "2")
+SLOWDOWN_SITE = Path(__file__).resolve().parents[1] / "benchmarks" / "slowdown"
+"""The test-only slowdown, injected into workers from outside opperf (its ``sitecustomize``)."""
 
 
 def test_sides_take_turns_going_first():
@@ -50,13 +53,16 @@ def test_two_interpreters_one_with_an_environment_change(tmp_path, capsys):
     output = tmp_path / "ab.json"
     code = main(
         ["ab", "--ops", "exp,broadcast_add", *QUICK, "--base-python", sys.executable,
-         "--new-python", sys.executable, "--new-env", "OPPERF_TEST_SLOWDOWN=exp:4.0",
-         "--output-file", str(output)]
+         "--new-python", sys.executable, "--new-env", f"PYTHONPATH={SLOWDOWN_SITE}",
+         "--new-env", "OPPERF_TEST_SLOWDOWN=exp:4.0", "--output-file", str(output)]
     )  # fmt: skip
     assert code == 0
     document = json.loads(output.read_text())
     assert document["kind"] == "ab" and document["ab"]["rounds"] == 2
-    assert document["ab"]["builds"]["new"]["environment"] == {"OPPERF_TEST_SLOWDOWN": "exp:4.0"}
+    assert document["ab"]["builds"]["new"]["environment"] == {
+        "PYTHONPATH": str(SLOWDOWN_SITE),
+        "OPPERF_TEST_SLOWDOWN": "exp:4.0",
+    }
     assert document["ab"]["builds"]["base"]["framework_version"] == "1.9.1"
     assert document["ab"]["mismatches"] == []
     records = document["results"]

@@ -405,7 +405,7 @@ def _measure_passes(
         note = f"{error}: timed by the python timer instead"
     sampling_s = time.perf_counter() - started + sum(passes.warmed)
     samples = samples.per_call(passes.calls_per_pass)
-    sampled = _with_injected_slowdown(spec.op, samples.sampled)
+    sampled = samples.sampled
     competing = load.competing_load(before, load.snapshot())
     gpu = gpu_state.state(spec.options.device, gpu_before, gpu_state.read(spec.options.device))
     memory, memory_problem = (
@@ -444,24 +444,6 @@ def _probing(sampler: Sampler, probe_memory: bool) -> Sampler:
     if probe_memory or not isinstance(sampler, PerCallSampler):
         return sampler
     return replace(sampler, peak_memory=None)
-
-
-SLOWDOWN_VARIABLE = "OPPERF_TEST_SLOWDOWN"
-"""Test-only: ``OP[,OP...]:FACTOR`` multiplies those operators' samples by FACTOR after timing, a
-known slowdown for the detection benchmarks (``benchmarks/regression_detection.py``) to find. Unset,
-nothing changes; never set it for real measurements."""
-
-
-def _with_injected_slowdown(op: str, sampled: Sampled) -> Sampled:
-    setting = os.environ.get(SLOWDOWN_VARIABLE)
-    if not setting:
-        return sampled
-    names, _, factor = setting.rpartition(":")
-    if op not in names.split(","):
-        return sampled
-    scale = float(factor)
-    backward = tuple(s * scale for s in sampled.backward) if sampled.backward else sampled.backward
-    return replace(sampled, forward=tuple(s * scale for s in sampled.forward), backward=backward)
 
 
 def _peak_memory(
