@@ -5,7 +5,7 @@
 Two scenarios of real sweeps added to a fresh store, each run in a fresh process:
 
 - identical: ``--runs`` sweeps of the same code; target 0 steps;
-- injected: ``--runs`` + 2 sweeps, a 1.3x slowdown injected (``OPPERF_TEST_SLOWDOWN``, test-only)
+- injected: ``--runs`` + 2 sweeps, a 1.3x slowdown injected (``benchmarks/slowdown``, test-only)
   into five operators from the fourth sweep on; target: a step in every one of their series
   that holds above the timer's resolution, and none elsewhere.
 
@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.sweeps import ROOT
+from benchmarks.sweeps import ROOT, slowed
 
 INJECTED = ("exp", "log", "sqrt", "sum", "mean")
 """The five operators the injected scenario slows down from the fourth sweep on."""
@@ -46,7 +46,7 @@ def scenario(folder: Path, name: str, runs: int, selection: list[str], inject_fr
     for index in range(runs):
         slowdown = {}
         if inject_from is not None and index >= inject_from:
-            slowdown = {"OPPERF_TEST_SLOWDOWN": f"{','.join(INJECTED)}:1.3"}
+            slowdown = slowed(",".join(INJECTED), 1.3)
         output = str(folder / f"{name}{index}.json")
         opperf(*selection, "--quiet", "--output-file", output, environment=slowdown)
         opperf("history", "add", output, "--db", store)

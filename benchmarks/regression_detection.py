@@ -32,17 +32,10 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.sweeps import ROOT
+from benchmarks.sweeps import ROOT, slowed
 
 SCENARIOS = ("aa-ab", "aa-diff", "power-ab", "power-diff", "onednn")
 INJECTED = "exp,log,sqrt,broadcast_add,broadcast_mul,dot,FullyConnected,Convolution,Pooling,softmax"
-SLOWDOWN_SITE = ROOT / "benchmarks" / "slowdown"
-"""Where the test-only slowdown lives (its ``sitecustomize``), outside opperf."""
-
-
-def slowed(factor: float) -> dict[str, str]:
-    """The environment of workers whose ``INJECTED`` operators' samples are ``factor`` times larger."""
-    return {"PYTHONPATH": str(SLOWDOWN_SITE), "OPPERF_TEST_SLOWDOWN": f"{INJECTED}:{factor}"}
 
 
 """Operators the power scenarios slow down (their rows above 100 us count towards power)."""
@@ -196,14 +189,15 @@ def main() -> None:
             (first, a), (second, b) = sweep("a1"), sweep("a2")
             print(describe("A/A through diff of two sweeps", diff_rows(first, second), a + b))
         if "power-ab" in chosen:
-            flags = [f for name, value in slowed(1.10).items() for f in ("--new-env", f"{name}={value}")]
+            environment = slowed(INJECTED, 1.10).items()
+            flags = [flag for name, value in environment for flag in ("--new-env", f"{name}={value}")]
             file, seconds = ab("power_ab", *flags)
             rows = diff_rows(file)
             print(describe("10% injected, ab", rows, seconds), rounds_run(file), sep="\n")
             print(power(rows, set(INJECTED.split(","))))
         if "power-diff" in chosen:
             bases = [sweep(f"b{k}") for k in range(3)]
-            news = [sweep(f"n{k}", slowed(1.25)) for k in range(3)]
+            news = [sweep(f"n{k}", slowed(INJECTED, 1.25)) for k in range(3)]
             rows = diff_rows(",".join(f for f, _ in bases), ",".join(f for f, _ in news))
             print(describe("25% injected, diff of 3 sweeps per side", rows, sum(s for _, s in bases + news)))
             print(power(rows, set(INJECTED.split(","))))

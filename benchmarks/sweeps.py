@@ -15,6 +15,16 @@ from pathlib import Path
 from opperf.utils.stats import quantile
 
 ROOT = Path(__file__).resolve().parent.parent
+SLOWDOWN_SITE = ROOT / "benchmarks" / "slowdown"
+"""Where the test-only slowdown lives (its ``sitecustomize``), outside opperf."""
+
+
+def slowed(operators: str, factor: float) -> dict[str, str]:
+    """The environment of workers whose ``operators`` (comma-separated) have samples ``factor`` times
+    larger: a known slowdown for a detection benchmark to find (``benchmarks/slowdown``)."""
+    return {"PYTHONPATH": str(SLOWDOWN_SITE), "OPPERF_TEST_SLOWDOWN": f"{operators}:{factor}"}
+
+
 MOVE_THRESHOLD = 0.05
 """A configuration whose median moves more than this (|log ratio|) between runs should carry a flag."""
 
