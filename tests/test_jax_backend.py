@@ -119,8 +119,18 @@ def test_eager_forward_and_backward_through_vjp(backend, registry):
     assert measured.memory_peak_bytes and measured.memory_peak_bytes >= 16 * 16 * 4
 
 
-def test_the_native_profiler_is_refused_and_the_record_says_so(backend, registry):
-    measured = _measured(backend, registry, "exp", RunOptions(framework="jax", warmup=1, runs=3))
+def test_jax_is_timed_by_python_and_refuses_the_native_profiler(backend, registry):
+    """JAX has no per-operator profiler: a run takes the Python timer without a word on every row,
+    ``--profiler native`` is refused up front, and a spec that asks for it anyway is timed by Python
+    with the reason."""
+    assert RunOptions(framework="jax").validated().profiler == "python"
+    assert RunOptions(framework="mxnet").validated().profiler == "native"
+    with pytest.raises(OpperfError, match="profiler native: JAX has no per-operator profiler"):
+        RunOptions(framework="jax", profiler="native").validated()
+    quiet = _measured(backend, registry, "exp", RunOptions(framework="jax", warmup=1, runs=3).validated())
+    assert quiet.status is Status.OK and quiet.reason is None and quiet.spec.options.profiler == "python"
+    asked = RunOptions(framework="jax", warmup=1, runs=3, profiler="native")
+    measured = _measured(backend, registry, "exp", asked)
     assert measured.status is Status.OK
     assert measured.spec.options.profiler == "python"  # the row key says which timer timed it
     assert NO_NATIVE_TIMER in measured.reason

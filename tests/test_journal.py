@@ -13,6 +13,7 @@ import pytest
 from opperf.cli import main
 from opperf.results.document import record
 from opperf.results.measurement import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs
+from opperf.results.options import RunOptions
 from opperf.sweep.checkpoint import FORMAT_VERSION, JournalWriter, check_settings, load_journal
 from opperf.utils.errors import OpperfError
 
@@ -71,11 +72,6 @@ def test_interrupt_writes_what_finished_and_keeps_the_journal(tmp_path):
     assert document["environment"]["interrupted"] is True
     assert 3 <= document["coverage"]["operators"] < 47
     assert journal.exists()
-
-
-def _measurement(op):
-    spec = BenchmarkSpec("mx.nd", op, freeze_inputs({"data": TensorSpec((2, 2))}), category="unary")
-    return Measurement(spec, Status.OK, forward=(1e-3, 2e-3), memory_peak_bytes=16)
 
 
 SETTINGS = {"dtype": "float32", "runs": 3}
@@ -143,7 +139,11 @@ def _journal_with(tmp_path, *lines: bytes, newline_at_end: bool = True) -> str:
 
 
 def _measurement(op: str) -> Measurement:
-    spec = BenchmarkSpec("mx.nd", op, freeze_inputs({"data": TensorSpec((2, 2))}), category="unary")
+    """A measurement as a sweep makes it: with its options validated (the timer and mode resolved),
+    which is what a journal keeps."""
+    options = RunOptions().validated()
+    inputs = freeze_inputs({"data": TensorSpec((2, 2))})
+    spec = BenchmarkSpec("mx.nd", op, inputs, options, category="unary")
     return Measurement(spec, Status.OK, forward=(1e-3,))
 
 

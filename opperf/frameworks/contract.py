@@ -74,6 +74,10 @@ class Framework:
     """Why its tensors have no other layouts, where they have none."""
     in_place_note: str = ""
     """Why it has no in-place forms, where it declares none."""
+    profilers: tuple[str, ...] = ("native", "python")
+    """The timers it has (``--profiler``), the one a run takes by default first."""
+    profiler_note: str = ""
+    """Why it has no per-operator profiler (``native``), where it has none."""
 
     def __post_init__(self) -> None:
         unknown = self.capabilities - set(CAPABILITIES)

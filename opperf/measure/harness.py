@@ -390,7 +390,7 @@ def measure_prepared(
 def _measure_passes(
     session: Session, spec: BenchmarkSpec, passes: Passes, probe_memory: bool, plan: SamplingPlan
 ) -> Measurement:
-    sampler = _probing(session.sampler(spec.options.profiler, spec.options.device), probe_memory)
+    sampler = _probing(session.sampler(spec.options.profiler_in_effect, spec.options.device), probe_memory)
     before = load.snapshot()
     gpu_before = gpu_state.read(spec.options.device)
     started = time.perf_counter()

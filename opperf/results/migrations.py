@@ -30,7 +30,12 @@ from opperf.results.options import KEYED, RunOptions
 CURRENT = 3
 """The schema version this opperf writes."""
 
-_DEFAULTS: Mapping[str, Any] = {item.name: item.default for item in fields(RunOptions)}
+_DEFAULTS: Mapping[str, Any] = {
+    **{item.name: item.default for item in fields(RunOptions)},
+    "profiler": "native",
+}
+"""What a version-1 record left out was measured with: the options' defaults then (every version-1
+release timed by the framework's profiler unless told otherwise; only MXNet and PyTorch wrote one)."""
 
 _NOT_MEASURED: tuple[str, ...] = (
     "variant",

@@ -322,12 +322,13 @@ class RunOptions(_Declared):
         choices=lambda: MODES,
         keyed=True,
     )
-    profiler: str = option(
-        "native",
+    profiler: str | None = option(
+        None,
         flag="--profiler",
         help="native: the framework's profiler (operator time); python: perf_counter around each "
-        "synchronised call",
-        check=_one_of(lambda: PROFILERS, "profiler"),
+        "synchronised call (default: native where the framework has a per-operator profiler, MXNet "
+        "and PyTorch; python for JAX)",
+        check=_one_of(lambda: PROFILERS, "profiler", optional=True),
         choices=lambda: PROFILERS,
         keyed=True,
     )
@@ -423,7 +424,7 @@ class RunOptions(_Declared):
                 "mode inference times forward passes only; add --no-backward (run_backward=False) "
                 "or choose --mode training"
             )
-        resolved_options = replace(self, mode=resolved)
+        resolved_options = replace(self, mode=resolved, profiler=self._resolved_profiler())
         self._check_layout()
         if backend is None:
             return resolved_options
@@ -435,6 +436,27 @@ class RunOptions(_Declared):
     def replacing(self, settings: Mapping[str, object]) -> RunOptions:
         """These options with ``settings`` (options by name) instead; check them with ``validated``."""
         return replace(self, **cast("dict[str, Any]", settings))
+
+    @property
+    def profiler_in_effect(self) -> str:
+        """The timer asked for, else the framework's own (its per-operator profiler where it has one)."""
+        from opperf.frameworks import describe
+
+        return self.profiler or describe(self.framework).profilers[0]
+
+    def _resolved_profiler(self) -> str:
+        """The timer asked for, else the framework's own; OpperfError for one it does not have."""
+        from opperf.frameworks import describe
+
+        declared = describe(self.framework)
+        if self.profiler is None:
+            return self.profiler_in_effect
+        if self.profiler not in declared.profilers:
+            raise OpperfError(
+                f"profiler {self.profiler}: {declared.profiler_note or f'{declared.display_name} has none'}"
+                f"; leave --profiler out ({declared.display_name} is timed by {declared.profilers[0]})"
+            )
+        return self.profiler
 
     def _check_layout(self) -> None:
         """Refuse a layout the framework's tensors cannot take, saying why and which they can."""
@@ -449,8 +471,9 @@ class RunOptions(_Declared):
         raise OpperfError(f"layout {self.layout}: {why}; leave --layout out ({where})")
 
     def keyed(self) -> dict[str, object]:
-        """The options each results record carries: those a figure depends on."""
-        return {name: getattr(self, name) for name in KEYED}
+        """The options each results record carries: those a figure depends on (the timer as it was
+        in effect, where the framework's own was taken)."""
+        return {name: getattr(self, name) for name in KEYED} | {"profiler": self.profiler_in_effect}
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> RunOptions:

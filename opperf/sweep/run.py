@@ -301,7 +301,7 @@ def run_sweep(
                 stack.enter_context(_runner(config, backend, thread_plan, threads, cpus)),
             )
         )
-        overhead = runner.harness_overhead(options.profiler, options.device)
+        overhead = runner.harness_overhead(options.profiler_in_effect, options.device)
         if pool is not None:
             outcomes = _on_devices(pool, operators, finished, config, backend)
         else:

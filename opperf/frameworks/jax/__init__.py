@@ -40,6 +40,8 @@ FRAMEWORK = Framework(
     capabilities=frozenset({"capture"}),
     layout_note="JAX arrays have no layout a user chooses: XLA decides it",
     in_place_note="its arrays are immutable",
+    profilers=("python",),
+    profiler_note="JAX has no per-operator profiler opperf reads (its traces are TensorBoard files)",
 )
 """JAX as opperf knows it (``opperf.frameworks.contract``): it declares model capture (from a
-function's jaxpr), and no long-tail operators or fused patterns."""
+function's jaxpr), and no long-tail operators or fused patterns; it is timed by the Python timer."""

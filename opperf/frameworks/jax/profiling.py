@@ -1,5 +1,7 @@
-"""JAX's timing and memory probe. JAX has no per-operator profiler opperf reads, so ``native`` is
-refused at sampling and the harness records the Python timer's reading with the reason. Memory and
+"""JAX's timing and memory probe. JAX has no per-operator profiler opperf reads: a run takes the
+Python timer by default and refuses ``--profiler native`` (``FRAMEWORK.profilers``); a spec that asks
+for it anyway is refused at sampling, and the harness records the Python timer's reading with the
+reason. Memory and
 work are XLA's analyses of the configuration on abstract arrays, before any input exists: what a pass
 allocates (and so whether it may run at all), and the FLOPs and bytes of the roofline."""
 
@@ -11,13 +13,14 @@ from typing import Any
 
 import numpy as np
 
+from opperf.frameworks.jax import FRAMEWORK
 from opperf.frameworks.jax.calls import Call
 from opperf.frameworks.jax.gradients import Differentiable, float_seeds, full_pass
 from opperf.measure.harness import Passes, Samples, UnmeasurableError
 from opperf.measure.sampling import SamplingPlan
 from opperf.results.measurement import Work
 
-NO_NATIVE_TIMER = "JAX has no per-operator profiler opperf reads (its traces are TensorBoard files)"
+NO_NATIVE_TIMER = FRAMEWORK.profiler_note
 
 
 @dataclass(frozen=True)
