@@ -16,9 +16,11 @@ from opperf.cli import main
 from opperf.measure.isolation import IsolatedRunner
 from opperf.measure.messages import BuildDescription
 from opperf.measure.sampling import SamplingPlan
-from opperf.results.load import Key, PhaseRun, Run, RunRecord
+from opperf.results.key import Key
+from opperf.results.load import Run
 from opperf.results.measurement import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs
 from opperf.results.options import RunOptions
+from opperf.results.record import Phase, Record
 from opperf.verdicts.ab.job import (
     MAX_ROUND_TARGET,
     REWARM_PASSES,
@@ -141,7 +143,7 @@ def _rounds(medians: dict[Key, list[float]], busy: bool = False) -> tuple[Run, .
         Run(
             f"round {r}",
             {
-                key: RunRecord(key, "ok", None, {"forward": PhaseRun(m[r], m[r] * 0.99, m[r] * 1.01, False)},
+                key: Record(key, "ok", None, {"forward": Phase(m[r], m[r] * 0.99, m[r] * 1.01, False)},
                                imprecise=True, busy=busy)
                 for key, m in medians.items()
             },

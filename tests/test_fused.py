@@ -18,10 +18,11 @@ from opperf.report.csv_report import render_csv
 from opperf.report.fused import fused_rows, render_fused
 from opperf.report.html_views import staged_rows
 from opperf.results.document import measurement_from_record, record
-from opperf.results.load import read_run, record_key
+from opperf.results.key import record_key
+from opperf.results.load import read_run
 from opperf.results.measurement import BenchmarkSpec, Measurement, Status, freeze_inputs
 from opperf.results.options import RunOptions, SweepFactors
-from opperf.results.rows import result_row
+from opperf.results.record import read_record
 from opperf.sweep.document import build_document
 from opperf.sweep.run import SweepConfig, specs_for
 from opperf.verdicts.diff import diff
@@ -310,7 +311,7 @@ def test_the_variant_is_in_records_row_keys_csv_reports_and_diffs(tmp_path):
     csv = render_csv({"results": records}).splitlines()
     assert "variant" in csv[0].split(",") and "fused" in csv[0].split(",")
     # The HTML report: labels name the variant, and a fused variant's speedup is over the unfused chain.
-    rows = [result_row(r, "run.json") for r in records]
+    rows = [read_record(r, "run.json", "run.json") for r in records]
     assert rows[1].label.endswith("parts]") and rows[2].label.endswith("fused, mkldnn]")
     (speedup,) = [s for s in staged_rows(rows) if s.staged.variant == "mkldnn"]
     assert speedup.eager is rows[0] and speedup.speedup == pytest.approx(base / mkldnn)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from opperf.results.document import SCHEMA_VERSION, check_document
-from opperf.results.load import record_key
+from opperf.results.key import record_key
 from opperf.results.migrations import CURRENT, migrate
 from opperf.results.options import KEYED, RunOptions
 

@@ -199,7 +199,7 @@ def test_the_page_runs_its_script_in_a_real_browser(page, tmp_path):
 def test_a_long_stage_plot_keeps_the_extremes_either_way():
     """More measured configurations than a plot draws: the fastest and the slowest half each."""
     from opperf.report.html_views import PLOTTED, _extremes, staged_rows
-    from opperf.results.rows import result_row
+    from opperf.results.record import read_record
 
     def record(size: int, stage: str, median: float) -> dict:
         forward = {"median_s": median, "samples_s": [median]}
@@ -210,8 +210,8 @@ def test_a_long_stage_plot_keeps_the_extremes_either_way():
     rows = []
     for size in range(1, PLOTTED + 11):
         rows += [
-            result_row(record(size, "eager", 1e-3), "f"),
-            result_row(record(size, "graph", 1e-3 / size), "f"),
+            read_record(record(size, "eager", 1e-3), "f", "f"),
+            read_record(record(size, "graph", 1e-3 / size), "f", "f"),
         ]
     shown = _extremes([s for s in staged_rows(rows) if s.speedup is not None])
     speedups = sorted(round(s.speedup) for s in shown)

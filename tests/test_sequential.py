@@ -12,7 +12,8 @@ from collections.abc import Mapping
 import pytest
 
 from opperf.report.json_report import render_json
-from opperf.results.load import canonical_inputs, read_ab
+from opperf.results.key import canonical_inputs
+from opperf.results.load import read_ab
 from opperf.results.measurement import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs
 from opperf.results.options import RunOptions
 from opperf.sweep.run import SweepConfig

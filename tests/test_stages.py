@@ -17,7 +17,7 @@ from opperf.operators import longtail
 from opperf.report.stages import render_tag_speedups, tag_speedups
 from opperf.results.coverage import Coverage
 from opperf.results.document import measurement_from_record, record
-from opperf.results.load import record_key
+from opperf.results.key import record_key
 from opperf.results.measurement import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs
 from opperf.results.options import RunOptions, SweepFactors
 from opperf.sweep.run import SweepConfig, specs_for

@@ -19,7 +19,8 @@ from opperf.operators.layouts import touches as layout_touches
 from opperf.operators.layouts import with_layout
 from opperf.operators.values import SMALLEST_NORMAL, host_values, with_distribution
 from opperf.results.draws import parse_distribution
-from opperf.results.load import Run, across, read_run, record_key
+from opperf.results.key import record_key
+from opperf.results.load import Run, across, read_run
 from opperf.results.measurement import TensorSpec
 from opperf.results.options import RunOptions
 from opperf.utils.errors import OpperfError

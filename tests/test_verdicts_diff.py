@@ -267,7 +267,7 @@ def test_the_row_key_holds_every_option_that_changes_a_figure():
     """Rows are kept apart by every option marked keyed (``RunOptions``), with the stage and the
     variant: an option that changes timings (the cache mode, an L2 flush) and were missing here would
     let ``diff`` and ``history`` compare rows of both settings as one."""
-    from opperf.results.load import SETTINGS, record_key
+    from opperf.results.key import SETTINGS, record_key
     from opperf.results.options import KEYED
 
     assert set(SETTINGS) == {*KEYED, "stage", "variant"} - {"framework"}

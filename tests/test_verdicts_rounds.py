@@ -9,7 +9,7 @@ import statistics
 
 import pytest
 
-from opperf.results.load import PhaseRun, phase_run, smallest_gap, timer_tick
+from opperf.results.record import Phase, phase_of, smallest_gap, timer_tick
 from opperf.verdicts.diff import Compared, Side, measured_noise
 from opperf.verdicts.distributions import t_ppf
 from opperf.verdicts.inference import (
@@ -26,11 +26,11 @@ from opperf.verdicts.inference import test as row_test
 
 
 def test_a_round_compares_its_fastest_pass_and_knows_its_tick():
-    measured = phase_run({"samples_s": [7e-6, 5e-6, 6e-6, 9e-6, 6e-6]}, "test")
+    measured = phase_of({"samples_s": [7e-6, 5e-6, 6e-6, 9e-6, 6e-6]}, "test")
     assert measured.median == 6e-6 and measured.fastest == 5e-6 and measured.paired_figure == 5e-6
     assert measured.tick == pytest.approx(1e-6)
-    assert PhaseRun(2.0, 1.0, 3.0, False).paired_figure == 2.0  # no fastest: the median
-    assert PhaseRun(2.0, 1.0, 3.0, False, fastest=0.0).paired_figure == 2.0  # a zero cannot be a ratio
+    assert Phase(2.0, 1.0, 3.0, False).paired_figure == 2.0  # no fastest: the median
+    assert Phase(2.0, 1.0, 3.0, False, fastest=0.0).paired_figure == 2.0  # a zero cannot be a ratio
     assert smallest_gap([3e-6] * 4) is None
     assert smallest_gap([0.25, 1.0, 0.5, 0.25]) == 0.25
 
@@ -43,7 +43,7 @@ def test_a_tick_is_a_gap_every_sample_is_a_whole_number_of():
     assert timer_tick([0.012345, 0.013565]) is None
     assert timer_tick([0.012345]) is None
     assert timer_tick([546e-6, 585e-6]) is None  # whole numbers of their gap by chance
-    assert phase_run({"samples_s": [0.012345, 0.013565, 0.0124]}, "test").tick is None
+    assert phase_of({"samples_s": [0.012345, 0.013565, 0.0124]}, "test").tick is None
 
 
 def _side(paired: tuple[float, ...], precision: float, tick: float | None) -> Side:

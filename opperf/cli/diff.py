@@ -15,7 +15,8 @@ from opperf.cli.common import check_writable, fraction, report_format, write_or_
 from opperf.report.xlsx import require_openpyxl, write_workbook
 from opperf.report.xlsx_tables import diff_tables
 from opperf.results.environment import BUILD_FIELDS, MACHINE_FIELDS
-from opperf.results.load import SETTINGS, Run, across, differences, read_ab, read_side
+from opperf.results.key import SETTINGS
+from opperf.results.load import Run, across, differences, read_ab, read_side
 from opperf.utils.errors import OpperfError
 from opperf.utils.files import write_atomically
 from opperf.verdicts.decide import FailOn

@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import cast
 
 from opperf.report.extras import require
-from opperf.results.rows import MS, Group, ResultRow, Timing
+from opperf.results.record import Phase, Record
+from opperf.results.rows import MS, Group
 
 PURPOSE = "opperf report --html"
 WIDTH = 9.0
@@ -56,7 +57,7 @@ def category_colours(categories: Iterable[str]) -> dict[str, object]:
     return {category: palette[index % len(palette)] for index, category in enumerate(sorted(categories))}
 
 
-def time_by(rows: Sequence[ResultRow], groups: Callable[[ResultRow], Iterable[str]], what: str) -> str:
+def time_by(rows: Sequence[Record], groups: Callable[[Record], Iterable[str]], what: str) -> str:
     """Horizontal bars: each group's summed forward and backward medians (ms), the slowest on top;
     ``groups`` names the groups a row counts in (its category; each of its tags)."""
     totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
@@ -95,7 +96,7 @@ def time_by(rows: Sequence[ResultRow], groups: Callable[[ResultRow], Iterable[st
     return to_svg(figure)
 
 
-def roofline(rows: Sequence[ResultRow], peaks: Mapping[str, float] | None) -> str:
+def roofline(rows: Sequence[Record], peaks: Mapping[str, float] | None) -> str:
     """Arithmetic intensity against achieved GFLOP/s, a colour per category, with the machine's
     bandwidth and compute roofs drawn when the file records its peaks."""
     points = [r for r in rows if r.intensity and r.gflop_per_s]
@@ -129,7 +130,7 @@ def roofline(rows: Sequence[ResultRow], peaks: Mapping[str, float] | None) -> st
     return to_svg(figure)
 
 
-def distributions(rows: Sequence[ResultRow], title: str) -> str:
+def distributions(rows: Sequence[Record], title: str) -> str:
     """Box plots of the forward samples (ms, log scale) of ``rows``, one line each, with every sample
     drawn as a dot so short runs show what they measured."""
     # The first row on top; samples of zero (a timer's resolution) have no place on a log scale.
@@ -138,7 +139,7 @@ def distributions(rows: Sequence[ResultRow], title: str) -> str:
         return ""
     plt = pyplot()
     figure, axes = plt.subplots(figsize=(WIDTH, 0.8 + 0.24 * len(rows)))
-    data = [[s * MS for s in cast(Timing, r.forward).samples if s > 0] for r in rows]
+    data = [[s * MS for s in cast(Phase, r.forward).samples if s > 0] for r in rows]
     axes.boxplot(
         data, orientation="horizontal", widths=0.6, showfliers=False, medianprops={"color": "#E45756"}
     )
@@ -164,14 +165,14 @@ def comparison(groups: Sequence[Group]) -> str:
     height = 0.8 / len(namespaces)
     plt = pyplot()
     figure, axes = plt.subplots(figsize=(WIDTH, 0.9 + 0.16 * len(groups) * (len(namespaces) + 1)))
-    longest = max(cast(Timing, r.forward).median * MS for g in groups for r in g.rows)
+    longest = max(cast(Phase, r.forward).median * MS for g in groups for r in g.rows)
     for position, group in enumerate(reversed(groups)):
         for index, namespace in enumerate(namespaces):
             row = group.by_namespace(namespace)
             if row is None:
                 continue
             y = position + (len(namespaces) - 1) / 2 * height - index * height
-            length = cast(Timing, row.forward).median * MS
+            length = cast(Phase, row.forward).median * MS
             axes.barh(y, length, height=height * 0.9, color=colour[namespace])
             if row is not group.first:
                 axes.annotate(f"x{group.ratio(row):.2f}", (length * 1.15, y), va="center", fontsize=6.5)

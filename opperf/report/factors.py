@@ -18,7 +18,8 @@ from typing import Any
 
 from opperf.measure.stages import IN_PLACE
 from opperf.results.draws import CONTIGUOUS, UNIFORM_POSITIVE
-from opperf.results.load import PHASES, Key, record_key
+from opperf.results.key import Key, record_key
+from opperf.results.record import PHASES
 from opperf.utils.load import BUSY_THRESHOLD
 
 

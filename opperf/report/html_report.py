@@ -32,15 +32,8 @@ from opperf.report.page import (
     plot,
     section,
 )
-from opperf.results.rows import (
-    MS,
-    Group,
-    ResultRow,
-    ResultsFile,
-    Timing,
-    comparison_groups,
-    environment_items,
-)
+from opperf.results.record import Phase, Record
+from opperf.results.rows import MS, Group, ResultsFile, comparison_groups, environment_items
 
 SHOWN = 25
 """Configurations a distribution or comparison plot shows (the tables list them all)."""
@@ -59,14 +52,14 @@ def _ms(value: float | None) -> str:
     return number(value * MS if value is not None else None)
 
 
-def _timing_sort(row: ResultRow, phase: str) -> float | None:
+def _timing_sort(row: Record, phase: str) -> float | None:
     timing = getattr(row, phase)
     return timing.median if timing else None
 
 
-def result_columns(rows: Sequence[ResultRow]) -> list[Column[ResultRow]]:
+def result_columns(rows: Sequence[Record]) -> list[Column[Record]]:
     """The results table's columns; file, threads and stage only when they vary."""
-    columns: list[Column[ResultRow]] = [
+    columns: list[Column[Record]] = [
         Column("function", lambda r: escape(r.function), lambda r: r.function),
         Column("inputs", lambda r: escape(r.inputs)),
     ]
@@ -121,7 +114,7 @@ def result_columns(rows: Sequence[ResultRow]) -> list[Column[ResultRow]]:
     return columns
 
 
-def results_table(table_id: str, rows: Sequence[ResultRow]) -> str:
+def results_table(table_id: str, rows: Sequence[Record]) -> str:
     return data_table(
         table_id,
         result_columns(rows),
@@ -224,10 +217,10 @@ def _roofline(inputs: ReportInputs) -> str:
 
 def _distributions(inputs: ReportInputs) -> str:
     measured = [r for r in inputs.rows if r.forward and r.forward.samples]
-    slowest = sorted(measured, key=lambda r: cast(Timing, r.forward).median, reverse=True)[:SHOWN]
+    slowest = sorted(measured, key=lambda r: cast(Phase, r.forward).median, reverse=True)[:SHOWN]
     variable = sorted(
-        (r for r in measured if cast(Timing, r.forward).iqr_ratio is not None),
-        key=lambda r: cast(float, cast(Timing, r.forward).iqr_ratio),
+        (r for r in measured if cast(Phase, r.forward).iqr_ratio is not None),
+        key=lambda r: cast(float, cast(Phase, r.forward).iqr_ratio),
         reverse=True,
     )[:SHOWN]
     return plot(
@@ -299,7 +292,7 @@ def _group_functions(group: Group) -> str:
 
 def _median_in(group: Group, namespace: str) -> float | None:
     row = group.by_namespace(namespace)
-    return cast(Timing, row.forward).median if row is not None else None
+    return cast(Phase, row.forward).median if row is not None else None
 
 
 def _ratio_in(group: Group, namespace: str) -> float | None:
@@ -316,7 +309,7 @@ def _tags(inputs: ReportInputs) -> str:
 
 
 def _tables(inputs: ReportInputs) -> str:
-    by_category: dict[str, list[ResultRow]] = defaultdict(list)
+    by_category: dict[str, list[Record]] = defaultdict(list)
     for row in inputs.rows:
         by_category[row.category].append(row)
     parts = []

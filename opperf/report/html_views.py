@@ -22,7 +22,8 @@ from opperf.report.sensitivity import Point, sensitivity_points
 from opperf.report.stages import NATIVE_NOTE, TagStage, tag_speedups
 from opperf.results.inputs import describe_inputs
 from opperf.results.model_report import ConfigurationRow, OperatorRow
-from opperf.results.rows import MS, ResultRow
+from opperf.results.record import Record
+from opperf.results.rows import MS
 
 PLOTTED = 40
 """Configurations a speedup plot draws at most (the extremes either way; the table lists them all)."""
@@ -91,8 +92,8 @@ def _model(index: int, file: ModelFile) -> str:
 class Staged:
     """A configuration in a non-eager stage beside its eager record (None when eager was not ok)."""
 
-    eager: ResultRow | None
-    staged: ResultRow
+    eager: Record | None
+    staged: Record
 
     @property
     def speedup(self) -> float | None:
@@ -102,8 +103,8 @@ class Staged:
         return eager.forward.median / staged.forward.median if staged.forward.median > 0 else None
 
 
-def staged_rows(rows: Sequence[ResultRow]) -> list[Staged]:
-    eager: dict[tuple[object, ...], ResultRow] = {}
+def staged_rows(rows: Sequence[Record]) -> list[Staged]:
+    eager: dict[tuple[object, ...], Record] = {}
     for row in rows:
         unfused = row.variant in ("", "unfused")  # a fused pattern's baseline is its unfused chain
         if row.stage == EAGER and unfused and row.status == "ok" and row.forward and row.forward.median > 0:
@@ -171,7 +172,7 @@ def stages(inputs: ReportInputs) -> str:
     )
 
 
-def _median(row: ResultRow | None) -> float | None:
+def _median(row: Record | None) -> float | None:
     return row.forward.median if row is not None and row.forward else None
 
 

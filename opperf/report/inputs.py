@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from opperf.report.diff_rows import DIFF_FORMAT_KEY, DiffFile, diff_file
 from opperf.results.document import SchemaError, check_document, is_ab, read_json
 from opperf.results.model_report import ModelReport, from_json, is_model_report
-from opperf.results.rows import ResultRow, ResultsFile, results_file
+from opperf.results.record import Record
+from opperf.results.rows import ResultsFile, results_file
 from opperf.utils.errors import OpperfError
 
 _FIX = (
@@ -35,7 +36,7 @@ class ReportInputs:
     models: tuple[ModelFile, ...] = ()
 
     @property
-    def rows(self) -> tuple[ResultRow, ...]:
+    def rows(self) -> tuple[Record, ...]:
         return tuple(row for file in self.results for row in file.rows)
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from opperf.results.inputs import describe_inputs
-from opperf.results.load import Key, record_key
+from opperf.results.key import Key, record_key
 from opperf.utils.load import BUSY_THRESHOLD
 from opperf.utils.markdown_table import markdown_table
 

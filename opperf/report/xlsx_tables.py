@@ -14,7 +14,8 @@ from opperf.report.diff_rows import diff_file
 from opperf.report.xlsx import SheetColumn, Table
 from opperf.results.inputs import describe_inputs
 from opperf.results.model_report import ModelReport
-from opperf.results.rows import MS, ResultRow, environment_items, results_file
+from opperf.results.record import Record
+from opperf.results.rows import MS, environment_items, results_file
 
 MILLISECONDS = "0.0000"
 PERCENT = "0.0%"
@@ -27,7 +28,7 @@ def _ms(value: float | None) -> float | None:
     return value * MS if value is not None else None
 
 
-def _result_cells(row: ResultRow) -> tuple[object, ...]:
+def _result_cells(row: Record) -> tuple[object, ...]:
     forward, backward = row.forward, row.backward
     return (
         row.framework, row.namespace, row.op, row.function, row.category, row.inputs, row.dtype,
@@ -60,8 +61,8 @@ RESULT_COLUMNS = (
 )  # fmt: skip
 
 
-def _category_summary(rows: tuple[ResultRow, ...]) -> Table:
-    by_category: dict[str, list[ResultRow]] = defaultdict(list)
+def _category_summary(rows: tuple[Record, ...]) -> Table:
+    by_category: dict[str, list[Record]] = defaultdict(list)
     for row in rows:
         by_category[row.category].append(row)
     table_rows = []

@@ -16,7 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import cast
 
-from opperf.results.load import PHASES, AbJob, Key, Run, RunRecord, worst_status
+from opperf.results.key import Key
+from opperf.results.load import AbJob, Run, worst_status
+from opperf.results.record import PHASES, Record
 from opperf.utils.errors import OpperfError
 from opperf.utils.words import counted
 from opperf.verdicts.decide import Verdict, noise, resolution, status_verdict, timing_verdict
@@ -144,7 +146,7 @@ class Compared:
     fastest passes (``contrast``), which ``same`` must also hold for (``_same_by_medians``)."""
 
 
-def side(records: Sequence[RunRecord], phase: str) -> Side | None:
+def side(records: Sequence[Record], phase: str) -> Side | None:
     """A side's figures for one phase from the runs that measured it; None when none did."""
     measured = [(r, r.phases[phase]) for r in records if phase in r.phases]
     if not measured:
@@ -201,20 +203,20 @@ def _short(figures: Side) -> bool:
     return figures.runs < REPLICATED_RUNS and 2 * figures.imprecise_runs >= figures.runs
 
 
-def _by_key(runs: Sequence[Run]) -> dict[Key, list[RunRecord]]:
-    grouped: dict[Key, list[RunRecord]] = defaultdict(list)
+def _by_key(runs: Sequence[Run]) -> dict[Key, list[Record]]:
+    grouped: dict[Key, list[Record]] = defaultdict(list)
     for run in runs:
         for key, record in run.records.items():
             grouped[key].append(record)
     return grouped
 
 
-def _phases(records: Sequence[RunRecord]) -> tuple[str, ...]:
+def _phases(records: Sequence[Record]) -> tuple[str, ...]:
     found = {phase for r in records for phase in r.phases}
     return tuple(p for p in PHASES if p in found) or ("forward",)
 
 
-def _one_sided(key: Key, records: Sequence[RunRecord], base_side: bool, indicative: bool) -> list[Row]:
+def _one_sided(key: Key, records: Sequence[Record], base_side: bool, indicative: bool) -> list[Row]:
     status = worst_status([r.status for r in records])
     verdict = status_verdict(status, None) if base_side else status_verdict(None, status)
     if verdict is None:  # neither side measured it (e.g. failed, then absent)
@@ -235,7 +237,7 @@ def _one_sided(key: Key, records: Sequence[RunRecord], base_side: bool, indicati
 
 
 def _incomparable(
-    base_key: Key, base: Sequence[RunRecord], new_key: Key, new: Sequence[RunRecord], indicative: bool
+    base_key: Key, base: Sequence[Record], new_key: Key, new: Sequence[Record], indicative: bool
 ) -> list[Row]:
     differing = ", ".join(
         f"{name} {getattr(base_key, name)!r} -> {getattr(new_key, name)!r}"
@@ -343,8 +345,8 @@ def across_note(varied: Mapping[str, tuple[object, object]]) -> str:
 
 def _paired(
     key: Key,
-    base: Sequence[RunRecord],
-    new: Sequence[RunRecord],
+    base: Sequence[Record],
+    new: Sequence[Record],
     indicative: bool,
     rounds: bool,
     min_rounds: int = 0,
@@ -420,7 +422,7 @@ MAX_PRECISION = 1.0
 two passes can be as wide as the passes are far apart)."""
 
 
-def _status_reason(base: Sequence[RunRecord], new: Sequence[RunRecord]) -> str | None:
+def _status_reason(base: Sequence[Record], new: Sequence[Record]) -> str | None:
     return next((r.reason for r in (*new, *base) if r.status != "ok" and r.reason), None)
 
 

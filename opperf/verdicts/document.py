@@ -8,7 +8,7 @@ import json
 import math
 from typing import Any
 
-from opperf.results.load import SETTINGS
+from opperf.results.key import SETTINGS
 from opperf.verdicts.diff import Diff, Row, Side, Summary
 
 DIFF_FORMAT_VERSION = 1

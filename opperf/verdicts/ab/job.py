@@ -45,7 +45,7 @@ from opperf.measure.messages import BuildDescription
 from opperf.measure.sampling import WARMUP_SHARE, SamplingPlan
 from opperf.results.document import AB_KIND, SCHEMA_VERSION, record
 from opperf.results.environment import Machine
-from opperf.results.load import Key
+from opperf.results.key import Key
 from opperf.results.measurement import BenchmarkSpec, Measurement, Status
 from opperf.results.options import RunOptions
 from opperf.sweep.checkpoint import JournalWriter

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from opperf.results.document import measurement_from_record, record
-from opperf.results.load import Key, record_key
+from opperf.results.key import Key, record_key
 from opperf.results.measurement import BenchmarkSpec, Measurement, Status
 from opperf.sweep.checkpoint import check_settings, read_lines
 from opperf.utils.errors import OpperfError

@@ -42,8 +42,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from opperf.results.document import record
-from opperf.results.load import Key, Run, RunRecord, run_record
+from opperf.results.key import Key
+from opperf.results.load import Run
 from opperf.results.measurement import BenchmarkSpec, Measurement
+from opperf.results.record import Record, read_record
 from opperf.utils.errors import OpperfError
 from opperf.verdicts.decide import Verdict
 from opperf.verdicts.diff import DEFAULT_ALPHA, DEFAULT_THRESHOLD, Row, below_resolution, diff
@@ -125,7 +127,7 @@ class RoundBook:
     def __init__(self, varied: tuple[str, ...] = ()) -> None:
         """``varied``: the run options the sides set otherwise; rows pair across them."""
         self._left_out = {name: None for name in varied}
-        self._records: dict[tuple[str, int], dict[Key, RunRecord]] = {}
+        self._records: dict[tuple[str, int], dict[Key, Record]] = {}
         self._specs: dict[Key, BenchmarkSpec] = {}
         self._round_spent: dict[int, float] = {}
         self._latest: dict[BenchmarkSpec, tuple[int, float]] = {}
@@ -136,7 +138,7 @@ class RoundBook:
         """Book a side's measurement of the job's configuration ``spec`` (the measurement's own,
         unless the side measured it with options of its own)."""
         spec = spec or measurement.spec
-        converted = run_record(record(measurement), f"{side} round {round_index}")
+        converted = read_record(record(measurement), f"{side} round {round_index}")
         key = converted.key.replacing(**self._left_out) if self._left_out else converted.key
         self._records.setdefault((side, round_index), {})[key] = replace(converted, key=key)
         self._specs[key] = spec

@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from opperf.results.load import timer_tick
 from opperf.results.measurement import Measurement
+from opperf.results.record import timer_tick
 from opperf.utils.load import BUSY_THRESHOLD
 from opperf.utils.stats import summarize
 from opperf.verdicts.decide import Verdict, noise, timing_verdict

@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from opperf.results.document import is_ab
-from opperf.results.load import PHASES, Key, record_key, timer_tick
+from opperf.results.key import Key, record_key
 from opperf.results.migrations import digest as written_digest
+from opperf.results.record import PHASES, timer_tick
 from opperf.utils.errors import OpperfError
 from opperf.utils.stats import summarize
 
