@@ -70,3 +70,14 @@ def test_without_nvml_or_on_a_cpu_no_memory_holders_are_named():
     assert gpu_state.memory_holders("cpu(0)", os.getpid()) is None
     if gpu_state.unavailable("gpu(0)") is not None:
         assert gpu_state.memory_holders("gpu(0)", os.getpid()) is None
+
+
+def test_the_gpu_cuda_sees_is_read_where_nvml_counts_it():
+    """NVML counts every GPU; CUDA only those CUDA_VISIBLE_DEVICES lists, in its order. A worker of
+    ``sweep --devices 0,2`` on the second GPU sees it as device 0: its state is read from NVML's 2."""
+    assert gpu_state.nvml_gpu(0, {}) == 0 and gpu_state.nvml_gpu(3, {}) == 3
+    assert gpu_state.nvml_gpu(0, {"CUDA_VISIBLE_DEVICES": "2"}) == 2
+    assert gpu_state.nvml_gpu(1, {"CUDA_VISIBLE_DEVICES": "3, 1"}) == 1
+    assert gpu_state.nvml_gpu(0, {"CUDA_VISIBLE_DEVICES": "GPU-8f6d"}) == "GPU-8f6d"
+    assert gpu_state.nvml_gpu(1, {"CUDA_VISIBLE_DEVICES": "2"}) is None
+    assert gpu_state.nvml_gpu(0, {"CUDA_VISIBLE_DEVICES": ""}) is None

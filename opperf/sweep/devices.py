@@ -25,7 +25,9 @@ from opperf.utils.devices import parse_device
 from opperf.utils.errors import OpperfError
 
 VISIBLE = "CUDA_VISIBLE_DEVICES"
-"""What each worker's environment sets to the one GPU it measures on."""
+"""What each worker's environment sets to the one GPU it measures on. ``CUDA_DEVICE_ORDER`` is set to
+PCI order with it, so that ``--devices 2`` is the GPU ``nvidia-smi`` and NVML call 2 (CUDA's own order
+puts the fastest first), and the worker's GPU state is read from that GPU (``utils.gpu_state``)."""
 
 WORKER_DEVICE = "gpu(0)"
 """The device each worker's records name: the one GPU it sees."""
@@ -87,7 +89,7 @@ class DevicePool:
                 threads,
                 share,
                 python=python,
-                environment={VISIBLE: str(index)},
+                environment={"CUDA_DEVICE_ORDER": "PCI_BUS_ID", VISIBLE: str(index)},
             )
             for index, share in zip(devices, cpus, strict=True)
         }

@@ -14,6 +14,8 @@ Where NVML or the device is missing (no ``nvidia-ml-py``, no driver, a CPU run) 
 from __future__ import annotations
 
 import functools
+import os
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -177,10 +179,28 @@ def _handle(device: str):
         return None
     import pynvml
 
+    physical = nvml_gpu(index, os.environ)
     try:
-        return pynvml.nvmlDeviceGetHandleByIndex(index)
+        if isinstance(physical, str):
+            return pynvml.nvmlDeviceGetHandleByUUID(physical)
+        return None if physical is None else pynvml.nvmlDeviceGetHandleByIndex(physical)
     except pynvml.NVMLError:
         return None
+
+
+def nvml_gpu(index: int, environ: Mapping[str, str]) -> int | str | None:
+    """The GPU that CUDA's device ``index`` is, as NVML names it: NVML counts every GPU in PCI order,
+    CUDA only those ``CUDA_VISIBLE_DEVICES`` lists, in their order (a worker of ``sweep --devices``
+    sees one, as device 0). An index as given, a listed index, a listed UUID, or None where the list
+    has no such device."""
+    visible = environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is None:
+        return index
+    listed = [entry.strip() for entry in visible.split(",") if entry.strip()]
+    if index >= len(listed):
+        return None
+    entry = listed[index]
+    return int(entry) if entry.isdigit() else entry
 
 
 @functools.cache
