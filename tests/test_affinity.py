@@ -7,6 +7,7 @@ import pytest
 from opperf.frameworks.mxnet.backend import engine_threads
 from opperf.measure.isolation import IsolatedRunner
 from opperf.utils.affinity import AUTO, NONE, available_cpus, parse_cpu_list, worker_cpus
+from opperf.utils.devices import CPU
 from opperf.utils.errors import OpperfError
 
 
@@ -54,7 +55,7 @@ def test_mxnet_engine_threads_follow_the_environment(monkeypatch):
 def test_a_pinned_worker_keeps_every_thread_on_its_cpu():
     cpu = available_cpus()[-1]
     with IsolatedRunner("mxnet", timeout_s=120, threads=1, cpus=(cpu,)) as runner:
-        overhead = runner.harness_overhead("native", "cpu(0)")
+        overhead = runner.harness_overhead("native", CPU)
         pid = runner._process.pid
         threads = os.listdir(f"/proc/{pid}/task")
         affinities = {frozenset(os.sched_getaffinity(int(tid))) for tid in threads}

@@ -105,17 +105,18 @@ def test_usecase2_category_runner_keeps_every_configuration():
 
 @pytest.mark.parametrize("spelling", ["gpu(1)", "gpu1", "gpu:1", "cuda:1", "cuda(1)", " GPU( 1 ) "])
 def test_device_spellings_users_type_are_read_alike(spelling):
-    from opperf.utils.devices import parse_device
+    from opperf.utils.devices import Device
 
-    assert parse_device(spelling) == ("gpu", 1)
+    assert Device.parse(spelling) == Device("gpu", 1) and str(Device.parse(spelling)) == "gpu(1)"
 
 
 @pytest.mark.parametrize("framework", ["mxnet", "torch"])
 def test_a_cpu_index_beyond_zero_is_refused_before_the_framework_sees_it(framework):
     from opperf.frameworks import get_backend
+    from opperf.utils.devices import Device
 
     with pytest.raises(OpperfError, match="the CPU is one device"):
-        get_backend(framework).normalize_device("cpu(5)")
+        get_backend(framework).normalize_device(Device.parse("cpu(5)"))
 
 
 @pytest.mark.parametrize(

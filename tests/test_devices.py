@@ -19,8 +19,10 @@ from opperf.results.measurement import Status
 from opperf.results.options import RunOptions
 from opperf.sweep.devices import DevicePool, check_devices, cpu_shares, parse_devices
 from opperf.sweep.run import SweepConfig, plan_operator, select_operators
+from opperf.utils.devices import CPU, Device
 from opperf.utils.errors import OpperfError
 
+GPU = Device("gpu")
 OPS = ("exp", "log", "sqrt", "abs", "sign", "cos", "sin", "tan")
 
 
@@ -34,12 +36,12 @@ def test_gpu_indices_parse_each_once():
 
 def test_a_pool_is_refused_where_it_cannot_place_a_worker_per_gpu():
     with pytest.raises(OpperfError, match="this sweep runs on cpu\\(0\\): add --ctx gpu"):
-        check_devices((0, 1), "cpu(0)", isolate=True, threads_vary=False)
+        check_devices((0, 1), CPU, isolate=True, threads_vary=False)
     with pytest.raises(OpperfError, match="drop --no-isolation"):
-        check_devices((0, 1), "gpu(0)", isolate=False, threads_vary=False)
+        check_devices((0, 1), GPU, isolate=False, threads_vary=False)
     with pytest.raises(OpperfError, match="choose one"):
-        check_devices((0, 1), "gpu(0)", isolate=True, threads_vary=True)
-    check_devices((0, 1), "gpu(0)", isolate=True, threads_vary=False)
+        check_devices((0, 1), GPU, isolate=True, threads_vary=True)
+    check_devices((0, 1), GPU, isolate=True, threads_vary=False)
 
 
 @pytest.mark.parametrize(

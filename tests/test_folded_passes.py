@@ -13,6 +13,7 @@ from opperf.measure.isolation import _Prepared
 from opperf.measure.messages import Round
 from opperf.measure.sampling import SamplingPlan
 from opperf.results.measurement import Status
+from opperf.utils.devices import CPU
 
 mx = pytest.importorskip("mxnet")
 torch = pytest.importorskip("torch")
@@ -79,7 +80,7 @@ def test_mxnet_peak_memory_read_in_warm_up_passes_is_the_settled_peak_a_later_pr
     with passes.scope():
         for _ in range(10):
             passes.timed_full_pass()
-        settled = session.peak_memory(passes.full_pass, "cpu")
+        settled = session.peak_memory(passes.full_pass, CPU)
     assert m.memory_peak_bytes == settled > 0
 
 

@@ -16,6 +16,7 @@ if not torch.cuda.is_available():
 from opperf.measure.benchmark import RunOptions, benchmark  # noqa: E402
 from opperf.measure.isolation import IsolatedRunner  # noqa: E402
 from opperf.results.measurement import BenchmarkSpec, Status, TensorSpec, freeze_inputs  # noqa: E402
+from opperf.utils.devices import Device  # noqa: E402
 
 GPU = {"framework": "torch", "device": "gpu(0)", "warmup": 5, "runs": 40}
 
@@ -161,7 +162,7 @@ def test_a_configuration_that_does_not_fit_names_the_process_holding_the_memory(
         assert m.status is Status.SKIPPED and "out of memory (not run)" in m.reason
         from opperf.utils import gpu_state
 
-        holders = gpu_state.memory_holders("gpu(0)", os.getpid())
+        holders = gpu_state.memory_holders(Device("gpu"), os.getpid())
         if holders is not None:  # NVML inside a container may see no processes
             assert holders in m.reason and f"pid {holder.pid}" in holders
     finally:

@@ -14,6 +14,7 @@ from opperf.results.measurement import (
 )
 from opperf.results.schema import record_problem
 from opperf.utils import gpu_state
+from opperf.utils.devices import CPU, Device
 from opperf.utils.gpu_state import GpuReading, GpuState
 
 IDLE = GpuReading(345, 1593, 70.5, 31, ("gpu_idle",))
@@ -52,10 +53,10 @@ def test_the_state_is_kept_through_the_results_file():
 
 
 def test_nothing_is_read_on_a_cpu_and_a_gpu_without_nvml_says_why():
-    assert gpu_state.read("cpu(0)") is None and gpu_state.unavailable("cpu(0)") is None
-    assert gpu_state.state("cpu(0)", None, None) is None
-    reading = gpu_state.read("gpu(0)")
-    why = gpu_state.unavailable("gpu(0)")
+    assert gpu_state.read(CPU) is None and gpu_state.unavailable(CPU) is None
+    assert gpu_state.state(CPU, None, None) is None
+    reading = gpu_state.read(Device("gpu"))
+    why = gpu_state.unavailable(Device("gpu"))
     if reading is None:  # this machine: no NVIDIA driver (or no nvidia-ml-py)
         assert why.startswith(("NVML cannot start", "nvidia-ml-py is not installed"))
     else:
@@ -67,9 +68,9 @@ def test_without_nvml_or_on_a_cpu_no_memory_holders_are_named():
     driver) and on a CPU it adds nothing."""
     import os
 
-    assert gpu_state.memory_holders("cpu(0)", os.getpid()) is None
-    if gpu_state.unavailable("gpu(0)") is not None:
-        assert gpu_state.memory_holders("gpu(0)", os.getpid()) is None
+    assert gpu_state.memory_holders(CPU, os.getpid()) is None
+    if gpu_state.unavailable(Device("gpu")) is not None:
+        assert gpu_state.memory_holders(Device("gpu"), os.getpid()) is None
 
 
 def test_the_gpu_cuda_sees_is_read_where_nvml_counts_it():

@@ -15,6 +15,7 @@ from opperf.measure.sampling import SamplingPlan, StopReason
 from opperf.measure.timing import PythonTimer
 from opperf.results.measurement import BenchmarkSpec, Status, TensorSpec, freeze_inputs
 from opperf.results.options import RunOptions
+from opperf.utils.devices import CPU
 from opperf.utils.errors import OpperfError
 
 SPECS = {
@@ -90,7 +91,7 @@ def test_an_operator_that_raises_becomes_a_failed_result(framework):
 
 @pytest.mark.parametrize("framework", sorted(SPECS))
 def test_the_harness_overhead_is_a_small_positive_time(framework):
-    overhead = harness_overhead(get_backend(framework).session, "python", "cpu(0)")
+    overhead = harness_overhead(get_backend(framework).session, "python", CPU)
     assert 0 < overhead < 1e-3
 
 
@@ -140,7 +141,7 @@ def test_a_flush_runs_before_every_timed_call_and_outside_its_time(profiler):
 
     passes = dataclasses.replace(passes, flush=flush)
     with passes.scope():
-        samples = session.sampler(profiler, "cpu(0)").sample(passes, SamplingPlan(warmup=2, runs=5))
+        samples = session.sampler(profiler, CPU).sample(passes, SamplingPlan(warmup=2, runs=5))
     timed = (*samples.sampled.forward, *samples.sampled.backward)
     assert len(timed) == 10 and max(timed) < FLUSH_S / 2
     assert len(flushed) == 10

@@ -30,6 +30,7 @@ from opperf.frameworks.jax.profiling import NO_NATIVE_TIMER  # noqa: E402
 from opperf.frameworks.jax.registry import NOT_OPERATORS, load_registry  # noqa: E402
 from opperf.frameworks.jax.rules.skips import SKIP_REASONS  # noqa: E402
 from opperf.frameworks.jax.signatures import arguments  # noqa: E402
+from opperf.utils.devices import CPU  # noqa: E402
 
 OPPERF = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "opperf.py")
 QUICK = RunOptions(framework="jax", device="cpu(0)", profiler="python", warmup=1, runs=3)
@@ -134,7 +135,7 @@ def test_jax_is_timed_by_python_and_refuses_the_native_profiler(backend, registr
     assert measured.status is Status.OK
     assert measured.spec.options.profiler == "python"  # the row key says which timer timed it
     assert NO_NATIVE_TIMER in measured.reason
-    assert harness_overhead(backend.session, "native", "cpu(0)") > 0
+    assert harness_overhead(backend.session, "native", CPU) > 0
 
 
 def test_jit_is_the_compile_stage_with_its_compile_time_and_check(backend, registry):

@@ -9,6 +9,7 @@ from opperf.measure.benchmark import RunOptions, benchmark
 from opperf.measure.harness import harness_overhead
 from opperf.measure.sampling import StopReason
 from opperf.results.measurement import Status
+from opperf.utils.devices import CPU
 
 ITEMS = 64 * 64
 FLOAT32 = 4
@@ -142,5 +143,5 @@ def test_fixed_counts_are_exact():
 def test_harness_overhead_is_small_positive_and_finite(profiler):
     from opperf.frameworks import get_backend
 
-    overhead = harness_overhead(get_backend("mxnet").session, profiler, "cpu(0)")
+    overhead = harness_overhead(get_backend("mxnet").session, profiler, CPU)
     assert 0 < overhead < 1e-3 and math.isfinite(overhead)

@@ -21,6 +21,7 @@ torch = pytest.importorskip("torch")
 from opperf.frameworks.torch import devices  # noqa: E402
 from opperf.frameworks.torch.registry import fold_name, load_registry  # noqa: E402
 from opperf.frameworks.torch.schema import argument_kind, functional_overload, read_overload  # noqa: E402
+from opperf.utils.devices import CPU, Device  # noqa: E402
 
 FLOAT32 = 4
 OPPERF = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "opperf.py")
@@ -321,14 +322,15 @@ def test_failures_are_results(backend):
 @pytest.mark.parametrize("device", ["gpu(0)", "cuda:0"])
 def test_a_gpu_without_cuda_is_refused_with_the_fix(backend, device):
     with pytest.raises(OpperfError, match=r"no CUDA.*--ctx cpu|sees no CUDA device.*--ctx cpu"):
-        backend.normalize_device(device)
+        backend.normalize_device(Device.parse(device))
 
 
 def test_device_names(backend):
-    assert backend.normalize_device("cpu") == backend.normalize_device("cpu(0)") == "cpu(0)"
-    assert devices.parse_device("cuda:1") == devices.parse_device("gpu(1)") == ("gpu", 1)
+    assert backend.normalize_device(Device.parse("cpu")) == backend.normalize_device(CPU) == CPU
+    assert Device.parse("cuda:1") == Device.parse("gpu(1)") == Device("gpu", 1)
+    assert devices.torch_device(CPU).type == "cpu"
     with pytest.raises(OpperfError, match="malformed device"):
-        backend.normalize_device("tpu")
+        Device.parse("tpu")
 
 
 def test_an_unknown_operator_is_refused_with_suggestions(backend):
@@ -357,7 +359,7 @@ def test_threads_are_set_and_recorded(backend):
 
 def test_harness_overhead_is_small_and_positive(backend):
     for profiler in ("native", "python"):
-        overhead = harness_overhead(backend.session, profiler, "cpu(0)")
+        overhead = harness_overhead(backend.session, profiler, CPU)
         assert 0 < overhead < 1e-3
 
 

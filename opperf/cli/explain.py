@@ -23,7 +23,7 @@ from opperf.operators.values import describe_distribution
 from opperf.results.measurement import BenchmarkSpec, InputValue, TensorSpec, describe_value, freeze_inputs
 from opperf.results.options import RunOptions, option_argument
 from opperf.sweep.run import select_operators
-from opperf.utils.devices import requested_device
+from opperf.utils.devices import Device
 
 HELP = "explain how opperf benchmarks one operator: category, rule, inputs, roofline counter"
 
@@ -41,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(arguments: argparse.Namespace) -> int:
     backend = get_backend(arguments.framework)
     (op,) = select_operators(backend, (arguments.op,), ())
-    kind, _ = requested_device(arguments.ctx)  # the kind decides; a GPU need not be here to explain it
+    kind = Device.parse(arguments.ctx).requested().kind  # the kind decides; no GPU need be here
     drawing = RunOptions(
         framework=arguments.framework,
         dtype=arguments.dtype,

@@ -33,7 +33,8 @@ def legacy_inputs(measurement: Measurement) -> dict[str, object]:
 
 def legacy_record(measurement: Measurement) -> dict[str, object]:
     op = measurement.spec.op
-    device = measurement.spec.options.device.replace("(", "/").rstrip(")")
+    options = measurement.spec.options
+    device = f"{options.device.kind}/{options.device.index}"
     spec = measurement.spec
     record: dict[str, Any] = {
         "inputs": legacy_inputs(measurement),

@@ -20,6 +20,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Protocol, cast
 
 from opperf.frameworks.contract import CAPABILITY_NAMES, Framework
+from opperf.utils.devices import Device
 from opperf.utils.errors import OpperfError
 
 if TYPE_CHECKING:
@@ -53,13 +54,13 @@ class Backend(Protocol):
     def registered_names(self) -> tuple[str, ...]:
         """Every registered name, aliases and backward operators included."""
 
-    def normalize_device(self, device: str) -> str:
+    def normalize_device(self, device: Device) -> Device:
         """The canonical device name; raises OpperfError if it is malformed or absent."""
 
     def set_threads(self, count: int | None) -> int:
         """Set the intra-op thread count when ``count`` is given; the count in effect."""
 
-    def default_device(self) -> str:
+    def default_device(self) -> Device:
         """The device a sweep uses when none is named: the first GPU if there is one, else the CPU."""
 
     def require_large_tensors(self) -> None:

@@ -10,6 +10,7 @@ from opperf.frameworks import describe
 from opperf.measure.harness import Session
 from opperf.operators import fused, longtail
 from opperf.operators.info import OpInfo
+from opperf.utils.devices import Device
 
 
 class Registry(Protocol):
@@ -54,5 +55,5 @@ class BackendBase:
             + (tuple(p.name for p in fused.catalogue()) if declared.can("fused") else ())
         )
 
-    def normalize_device(self, device: str) -> str:
+    def normalize_device(self, device: Device) -> Device:
         return self.devices.normalize_device(device)

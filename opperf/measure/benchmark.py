@@ -23,6 +23,7 @@ from opperf.results.measurement import (
     is_given_array,
 )
 from opperf.results.options import RunOptions
+from opperf.utils.devices import Device
 from opperf.utils.errors import OpperfError
 
 
@@ -54,7 +55,7 @@ def upstream_options(
     return RunOptions(
         run_backward=run_backward,
         dtype=dtype,
-        device=device_name(ctx),
+        device=Device.parse(device_name(ctx)),
         warmup=warmup,
         runs=runs,
         profiler=profiler,

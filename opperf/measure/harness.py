@@ -41,6 +41,7 @@ from opperf.results.measurement import (
 )
 from opperf.results.options import RunOptions
 from opperf.utils import gpu_state, load
+from opperf.utils.devices import Device
 
 Backward = Callable[[Any], Callable[[], object]]
 """Given a forward pass's outputs, the call that runs their backward pass."""
@@ -269,18 +270,18 @@ class Session(Protocol):
         """Materialise ``spec``'s inputs from ``seed`` (through ``function`` when given, else the
         registry's) and find whether a backward pass runs; raises whatever the framework raises."""
 
-    def trivial(self, device: str) -> Passes:
+    def trivial(self, device: Device) -> Passes:
         """A one-element copy on ``device``: what the harness itself costs per call is what timing it
         reads."""
 
-    def sampler(self, profiler: str, device: str) -> Sampler:
+    def sampler(self, profiler: str, device: Device) -> Sampler:
         """The timing strategy named ``profiler`` for ``device``."""
 
-    def peak_memory(self, full_pass: Callable[[], object], device: str) -> int:
+    def peak_memory(self, full_pass: Callable[[], object], device: Device) -> int:
         """Peak bytes the framework allocates on ``device`` while ``full_pass`` runs, its outputs
         freed before the probe ends."""
 
-    def available_memory(self, device: str) -> int | None:
+    def available_memory(self, device: Device) -> int | None:
         """Bytes free on ``device``, or None if unknown."""
 
     def output_bytes(self, spec: BenchmarkSpec, function: Callable[..., object] | None) -> int | None:
@@ -293,7 +294,7 @@ class Session(Protocol):
     def settle(self) -> None:
         """Wait for work still queued, so a late error belongs to the benchmark that caused it."""
 
-    def device_fault(self, reason: str | None, device: str) -> bool:
+    def device_fault(self, reason: str | None, device: Device) -> bool:
         """Whether a configuration that failed with ``reason`` may have left the worker's device
         unusable (it is replaced, and the configuration tried once more in a fresh one)."""
 
@@ -447,7 +448,7 @@ def _probing(sampler: Sampler, probe_memory: bool) -> Sampler:
 
 
 def _peak_memory(
-    session: Session, passes: Passes, device: str, samples: Samples
+    session: Session, passes: Passes, device: Device, samples: Samples
 ) -> tuple[int | None, str | None]:
     """(peak bytes, None), or (None, why) when the memory probe itself failed; read from the sampling
     where the sampler recorded it (a warm-up pass, or its profiler session), else probed with a pass of
@@ -461,7 +462,7 @@ def _peak_memory(
         return None, f"memory probe failed: {session.describe_error(error)}"
 
 
-def harness_overhead(session: Session, profiler: str, device: str) -> float:
+def harness_overhead(session: Session, profiler: str, device: Device) -> float:
     """Median seconds ``profiler`` reads for a one-element copy: the floor under any measurement
     (dispatch, a threaded engine's hand-off and synchronisation for the Python timer)."""
     passes = session.trivial(device)

@@ -43,6 +43,7 @@ from opperf.measure.wire import WireError, decode, encode
 from opperf.results.measurement import BenchmarkSpec, Measurement, Status
 from opperf.utils.affinity import available_cpus, pin_process
 from opperf.utils.child import opperf_command
+from opperf.utils.devices import Device
 
 if TYPE_CHECKING:
     from opperf.frameworks import Backend
@@ -355,7 +356,7 @@ class IsolatedRunner:
         reply = self._request(Round(spec, index, plan, public), spec, self._timeout_s)
         return RoundMeasured(reply, index) if isinstance(reply, Measurement) else cast(RoundMeasured, reply)
 
-    def harness_overhead(self, profiler: str, device: str) -> float | None:
+    def harness_overhead(self, profiler: str, device: Device) -> float | None:
         """The harness's cost per call as the worker measures it; None if the worker could not."""
         return cast("float | None", self._ask(OverheadProbe(profiler, device)))
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from opperf.measure.sampling import SamplingPlan
 from opperf.operators.info import OpInfo
 from opperf.results.measurement import BenchmarkSpec, Measurement
+from opperf.utils.devices import Device
 
 if TYPE_CHECKING:
     from opperf.frameworks import Backend
@@ -23,7 +24,7 @@ class OverheadProbe:
     where (pinned and threaded like the benchmarks) the operators run."""
 
     profiler: str
-    device: str
+    device: Device
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,7 @@ class BuildDescription:
             operators=backend.operators(),
             environment=environment,
             devices=_devices(backend),
-            default_device=backend.default_device(),
+            default_device=str(backend.default_device()),
             missing_dtypes=dict(backend.missing_dtypes),
         )
 
@@ -112,7 +113,7 @@ def _devices(backend: Backend) -> tuple[str, ...]:
     found = ["cpu(0)"]
     for index in range(MAX_DEVICES):
         try:
-            found.append(backend.normalize_device(f"gpu({index})"))
+            found.append(str(backend.normalize_device(Device("gpu", index))))
         except OpperfError:
             break
     return tuple(found)

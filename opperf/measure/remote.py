@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from opperf.measure.isolation import IsolatedRunner
 from opperf.utils.affinity import available_cpus
-from opperf.utils.devices import requested_device
+from opperf.utils.devices import Device
 from opperf.utils.errors import OpperfError
 
 if TYPE_CHECKING:
@@ -68,15 +68,13 @@ class RemoteBackend:
     def registered_names(self) -> tuple[str, ...]:
         return self._description.registered
 
-    def normalize_device(self, device: str) -> str:
-        kind, index = requested_device(device)
-        canonical = f"{kind}({index})"
-        if canonical not in self._description.devices:
+    def normalize_device(self, device: Device) -> Device:
+        if str(device.requested()) not in self._description.devices:
             raise OpperfError(
-                f"device {device!r}: {self.framework} in {self.python} has "
+                f"device {device}: {self.framework} in {self.python} has "
                 f"{', '.join(self._description.devices)}"
             )
-        return canonical
+        return device
 
     def set_threads(self, count: int | None) -> int:
         """The count each worker sets in its own interpreter (checked there); here, the CPUs' bound."""
@@ -85,8 +83,8 @@ class RemoteBackend:
             raise OpperfError(f"threads must be 1..{cpus} (the CPUs this process may use), got {count}")
         return cpus if count is None else count
 
-    def default_device(self) -> str:
-        return self._description.default_device
+    def default_device(self) -> Device:
+        return Device.parse(self._description.default_device)
 
     def require_large_tensors(self) -> None:
         raise self._refused("checking for tensors beyond 2**31 elements")

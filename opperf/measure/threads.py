@@ -19,6 +19,7 @@ from opperf.measure.isolation import IsolatedRunner
 from opperf.results.measurement import BenchmarkSpec, Measurement
 from opperf.results.options import RunOptions, thread_counts
 from opperf.utils.affinity import worker_cpus
+from opperf.utils.devices import Device
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ class ThreadFactorRunner:
         for count, group in itertools.groupby(specs, key=lambda spec: spec.options.threads):
             yield from self._runners[count].run(list(group))
 
-    def harness_overhead(self, profiler: str, device: str) -> float | None:
+    def harness_overhead(self, profiler: str, device: Device) -> float | None:
         """The harness's cost per call in the workers of the fewest threads."""
         return self._runners[min(self._runners)].harness_overhead(profiler, device)
 

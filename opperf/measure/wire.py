@@ -36,9 +36,9 @@ def _known() -> dict[str, type]:
     from opperf.measure import harness, messages, sampling, stages
     from opperf.operators import info
     from opperf.results import measurement, options
-    from opperf.utils import gpu_state
+    from opperf.utils import devices, gpu_state
 
-    modules = (measurement, options, sampling, stages, harness, messages, gpu_state, info)
+    modules = (measurement, options, sampling, stages, harness, messages, gpu_state, devices, info)
     return {f"{cls.__module__}.{cls.__qualname__}": cls for module in modules for cls in _classes(module)}
 
 

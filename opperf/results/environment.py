@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from opperf.utils import gpu_state
+from opperf.utils.devices import Device
 
 if TYPE_CHECKING:
     from opperf.measure.roofline.peaks import MachinePeaks
@@ -70,7 +71,7 @@ class Machine:
         )
 
 
-def _gpu_state_note(device: str) -> dict[str, object]:
+def _gpu_state_note(device: Device) -> dict[str, object]:
     """On a GPU whose state cannot be read, why (``gpu_state_unavailable``); nothing otherwise."""
     why = gpu_state.unavailable(device)
     return {"gpu_state_unavailable": why} if why else {}

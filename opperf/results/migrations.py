@@ -22,7 +22,6 @@ import copy
 import hashlib
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import fields
 from typing import Any
 
 from opperf.results.options import KEYED, RunOptions
@@ -30,10 +29,7 @@ from opperf.results.options import KEYED, RunOptions
 CURRENT = 3
 """The schema version this opperf writes."""
 
-_DEFAULTS: Mapping[str, Any] = {
-    **{item.name: item.default for item in fields(RunOptions)},
-    "profiler": "native",
-}
+_DEFAULTS: Mapping[str, Any] = {**RunOptions().settings(), "profiler": "native"}
 """What a version-1 record left out was measured with: the options' defaults then (every version-1
 release timed by the framework's profiler unless told otherwise; only MXNet and PyTorch wrote one)."""
 

@@ -26,6 +26,7 @@ from opperf.measure.sampling import DEFAULT_BUDGET_S, DEFAULT_TARGET, SamplingPl
 from opperf.measure.stages import STAGES, check_stages, parse_stages
 from opperf.results.draws import CONTIGUOUS, LAYOUTS, UNIFORM_POSITIVE, check_distribution, parse_distribution
 from opperf.utils.cache import CACHE_MODES
+from opperf.utils.devices import CPU, Device
 from opperf.utils.errors import OpperfError
 
 if TYPE_CHECKING:
@@ -77,11 +78,20 @@ def _number(text: str) -> float:
         raise ValueError(f"expected a number, got {text!r}") from None
 
 
-def _device(text: str) -> str:
-    """A device as typed; an empty one (an unset CI variable) names none, and is refused."""
+def _device(text: str) -> Device:
+    """A device as typed, read (``Device.parse``); an empty one (an unset CI variable) names none, and
+    is refused."""
     if not text.strip():
         raise ValueError("an empty device names none; use cpu or gpu(N), or leave the flag out")
-    return text
+    try:
+        return Device.parse(text)
+    except OpperfError as error:
+        raise ValueError(str(error)) from None
+
+
+def _a_device(value: object) -> None:
+    if not isinstance(value, Device):
+        raise ValueError(f"must be a Device (or its text, cpu or gpu(N)), got {value!r}")
 
 
 def _count(minimum: int, optional: bool = True) -> Callable[[object], None]:
@@ -288,12 +298,13 @@ class RunOptions(_Declared):
         choices=_frameworks,
         keyed=True,
     )
-    device: str = option(
-        "cpu(0)",
+    device: Device = option(
+        CPU,
         flag="--ctx",
         help="device: cpu or gpu(N), which is cuda:N for PyTorch (default: gpu(0) where the framework "
         "sees a GPU, else cpu)",
         parse=_device,
+        check=_a_device,
         keyed=True,
     )
     dtype: str = option(
@@ -408,6 +419,11 @@ class RunOptions(_Declared):
         keyed=True,
     )
 
+    def __post_init__(self) -> None:
+        """A device given as its text (the Python API, a record) is read here, once."""
+        if isinstance(self.device, str):
+            object.__setattr__(self, "device", Device.parse(self.device))
+
     @property
     def plan(self) -> SamplingPlan:
         return SamplingPlan(
@@ -473,12 +489,13 @@ class RunOptions(_Declared):
     def keyed(self) -> dict[str, object]:
         """The options each results record carries: those a figure depends on (the timer as it was
         in effect, where the framework's own was taken)."""
-        return {name: getattr(self, name) for name in KEYED} | {"profiler": self.profiler_in_effect}
+        keyed = {name: getattr(self, name) for name in KEYED}
+        return keyed | {"device": str(self.device), "profiler": self.profiler_in_effect}
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> RunOptions:
         """The options a results record carries (the others at their defaults)."""
-        return cls(**{name: record[name] for name in KEYED if name in record})
+        return cls(**{name: record[name] for name in KEYED if name in record})  # the device is parsed
 
 
 @dataclass(frozen=True)
@@ -587,7 +604,10 @@ def was_given(arguments: argparse.Namespace, name: str) -> bool:
 
 
 def _plain(value: object) -> object:
-    """A setting as JSON reads it back (a tuple as a list), so a resumed journal's settings compare equal."""
+    """A setting as JSON reads it back (a tuple as a list, a device as its text), so a resumed
+    journal's settings compare equal."""
+    if isinstance(value, Device):
+        return str(value)
     return list(value) if isinstance(value, tuple) else value
 
 

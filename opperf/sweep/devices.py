@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from opperf.measure.isolation import IsolatedRunner
 from opperf.operators.info import OpInfo
 from opperf.results.measurement import Measurement
-from opperf.utils.devices import parse_device
+from opperf.utils.devices import Device
 from opperf.utils.errors import OpperfError
 
 VISIBLE = "CUDA_VISIBLE_DEVICES"
@@ -29,7 +29,7 @@ VISIBLE = "CUDA_VISIBLE_DEVICES"
 PCI order with it, so that ``--devices 2`` is the GPU ``nvidia-smi`` and NVML call 2 (CUDA's own order
 puts the fastest first), and the worker's GPU state is read from that GPU (``utils.gpu_state``)."""
 
-WORKER_DEVICE = "gpu(0)"
+WORKER_DEVICE = Device("gpu", 0)
 """The device each worker's records name: the one GPU it sees."""
 
 Measure = Callable[[OpInfo, IsolatedRunner], list[Measurement]]
@@ -46,10 +46,10 @@ def parse_devices(text: str) -> tuple[int, ...]:
     return indices
 
 
-def check_devices(devices: Sequence[int], device: str, isolate: bool, threads_vary: bool) -> None:
+def check_devices(devices: Sequence[int], device: Device, isolate: bool, threads_vary: bool) -> None:
     """Refuse ``--devices`` where it cannot place a worker per GPU: a sweep on the CPU, in this
     process (``--no-isolation``), or with thread counts as a factor (each count has workers)."""
-    if parse_device(device)[0] != "gpu":
+    if not device.on_gpu:
         raise OpperfError(
             f"--devices places one worker on each GPU; this sweep runs on {device}: add --ctx gpu"
         )

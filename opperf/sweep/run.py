@@ -47,7 +47,7 @@ from opperf.sweep.engines import EngineTask
 from opperf.sweep.public_names import resolve_selection
 from opperf.sweep.shards import Shard
 from opperf.utils.affinity import AUTO, available_cpus, worker_cpus
-from opperf.utils.devices import device_kind
+from opperf.utils.devices import Device
 from opperf.utils.errors import OpperfError, suggest
 
 Progress = Callable[[int, int, OpInfo, Sequence[Measurement]], None]
@@ -193,7 +193,7 @@ def configurations_for(op: OpInfo, config: SweepConfig) -> list[dict[str, InputV
     if config.configs:
         return [dict(c.inputs) for c in config.configs.get(op.name, ())]
     options, factors = config.options, config.factors
-    kind = device_kind(options.device)
+    kind = options.device.kind
     if factors.shapes == "standard":
         return inputs_for(op, config.profile, kind)
     ceiling = max(high for _, high in REGIMES.values())
@@ -242,7 +242,7 @@ def _unmeasured(
 def _refused(op: OpInfo, config: SweepConfig) -> tuple[SweepConfig, list[Measurement]]:
     """``config`` with only the replayed configurations of ``op`` a sweep runs, and a ``skipped``
     record, naming the file's line and the reason, of each it refuses (``rules.replay_refusal``)."""
-    kind = device_kind(config.options.device)
+    kind = config.options.device.kind
     kept: list[Configuration] = []
     refused: list[Measurement] = []
     for configuration in config.configs.get(op.name, ()):
@@ -283,7 +283,7 @@ def run_sweep(
     thread_plan = _thread_plan(config)
     threads = None if thread_plan else backend.set_threads(options.threads)
     cpus = worker_cpus(config.affinity, threads, available_cpus()) if config.isolate else None
-    peaks = _machine_peaks(config) if options.device.startswith("cpu") else None
+    peaks = _machine_peaks(config) if not options.device.on_gpu else None
     started = _dt.datetime.now(_dt.timezone.utc)
     wall_start = time.perf_counter()
     measurements: list[Measurement] = []
@@ -450,7 +450,7 @@ def _checked(config: SweepConfig, backend: Backend) -> SweepConfig:
             config.devices, config.options.device, config.isolate, config.factors.thread_counts is not None
         )
         for index in config.devices:
-            backend.normalize_device(f"gpu({index})")
+            backend.normalize_device(Device("gpu", index))
         config = replace(config, options=replace(config.options, device=WORKER_DEVICE))
     memory_limit_bytes()
     if config.profile.needs_int64:
@@ -553,7 +553,7 @@ class InProcessRunner:
     def run(self, specs: Sequence[BenchmarkSpec]) -> Iterator[Measurement]:
         return (harness.measure(self._session, spec) for spec in specs)
 
-    def harness_overhead(self, profiler: str, device: str) -> float:
+    def harness_overhead(self, profiler: str, device: Device) -> float:
         return harness.harness_overhead(self._session, profiler, device)
 
     @property

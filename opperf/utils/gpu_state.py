@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from opperf.utils.devices import parse_device
+from opperf.utils.devices import Device
 
 LOW_CLOCK_SHARE = 0.75
 """A reading below this share of the default SM clock marks a measurement ``low_clock``."""
@@ -100,7 +100,7 @@ class GpuState:
         )
 
 
-def read(device: str) -> GpuReading | None:
+def read(device: Device) -> GpuReading | None:
     """The GPU ``device``'s state now; None on a CPU, or where NVML or the GPU cannot be read."""
     handle = _handle(device)
     if handle is None:
@@ -122,14 +122,14 @@ def read(device: str) -> GpuReading | None:
         return None
 
 
-def state(device: str, before: GpuReading | None, after: GpuReading | None) -> GpuState | None:
+def state(device: Device, before: GpuReading | None, after: GpuReading | None) -> GpuState | None:
     """The state of a measurement from its readings before and after (None if either is missing)."""
     if before is None or after is None:
         return None
     return GpuState(before, after, default_sm_clock(device))
 
 
-def default_sm_clock(device: str) -> int | None:
+def default_sm_clock(device: Device) -> int | None:
     """The device's default SM clock in MHz (its default applications clock), where NVML says."""
     handle = _handle(device)
     if handle is None:
@@ -139,7 +139,7 @@ def default_sm_clock(device: str) -> int | None:
     return _optional(lambda: pynvml.nvmlDeviceGetDefaultApplicationsClock(handle, pynvml.NVML_CLOCK_SM))
 
 
-def memory_holders(device: str, own_pid: int) -> str | None:
+def memory_holders(device: Device, own_pid: int) -> str | None:
     """Which other processes hold the GPU ``device``'s memory, the most first (``pid 123 holds
     35.1 GiB``), for a configuration refused for want of it; None where none do, or NVML cannot say
     (inside a container, NVML often sees no processes)."""
@@ -166,15 +166,15 @@ def memory_holders(device: str, own_pid: int) -> str | None:
 MEMORY_HOLDERS_SHOWN = 3
 
 
-def unavailable(device: str) -> str | None:
+def unavailable(device: Device) -> str | None:
     """Why GPU state is not read on ``device`` (None where it is, and on a CPU, where there is none)."""
-    if parse_device(device)[0] != "gpu":
+    if not device.on_gpu:
         return None
     return _nvml()[1]
 
 
-def _handle(device: str):
-    kind, index = parse_device(device)
+def _handle(device: Device):
+    kind, index = device.kind, device.index
     if kind != "gpu" or _nvml()[0] is None:
         return None
     import pynvml

@@ -17,6 +17,7 @@ from opperf.frameworks.jax.session import JaxSession
 from opperf.operators.info import Identity, OpInfo
 from opperf.results.measurement import InputValue
 from opperf.utils.affinity import available_cpus
+from opperf.utils.devices import CPU, Device
 from opperf.utils.errors import OpperfError
 
 _X64 = (
@@ -61,9 +62,9 @@ class JaxBackend(BackendBase):
             _POOL["threads"] = count
         return count
 
-    def default_device(self) -> str:
+    def default_device(self) -> Device:
         """gpu(0) where JAX sees a GPU, else cpu(0)."""
-        return "gpu(0)" if devices.on_gpu_available() else "cpu(0)"
+        return Device("gpu") if devices.on_gpu_available() else CPU
 
     def require_large_tensors(self) -> None:
         """XLA indexes arrays with 64-bit integers: nothing to check."""

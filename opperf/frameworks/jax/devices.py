@@ -6,29 +6,29 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
-from opperf.utils.devices import parse_device, requested_device
+from opperf.utils.devices import Device
 from opperf.utils.errors import OpperfError
 
 
-def normalize_device(device: str) -> str:
+def normalize_device(device: Device) -> Device:
     """The canonical ``kind(index)`` name, after checking this JAX installation and machine have it."""
-    kind, index = requested_device(device)
+    kind, index = device.requested().kind, device.index
     if kind == "gpu":
         available = _gpus()
         if not available:
             import jax
 
             raise OpperfError(
-                f"device {device!r}: this JAX ({jax.__version__}, backend {jax.default_backend()}) sees no "
+                f"device {device}: this JAX ({jax.__version__}, backend {jax.default_backend()}) sees no "
                 "GPU; install JAX with CUDA (pip install 'jax[cuda12]') on a machine with an NVIDIA GPU, "
                 "or use --ctx cpu"
             )
         if index >= len(available):
             raise OpperfError(
-                f"device {device!r}: this machine has {len(available)} GPU(s) visible to JAX; "
+                f"device {device}: this machine has {len(available)} GPU(s) visible to JAX; "
                 f"use gpu(0)..gpu({len(available) - 1})"
             )
-    return f"{kind}({index})"
+    return device
 
 
 def _gpus() -> list[Any]:
@@ -40,16 +40,16 @@ def _gpus() -> list[Any]:
         return []
 
 
-def jax_device(device: str) -> Any:
+def jax_device(device: Device) -> Any:
     """The ``jax.Device`` of an opperf device name."""
     import jax
 
-    kind, index = parse_device(device)
+    kind, index = device.kind, device.index
     return _gpus()[index] if kind == "gpu" else jax.devices("cpu")[0]
 
 
-def on_gpu(device: str) -> bool:
-    return parse_device(device)[0] == "gpu"
+def on_gpu(device: Device) -> bool:
+    return device.on_gpu
 
 
 CUDA_PLUGINS = ("jax_cuda12_plugin", "jax_cuda13_plugin", "jax_cuda11_plugin")

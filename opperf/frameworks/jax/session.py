@@ -37,6 +37,7 @@ from opperf.measure.stages import EAGER, StageCheck, compare
 from opperf.measure.timing import PythonTimer
 from opperf.results.measurement import BenchmarkSpec
 from opperf.utils.cache import input_sets, last_level_cache_bytes
+from opperf.utils.devices import Device
 
 COMPILE = "compile"
 STAGES = (EAGER, COMPILE)
@@ -137,7 +138,7 @@ class JaxSession:
         except Exception:
             return None
 
-    def trivial(self, device: str) -> Passes:
+    def trivial(self, device: Device) -> Passes:
         import jax
         import jax.numpy as jnp
 
@@ -146,14 +147,14 @@ class JaxSession:
             forward=lambda: block(source + 0), backward=None, backward_reason=None, synchronize=_nothing
         )
 
-    def sampler(self, profiler: str, device: str) -> Sampler:
+    def sampler(self, profiler: str, device: Device) -> Sampler:
         """The Python timer around each call (which blocks until its results are ready); ``native`` is
         refused at sampling, and the harness records the Python timer's reading with the reason."""
         if profiler == "native":
             return profiling.NoNativeTimer()
         return PerCallSampler(PythonTimer(synchronize=_nothing))
 
-    def peak_memory(self, full_pass: Callable[[], object], device: str) -> int:
+    def peak_memory(self, full_pass: Callable[[], object], device: Device) -> int:
         """XLA's memory analysis of the prepared configuration compiled as one executable (forward and,
         where there is one, backward): the bytes of its outputs and temporaries, read while preparing."""
         if self._memory is None:
@@ -163,7 +164,7 @@ class JaxSession:
             )
         return self._memory
 
-    def available_memory(self, device: str) -> int | None:
+    def available_memory(self, device: Device) -> int | None:
         """Bytes free on the device: MemAvailable for the CPU; the GPU's limit less what is in use."""
         if not devices.on_gpu(device):
             return available_host_bytes()
@@ -185,7 +186,7 @@ class JaxSession:
         self._memory = None
         jax.clear_caches()
 
-    def device_fault(self, reason: str | None, device: str) -> bool:
+    def device_fault(self, reason: str | None, device: Device) -> bool:
         """Whether a failure on a GPU may have left the worker's device unusable."""
         return devices.on_gpu(device) and any(marker in (reason or "") for marker in DEVICE_FAULTS)
 

@@ -26,6 +26,7 @@ from opperf.results.measurement import (
     is_tensor_list,
 )
 from opperf.utils.affinity import available_cpus
+from opperf.utils.devices import CPU, Device
 from opperf.utils.errors import OpperfError
 
 
@@ -57,12 +58,12 @@ class MXNetBackend(BackendBase):
         mx.base._LIB.MXSetNumOMPThreads(ctypes.c_int(count))
         return count
 
-    def default_device(self) -> str:
+    def default_device(self) -> Device:
         """gpu(0) where this build and machine have a GPU, else cpu(0)."""
         import mxnet as mx
 
         has_gpu = mx.runtime.Features().is_enabled("CUDA") and mx.context.num_gpus() > 0
-        return "gpu(0)" if has_gpu else "cpu(0)"
+        return Device("gpu") if has_gpu else CPU
 
     def require_large_tensors(self) -> None:
         """Raise OpperfError unless this MXNet build indexes tensors with 64-bit integers."""

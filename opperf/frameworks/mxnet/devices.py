@@ -2,40 +2,40 @@
 
 from __future__ import annotations
 
-from opperf.utils.devices import parse_device, requested_device
+from opperf.utils.devices import Device
 from opperf.utils.errors import OpperfError
 
 
-def normalize_device(device: str) -> str:
+def normalize_device(device: Device) -> Device:
     """The canonical ``kind(index)`` name, after checking this MXNet build and machine have it."""
-    kind, index = requested_device(device)
+    kind, index = device.requested().kind, device.index
     if kind == "gpu":
         import mxnet as mx
 
         if not mx.runtime.Features().is_enabled("CUDA"):
             raise OpperfError(
-                f"device {device!r}: this MXNet build ({mx.__version__}) has no CUDA support "
+                f"device {device}: this MXNet build ({mx.__version__}) has no CUDA support "
                 "(runtime feature CUDA is off); install a CUDA build of MXNet or use --ctx cpu"
             )
         available = mx.context.num_gpus()
         if index >= available:
             raise OpperfError(
-                f"device {device!r}: this machine has {available} GPU(s) visible to MXNet; "
+                f"device {device}: this machine has {available} GPU(s) visible to MXNet; "
                 f"use gpu(0)..gpu({available - 1})"
                 if available
-                else f"device {device!r}: no GPU is visible"
+                else f"device {device}: no GPU is visible"
             )
-    return f"{kind}({index})"
+    return device
 
 
-def context(device: str):
+def context(device: Device):
     import mxnet as mx
 
-    kind, index = parse_device(device)
+    kind, index = device.kind, device.index
     return mx.gpu(index) if kind == "gpu" else mx.cpu(index)
 
 
-def profiler_device_key(device: str) -> str:
+def profiler_device_key(device: Device) -> str:
     """The name MXNet's profiler gives the device's storage counter: ``cpu/0``, ``gpu/0``."""
-    kind, index = parse_device(device)
+    kind, index = device.kind, device.index
     return f"{kind}/{index}"

@@ -41,6 +41,7 @@ from opperf.operators import fused, longtail
 from opperf.operators.info import OpInfo
 from opperf.results.measurement import Alias, BenchmarkSpec, TensorSpec, is_given_array
 from opperf.utils.cache import input_sets, last_level_cache_bytes
+from opperf.utils.devices import Device
 from opperf.utils.draws import DrawCache
 
 # Operators MXNet cannot record for autograd, and why; they are measured without recording.
@@ -107,14 +108,14 @@ class MXNetSession:
             return None
         return shapes.output_bytes(spec, info)
 
-    def trivial(self, device: str) -> Passes:
+    def trivial(self, device: Device) -> Passes:
         import mxnet as mx
 
         with devices.context(device):
             source = mx.nd.ones((1,))
         return Passes(forward=source.copy, backward=None, backward_reason=None, synchronize=mx.nd.waitall)
 
-    def sampler(self, profiler: str, device: str) -> Sampler:
+    def sampler(self, profiler: str, device: Device) -> Sampler:
         import mxnet as mx
 
         peak_memory = functools.partial(self.peak_memory, device=device)
@@ -125,12 +126,12 @@ class MXNetSession:
             return PerCallSampler(profiling.NativeTimer(), peak_memory=peak_memory)
         return PerCallSampler(PythonTimer(synchronize=mx.nd.waitall), peak_memory=peak_memory)
 
-    def peak_memory(self, full_pass: Callable[[], object], device: str) -> int:
+    def peak_memory(self, full_pass: Callable[[], object], device: Device) -> int:
         return profiling.peak_memory_bytes(full_pass, devices.profiler_device_key(device))
 
-    def available_memory(self, device: str) -> int | None:
+    def available_memory(self, device: Device) -> int | None:
         """Bytes free on the device: MemAvailable for cpu, the GPU's free memory for gpu."""
-        kind, index = devices.parse_device(device)
+        kind, index = device.kind, device.index
         if kind == "cpu":
             return available_host_bytes()
         import mxnet as mx
@@ -141,7 +142,7 @@ class MXNetSession:
     def describe_error(self, error: BaseException) -> str:
         return describe_error(error)
 
-    def device_fault(self, reason: str | None, device: str) -> bool:
+    def device_fault(self, reason: str | None, device: Device) -> bool:
         """Never: MXNet's worker keeps its device after a failed configuration."""
         return False
 

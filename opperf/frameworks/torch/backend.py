@@ -20,6 +20,7 @@ from opperf.frameworks.torch.session import TorchSession
 from opperf.operators.info import Identity, OpInfo
 from opperf.results.measurement import InputValue
 from opperf.utils.affinity import available_cpus
+from opperf.utils.devices import CPU, Device
 from opperf.utils.errors import OpperfError
 
 
@@ -47,11 +48,11 @@ class TorchBackend(BackendBase):
             torch.set_num_threads(count)
         return torch.get_num_threads()
 
-    def default_device(self) -> str:
+    def default_device(self) -> Device:
         """gpu(0) where this build and machine have a CUDA GPU, else cpu(0)."""
         import torch
 
-        return "gpu(0)" if torch.cuda.is_available() else "cpu(0)"
+        return Device("gpu") if torch.cuda.is_available() else CPU
 
     def require_large_tensors(self) -> None:
         """PyTorch indexes every tensor with 64-bit integers: nothing to check."""

@@ -5,43 +5,43 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from opperf.utils.devices import parse_device, requested_device
+from opperf.utils.devices import Device
 from opperf.utils.errors import OpperfError
 
 
-def normalize_device(device: str) -> str:
+def normalize_device(device: Device) -> Device:
     """The canonical ``kind(index)`` name, after checking this PyTorch build and machine have it."""
-    kind, index = requested_device(device)
+    kind, index = device.requested().kind, device.index
     if kind == "gpu":
         import torch
 
         if torch.version.cuda is None or not torch.cuda.is_available():
             build = "has no CUDA support" if torch.version.cuda is None else "sees no CUDA device"
             raise OpperfError(
-                f"device {device!r}: this PyTorch build ({torch.__version__}) {build}; "
+                f"device {device}: this PyTorch build ({torch.__version__}) {build}; "
                 "install a CUDA build of PyTorch on a machine with an NVIDIA GPU, or use --ctx cpu"
             )
         available = torch.cuda.device_count()
         if index >= available:
             raise OpperfError(
-                f"device {device!r}: this machine has {available} GPU(s) visible to PyTorch; "
+                f"device {device}: this machine has {available} GPU(s) visible to PyTorch; "
                 f"use gpu(0)..gpu({available - 1})"
             )
-    return f"{kind}({index})"
+    return device
 
 
-def torch_device(device: str):
+def torch_device(device: Device):
     """The ``torch.device`` of an opperf device name."""
     import torch
 
-    kind, index = parse_device(device)
+    kind, index = device.kind, device.index
     return torch.device("cuda", index) if kind == "gpu" else torch.device("cpu")
 
 
-def synchronizer(device: str) -> Callable[[], None]:
+def synchronizer(device: Device) -> Callable[[], None]:
     """The call that waits for the device's queued work: ``torch.cuda.synchronize`` on a GPU, and on
     the CPU, where every call is synchronous, one that does nothing (it sits inside timed regions)."""
-    kind, index = parse_device(device)
+    kind, index = device.kind, device.index
     if kind == "cpu":
         return _nothing
     import torch

@@ -36,6 +36,7 @@ from opperf.operators import fused, longtail
 from opperf.operators.info import OpInfo
 from opperf.results.measurement import Alias, BenchmarkSpec, InputValue, TensorSpec
 from opperf.utils.cache import input_sets, last_level_cache_bytes
+from opperf.utils.devices import Device
 
 # The largest tensor an operator may allocate in one configuration (unless its inputs together are
 # larger): 64 times the largest standard input, 4 MiB. Operators whose outputs grow faster than their
@@ -68,7 +69,7 @@ class TorchSession:
     def __init__(self) -> None:
         self._profiler_warm = False
         self._device_used = float("-inf")  # never: the first GPU timing warms the clocks
-        self._flush_buffers: dict[str, Any] = {}  # device -> its L2 flush buffer
+        self._flush_buffers: dict[Device, Any] = {}  # device -> its L2 flush buffer
         # Input values drawn before (most configurations' first tensor is the same draw).
         self._draws = host_draws()
         self._trim = HeapTrimmer(TRIM_AFTER_GROWTH_BYTES)
@@ -184,13 +185,13 @@ class TorchSession:
             restore=restore if prepared[0].restore is not None else None,
         )
 
-    def _l2_flush(self, device: str) -> Callable[[], None]:
+    def _l2_flush(self, device: Device) -> Callable[[], None]:
         """The call that evicts ``device``'s L2 cache: it writes a buffer of ``L2_FLUSH_FACTOR`` times
         the L2's size (made once a worker and device) and waits for the write to finish."""
         if device not in self._flush_buffers:
             import torch
 
-            index = devices.parse_device(device)[1]
+            index = device.index
             l2_bytes = torch.cuda.get_device_properties(index).L2_cache_size
             self._flush_buffers[device] = torch.empty(
                 L2_FLUSH_FACTOR * l2_bytes, dtype=torch.uint8, device=devices.torch_device(device)
@@ -222,7 +223,7 @@ class TorchSession:
             self._no_backward[key] = recording.reason
         return recording, warmed
 
-    def trivial(self, device: str) -> Passes:
+    def trivial(self, device: Device) -> Passes:
         import torch
 
         source = torch.ones(1, device=devices.torch_device(device))
@@ -233,7 +234,7 @@ class TorchSession:
             synchronize=devices.synchronizer(device),
         )
 
-    def sampler(self, profiler: str, device: str) -> Sampler:
+    def sampler(self, profiler: str, device: Device) -> Sampler:
         """The timing strategy ``profiler`` (``native`` or ``python``) for ``device``."""
         synchronize = devices.synchronizer(device)
         if _on_gpu(device):
@@ -246,7 +247,7 @@ class TorchSession:
         peak_memory = functools.partial(self.peak_memory, device=device)
         return PerCallSampler(PythonTimer(synchronize=synchronize), peak_memory=peak_memory)
 
-    def _warm_clocks(self, device: str) -> None:
+    def _warm_clocks(self, device: Device) -> None:
         """Raise an idle GPU's clocks before a configuration is timed: ``CLOCK_WARM_S`` of matrix
         products when the worker has not used the device for ``IDLE_S`` (a fresh worker, as an A/B
         job's every round has). The clocks are read by the driver's own policy, never set."""
@@ -262,13 +263,13 @@ class TorchSession:
             torch.cuda.synchronize()
         self._device_used = time.monotonic()
 
-    def peak_memory(self, full_pass: Callable[[], object], device: str) -> int:
+    def peak_memory(self, full_pass: Callable[[], object], device: Device) -> int:
         return profiling.peak_memory_bytes(full_pass, _on_gpu(device))
 
-    def available_memory(self, device: str) -> int | None:
+    def available_memory(self, device: Device) -> int | None:
         """Bytes free on the device: MemAvailable for cpu; for gpu, the device's free memory plus
         what this worker's caching allocator holds unused (it reuses that before asking the device)."""
-        kind, index = devices.parse_device(device)
+        kind, index = device.kind, device.index
         if kind == "cpu":
             return available_host_bytes()
         import torch
@@ -290,7 +291,7 @@ class TorchSession:
         if torch.cuda.is_initialized():
             _empty_device_cache()
 
-    def device_fault(self, reason: str | None, device: str) -> bool:
+    def device_fault(self, reason: str | None, device: Device) -> bool:
         """Whether a configuration that failed with ``reason`` on ``device`` may have left the
         worker's GPU unusable: a CUDA or CUDA library error, or a device that no longer runs a
         one-element kernel. Such a worker is replaced before the next configuration, and the
@@ -343,8 +344,8 @@ def _longtail_function(spec: BenchmarkSpec) -> Callable[..., object]:
     return IMPLEMENTATIONS[spec.op]
 
 
-def _on_gpu(device: str) -> bool:
-    return devices.parse_device(device)[0] == "gpu"
+def _on_gpu(device: Device) -> bool:
+    return device.on_gpu
 
 
 def _cold_gpu(spec: BenchmarkSpec) -> bool:
@@ -388,7 +389,7 @@ def _empty_device_cache() -> None:
         torch.cuda.empty_cache()
 
 
-def _device_works(device: str) -> bool:
+def _device_works(device: Device) -> bool:
     """Whether ``device`` still runs a one-element kernel and synchronises."""
     import torch
 

@@ -95,7 +95,7 @@ def roofline(measurement: Measurement, calibration: Calibration) -> Roofline | N
     if work is None or median <= 0:
         return None
     rates = achieved(work, median)
-    on_cpu = measurement.spec.options.device.startswith("cpu")
+    on_cpu = not measurement.spec.options.device.on_gpu
     fractions = (
         fraction_of_peak(rates, calibration.peaks) if calibration.peaks is not None and on_cpu else None
     )

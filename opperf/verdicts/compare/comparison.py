@@ -563,7 +563,7 @@ def comparison_document(
     environment = {
         "namespaces": list(namespaces),
         "threads": options.threads,
-        "device": options.device,
+        "device": str(options.device),
         "dtype": options.dtype,
         "profiler": {name: replace(options, framework=name).profiler_in_effect for name in frameworks},
         "frameworks": {name: get_backend(name).environment() for name in frameworks},
