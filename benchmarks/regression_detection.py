@@ -36,8 +36,6 @@ from benchmarks.sweeps import ROOT, slowed
 
 SCENARIOS = ("aa-ab", "aa-diff", "power-ab", "power-diff", "onednn")
 INJECTED = "exp,log,sqrt,broadcast_add,broadcast_mul,dot,FullyConnected,Convolution,Pooling,softmax"
-
-
 """Operators the power scenarios slow down (their rows above 100 us count towards power)."""
 ONEDNN_OPS = "Convolution,FullyConnected,Pooling,softmax,exp,broadcast_add"
 ONEDNN_BACKED = {"Convolution", "FullyConnected", "Pooling", "softmax"}

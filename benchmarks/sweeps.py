@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import statistics
 import subprocess
 import sys
@@ -22,7 +23,8 @@ SLOWDOWN_SITE = ROOT / "benchmarks" / "slowdown"
 def slowed(operators: str, factor: float) -> dict[str, str]:
     """The environment of workers whose ``operators`` (comma-separated) have samples ``factor`` times
     larger: a known slowdown for a detection benchmark to find (``benchmarks/slowdown``)."""
-    return {"PYTHONPATH": str(SLOWDOWN_SITE), "OPPERF_TEST_SLOWDOWN": f"{operators}:{factor}"}
+    path = os.pathsep.join(filter(None, (str(SLOWDOWN_SITE), os.environ.get("PYTHONPATH"))))
+    return {"PYTHONPATH": path, "OPPERF_TEST_SLOWDOWN": f"{operators}:{factor}"}
 
 
 MOVE_THRESHOLD = 0.05

@@ -17,7 +17,7 @@ from opperf.cli import main
 from opperf.frameworks import get_backend
 from opperf.results.measurement import Status
 from opperf.results.options import RunOptions
-from opperf.sweep.devices import DevicePool, check_devices, cpu_shares, parse_devices
+from opperf.sweep.devices import DevicePool, check_devices, cpu_shares, parse_devices, worker_environment
 from opperf.sweep.run import SweepConfig, plan_operator, select_operators
 from opperf.utils.devices import CPU, Device
 from opperf.utils.errors import OpperfError
@@ -106,17 +106,41 @@ def _children() -> set[int]:
     return found
 
 
-def test_a_stopped_pool_kills_its_workers_and_returns_nothing_more():
+def test_a_stopped_pool_kills_its_workers_and_measures_nothing_more():
+    """Stopped mid-operator (a Ctrl-C in the sweep's loop closes the pool's generator), each worker is
+    killed under its configuration and its runner measures no further one: an operator of 200
+    configurations is not measured to its end first, nor is a replacement worker started."""
     before = _children()
-    pool, operators, measure = _pool_and_measure()
+    backend = get_backend("mxnet")
+    config = SweepConfig(options=RunOptions(warmup=0, runs=2, threads=1, run_backward=False))
+    operators = select_operators(backend, OPS, ())
+    measured: list[int] = []
+
+    def measure(op, runner):
+        specs = plan_operator(op, config, backend).specs
+        results = list(runner.run(specs * 100 if op.name != "exp" else specs))
+        measured.append(len(results))
+        return results
+
+    pool = DevicePool((0, 1), "mxnet", 60.0, 1, [None, None], sys.executable)
     with pool:
-        completed = pool.completed(operators, {}, measure)
-        next(completed)
+        completed = pool.completed(operators, {"exp": 9.0}, measure)
+        next(completed)  # exp, the most expensive, from one worker; the other is deep in a long one
         started = time.monotonic()
-        completed.close()  # what a Ctrl-C in the sweep's loop does to it
-        assert time.monotonic() - started < 30
+        completed.close()
+        assert time.monotonic() - started < 10
     assert _children() <= before  # every worker gone, none left behind
+    assert max(measured) < 100  # the long operator was abandoned, not measured to its end
     assert sum(len(names) for names in pool.placement.values()) < len(OPS)
+
+
+def test_each_gpus_worker_sees_its_gpu_alone_as_the_sweep_numbers_it():
+    """Unset, an index is the GPU in PCI order (nvidia-smi's); where the sweep sees a subset, an index
+    counts within it."""
+    assert worker_environment(2, {}) == {"CUDA_DEVICE_ORDER": "PCI_BUS_ID", "CUDA_VISIBLE_DEVICES": "2"}
+    assert worker_environment(1, {"CUDA_VISIBLE_DEVICES": "4,5,6,7"}) == {"CUDA_VISIBLE_DEVICES": "5"}
+    with pytest.raises(OpperfError, match="sees 1 GPU"):
+        worker_environment(1, {"CUDA_VISIBLE_DEVICES": "GPU-8f6d"})
 
 
 def test_a_resumed_sweep_on_devices_gives_the_journals_results_then_measures_the_rest():

@@ -221,24 +221,19 @@ def test_a_long_stage_plot_keeps_the_extremes_either_way():
 
 def test_a_comparison_file_pairs_records_whose_names_differ(tmp_path):
     """A comparison document (a results document whose ``comparison.rows`` name each namespace's
-    record, as ``opperf compare --output-format json`` writes it) of real measurements: mx.nd's
+    record), as ``opperf compare --output-format json`` writes it, of real measurements: mx.nd's
     FullyConnected beside mx.npx's fully_connected, which matching by name would never pair."""
-    from opperf.results.document import SCHEMA_VERSION, record
     from opperf.results.options import RunOptions
-    from opperf.verdicts.compare.comparison import compare, configurations
+    from opperf.verdicts.compare.comparison import compare, comparison_document, configurations
 
     options = RunOptions(runs=3, warmup=1, run_backward=False)
     (row,) = compare(
         "FullyConnected", configurations("FullyConnected", ["mx.nd"])[:1], ("mx.nd", "mx.np"), options
     )
-    records = [record(row.measurements["mx.nd"]), record(row.measurements["mx.np"])]
+    document = comparison_document([row], ("mx.nd", "mx.np"), options, ["opperf", "compare"])
+    records = document["results"]
     assert records[1]["function"] == "mx.npx.fully_connected"
-    document = {
-        "schema_version": SCHEMA_VERSION,
-        "environment": {"namespaces": ["mx.nd", "mx.np"]},
-        "results": records,
-        "comparison": {"namespaces": ["mx.nd", "mx.np"], "rows": [{"records": {"mx.nd": 0, "mx.np": 1}}]},
-    }
+    assert document["environment"]["profilers"] == {"mxnet": "native"}  # each framework's own timer
     path, out = tmp_path / "compare.json", tmp_path / "compare.html"
     path.write_text(json.dumps(document))
     assert main(["report", str(path), "--html", str(out)]) == 0

@@ -263,6 +263,17 @@ def test_separate_sweeps_whose_sides_ran_at_different_speeds_call_no_row(tmp_pat
     assert "Rows of separate sweeps are inconclusive" in capsys.readouterr().out
 
 
+def test_a_record_of_a_framework_without_a_native_profiler_that_says_native_was_timed_by_python():
+    """Before each framework declared its timers, JAX's records said ``profiler: native`` (the native
+    sampler fell back to Python's on every row): they pair with the records that say ``python``."""
+    from opperf.results.key import record_key
+
+    record = {"framework": "jax", "namespace": "jax.numpy", "op": "exp", "inputs": {}, "profiler": "native"}
+    assert record_key(record).profiler == "python"
+    assert record_key({**record, "profiler": "python"}) == record_key(record)
+    assert record_key({**record, "framework": "mxnet", "namespace": "mx.nd"}).profiler == "native"
+
+
 def test_the_row_key_holds_every_option_that_changes_a_figure():
     """Rows are kept apart by every option marked keyed (``RunOptions``), with the stage and the
     variant: an option that changes timings (the cache mode, an L2 flush) and were missing here would

@@ -55,7 +55,7 @@ class Backend(Protocol):
         """Every registered name, aliases and backward operators included."""
 
     def normalize_device(self, device: Device) -> Device:
-        """The canonical device name; raises OpperfError if it is malformed or absent."""
+        """``device``, once the framework is found to have it; raises OpperfError if it is absent."""
 
     def set_threads(self, count: int | None) -> int:
         """Set the intra-op thread count when ``count`` is given; the count in effect."""

@@ -267,6 +267,7 @@ class IsolatedRunner:
         self._standby = standby
         self._next: tuple[subprocess.Popen, int] | None = None  # the standby worker and its log
         self._retired: list[subprocess.Popen] = []  # asked to exit, not yet reaped
+        self._abandoned = False  # set by ``abandon``, from another thread
         # The largest peak resident memory of this runner's workers, read after each reply and before a
         # worker is killed; a worker that dies takes the peak of its last job with it.
         self.peak_rss_bytes: int | None = None
@@ -274,7 +275,8 @@ class IsolatedRunner:
     @property
     def worker_pid(self) -> int | None:
         """The live worker's process id; None when there is none."""
-        return self._process.pid if self._process is not None and self._process.poll() is None else None
+        process = self._process  # read once: another thread may retire it meanwhile (``sweep --devices``)
+        return process.pid if process is not None and process.poll() is None else None
 
     @property
     def _live(self) -> subprocess.Popen:
@@ -291,6 +293,8 @@ class IsolatedRunner:
         """One Measurement per spec, in order; all of them together get ``timeout_s`` seconds."""
         deadline = time.monotonic() + self._timeout_s
         for index, job in enumerate(jobs):
+            if self._abandoned:
+                return
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 yield from (self._timed_out(j) for j in jobs[index:])
@@ -315,7 +319,7 @@ class IsolatedRunner:
             self._note_peak_rss()
         except (_OutOfMemoryError, _StalledError, EOFError, OSError, WireError) as error:
             lost = self._lost(job, error)
-            if worker_up:
+            if worker_up and not self._abandoned:
                 self._replace_worker()
             return lost
         if not isinstance(reply, DeviceFault):
@@ -324,6 +328,16 @@ class IsolatedRunner:
         if not retry:
             return _after_retry(reply.reply)
         return self._request(message, job, remaining - (time.monotonic() - started), retry=False)
+
+    def abandon(self) -> None:
+        """Stop measuring for good, from another thread (a stopped ``sweep --devices``): the worker is
+        killed under its job, which comes back crashed; ``run`` yields nothing after it, and no worker
+        replaces it."""
+        self._abandoned = True
+        pid = self.worker_pid
+        if pid is not None:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
 
     def _lost(self, job: BenchmarkSpec, error: Exception) -> Measurement:
         """``job``'s result when its worker was lost to ``error``: stopped by the memory guard, killed

@@ -97,13 +97,27 @@ class Key:
     @classmethod
     def from_mapping(cls, mapping: Mapping[str, object]) -> Key:
         """A key from its flat object (``as_mapping``; a setting it lacks as a record lacking it)."""
+        framework = str(mapping["framework"])
+        settings = {name: _setting(mapping, name) for name in SETTINGS}
+        settings["profiler"] = _timer(framework, settings["profiler"])
         return cls(
-            str(mapping["framework"]),
+            framework,
             str(mapping["namespace"]),
             str(mapping["op"]),
             str(mapping["inputs"]),
-            tuple(_setting(mapping, name) for name in SETTINGS),
+            tuple(settings[name] for name in SETTINGS),
         )
+
+
+def _timer(framework: str, profiler: object) -> object:
+    """The timer a record was measured by: ``native`` where its framework has no per-operator profiler
+    is what records of such a framework said before each framework declared its timers (its native
+    sampler fell back to Python's on every row), so they pair with the records that say ``python``."""
+    from opperf.frameworks import FRAMEWORKS, describe
+
+    if profiler == "native" and framework in FRAMEWORKS and "native" not in describe(framework).profilers:
+        return "python"
+    return profiler
 
 
 def _setting(mapping: Mapping[str, object], name: str) -> object:

@@ -60,7 +60,7 @@ class Option:
 
 
 def option(default: object, **settings: Any) -> Any:
-    """A ``RunOptions`` field with its default and its ``Option``."""
+    """An option field (of ``RunOptions`` or ``SweepFactors``) with its default and its ``Option``."""
     return field(default=default, metadata={"option": Option(**settings)})
 
 
@@ -586,7 +586,7 @@ class SweepFactors(_Declared):
 
 
 GIVEN = "given_options"
-"""The parsed arguments' attribute listing the run options whose flags were given (``was_given``)."""
+"""The parsed arguments' attribute listing the options whose flags were given (``was_given``)."""
 
 
 class _Noted(argparse.Action):
@@ -599,7 +599,7 @@ class _Noted(argparse.Action):
 
 
 def was_given(arguments: argparse.Namespace, name: str) -> bool:
-    """Whether the run option ``name``'s flag was on the command line (not its default)."""
+    """Whether option ``name``'s flag was on the command line (not its default)."""
     return name in getattr(arguments, GIVEN, frozenset())
 
 

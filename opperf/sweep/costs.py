@@ -65,7 +65,7 @@ def read_costs(path: str, framework: str) -> MeasuredCosts:
 def _spent(record: Mapping[str, Any]) -> float:
     """The seconds the sweep spent on ``record``: its ``elapsed_s``, else what it sampled and compiled."""
     elapsed = record.get("elapsed_s")
-    if isinstance(elapsed, (int, float)) and elapsed >= 0:
+    if isinstance(elapsed, (int, float)) and not isinstance(elapsed, bool) and elapsed >= 0:
         return float(elapsed)
     sampling = record.get("sampling")
     sampling = sampling if isinstance(sampling, dict) else {}

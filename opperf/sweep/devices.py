@@ -11,10 +11,8 @@ launches run on them. A crash or a hang costs one operator on one GPU, as on one
 
 from __future__ import annotations
 
-import contextlib
 import os
 import queue
-import signal
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
@@ -57,8 +55,23 @@ def check_devices(devices: Sequence[int], device: Device, isolate: bool, threads
         raise OpperfError("--devices runs a worker per GPU; drop --no-isolation")
     if threads_vary:
         raise OpperfError("--devices and several --threads counts each need workers of their own; choose one")
-    if len(devices) < 1:
-        raise OpperfError("--devices names no GPU; list them, e.g. --devices 0,1")
+
+
+def worker_environment(index: int, environ: Mapping[str, str]) -> dict[str, str]:
+    """What GPU ``index``'s worker adds to its environment: that GPU alone visible. Where the sweep
+    itself sees a subset (a job given ``CUDA_VISIBLE_DEVICES=4,5,6,7``), ``index`` counts within it,
+    as the framework checked it, and the worker sees that entry; elsewhere it counts in PCI order, as
+    ``nvidia-smi`` and NVML do."""
+    visible = environ.get(VISIBLE)
+    if visible is None:
+        return {"CUDA_DEVICE_ORDER": "PCI_BUS_ID", VISIBLE: str(index)}
+    listed = [entry.strip() for entry in visible.split(",") if entry.strip()]
+    if index >= len(listed):
+        raise OpperfError(
+            f"--devices {index}: this sweep sees {len(listed)} GPU(s) ({VISIBLE}={visible}); "
+            f"name 0..{len(listed) - 1}"
+        )
+    return {VISIBLE: listed[index]}
 
 
 def cpu_shares(available: Sequence[int], count: int) -> list[tuple[int, ...] | None]:
@@ -81,21 +94,26 @@ class DevicePool:
         threads: int | None,
         cpus: Sequence[tuple[int, ...] | None],
         python: str,
+        environ: Mapping[str, str] = os.environ,
     ) -> None:
+        """``threads``: each worker's intra-op threads (None: the framework's own), at most its share
+        of the CPUs where it is pinned to one (``cpus``, one entry per GPU; None: unpinned)."""
         self._runners = {
             index: IsolatedRunner(
                 framework,
                 timeout_s,
-                threads,
+                threads if share is None else min(threads or len(share), len(share)),
                 share,
                 python=python,
-                environment={"CUDA_DEVICE_ORDER": "PCI_BUS_ID", VISIBLE: str(index)},
+                environment=worker_environment(index, environ),
             )
             for index, share in zip(devices, cpus, strict=True)
         }
         self._stop = threading.Event()
         self.placement: dict[str, list[str]] = {str(index): [] for index in devices}
         """The operators each GPU measured, by its index."""
+        self.in_flight: dict[int, str] = {}
+        """The operator each GPU is measuring now, by its index."""
 
     def __enter__(self) -> DevicePool:
         return self
@@ -144,7 +162,7 @@ class DevicePool:
                     yield item
         finally:
             self._stop.set()
-            self._kill_workers()
+            self._abandon_workers()
             for worker in workers:
                 worker.join()
 
@@ -164,9 +182,11 @@ class DevicePool:
                     op = pending.get_nowait()
                 except queue.Empty:
                     break
+                self.in_flight[index] = op.name
                 results = measure(op, runner)
                 if self._stop.is_set():
                     break  # abandoned: its worker was killed under it
+                del self.in_flight[index]
                 self.placement[str(index)].append(op.name)
                 finished.put((op, results))
         except BaseException as error:
@@ -174,10 +194,8 @@ class DevicePool:
         finally:
             finished.put(None)
 
-    def _kill_workers(self) -> None:
-        """Kill every live worker, so that a thread waiting on one returns at once."""
+    def _abandon_workers(self) -> None:
+        """Abandon every runner: its worker is killed, so a thread waiting on one returns at once, and
+        it measures nothing more of its operator."""
         for runner in self._runners.values():
-            pid = runner.worker_pid
-            if pid is not None:
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
+            runner.abandon()

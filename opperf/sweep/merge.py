@@ -30,6 +30,9 @@ MATCHING: tuple[str, ...] = (
 environment records them all), and the framework's version, settings and the size profile."""
 
 
+PART_FIELDS = ("shard", "batch_job", "device_workers", "started", "wall_seconds", "cpu_model", "fingerprint")
+"""What the merged file keeps of each part's environment (``merged_from``): where and when it ran."""
+
 FIX = "pass the JSON results files of one sweep's shards (`opperf sweep --shard K/N`)"
 """Which files merge takes, for a message about one it cannot read."""
 
@@ -84,13 +87,10 @@ def merge(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
         **reference,
         "shard": None,
         "batch_job": None,
+        "device_workers": None,
         "wall_seconds": sum(float(d["environment"].get("wall_seconds") or 0) for _, d in documents),
         "merged_from": [
-            {
-                key: document["environment"].get(key)
-                for key in ("shard", "batch_job", "started", "wall_seconds", "cpu_model", "fingerprint")
-            }
-            | {"file": path}
+            {key: document["environment"].get(key) for key in PART_FIELDS} | {"file": path}
             for path, document in documents
         ],
     }

@@ -9,7 +9,7 @@ import hashlib
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple, cast
 
@@ -46,7 +46,7 @@ from opperf.sweep.devices import WORKER_DEVICE, DevicePool, check_devices, cpu_s
 from opperf.sweep.engines import EngineTask
 from opperf.sweep.public_names import resolve_selection
 from opperf.sweep.shards import Shard
-from opperf.utils.affinity import AUTO, available_cpus, worker_cpus
+from opperf.utils.affinity import AUTO, NONE, available_cpus, worker_cpus
 from opperf.utils.devices import Device
 from opperf.utils.errors import OpperfError, suggest
 
@@ -308,6 +308,8 @@ def run_sweep(
             outcomes = _one_by_one(
                 operators, finished, config, backend, runner, thread_plan, progress, in_flight
             )
+        # Closed before the workers, however the loop ends: a pool's threads then stop taking operators.
+        outcomes = stack.enter_context(contextlib.closing(outcomes))
         try:
             for index, (op, op_results, fresh) in enumerate(outcomes, start=1):
                 # Kept before it is journaled: an interrupt during the journal's sync loses nothing.
@@ -320,12 +322,8 @@ def run_sweep(
                     progress(index, len(operators), op, op_results)
         except KeyboardInterrupt:
             interrupted = True
-            if in_flight and config.isolate:
-                print(
-                    f"stopping: {in_flight[0].name} is abandoned; waiting up to {STOP_GRACE_S:g} s for its "
-                    "worker to exit (another Ctrl-C does not lose what finished)",
-                    file=sys.stderr,
-                )
+            if config.isolate:
+                _say_abandoned(list(pool.in_flight.values()) if pool else [op.name for op in in_flight])
         if done is not None:
             done()
     if pool is not None:
@@ -370,6 +368,21 @@ def run_sweep(
     )
 
 
+def _say_abandoned(names: Sequence[str]) -> None:
+    """Say which operators a stopped sweep abandons mid-measurement (none: nothing to say)."""
+    if names:
+        which = (
+            "is abandoned; waiting up to {} s for its worker"
+            if len(names) == 1
+            else ("are abandoned; waiting up to {} s for their workers")
+        )
+        print(
+            f"stopping: {', '.join(names)} {which.format(f'{STOP_GRACE_S:g}')} to exit (another Ctrl-C "
+            "does not lose what finished)",
+            file=sys.stderr,
+        )
+
+
 Outcome = tuple[OpInfo, Sequence[Measurement], bool]
 """An operator, its results, and whether they were measured now (not read back from the journal)."""
 
@@ -383,7 +396,7 @@ def _one_by_one(
     thread_plan: ThreadPlan | None,
     progress: Progress | None,
     in_flight: list[OpInfo],
-) -> Iterator[Outcome]:
+) -> Generator[Outcome, None, None]:
     """Each operator in the selection's order: the journal's results, or measured now by ``runner``;
     ``in_flight`` holds the operator being measured, for the message of a sweep stopped during it."""
     for index, op in enumerate(operators):
@@ -405,7 +418,7 @@ def _on_devices(
     finished: Mapping[str, Sequence[Measurement]],
     config: SweepConfig,
     backend: Backend,
-) -> Iterator[Outcome]:
+) -> Generator[Outcome, None, None]:
     """The journal's results, then each other operator as one of the GPUs finishes it."""
     pending = [op for op in operators if op.name not in finished]
     yield from ((op, finished[op.name], False) for op in operators if op.name in finished)
@@ -417,14 +430,19 @@ def _on_devices(
 
 
 def _device_pool(config: SweepConfig, threads: int | None) -> DevicePool:
-    """A worker for each of ``config.devices``, each pinned to its own share of the CPUs."""
+    """A worker for each of ``config.devices``, each pinned to its own share of the CPUs
+    ``--affinity`` allows (all of them by default; none pinned with ``--affinity none``)."""
     options = config.options
+    available = available_cpus()
+    chosen = available if config.affinity in (AUTO, NONE) else worker_cpus(config.affinity, None, available)
+    count = len(config.devices)
+    shares = [None] * count if config.affinity == NONE else cpu_shares(chosen or available, count)
     return DevicePool(
         config.devices,
         options.framework,
         config.timeout_s,
         threads if threads is not None else options.threads,
-        cpu_shares(available_cpus(), len(config.devices)),
+        shares,
         python=worker_python(options.framework) or sys.executable,
     )
 

@@ -11,7 +11,7 @@ from opperf.utils.errors import OpperfError
 
 
 def normalize_device(device: Device) -> Device:
-    """The canonical ``kind(index)`` name, after checking this JAX installation and machine have it."""
+    """``device``, once this JAX installation and machine are found to have it; OpperfError saying the fix."""
     kind, index = device.requested().kind, device.index
     if kind == "gpu":
         available = _gpus()
@@ -41,7 +41,7 @@ def _gpus() -> list[Any]:
 
 
 def jax_device(device: Device) -> Any:
-    """The ``jax.Device`` of an opperf device name."""
+    """The ``jax.Device`` of an opperf ``Device``."""
     import jax
 
     kind, index = device.kind, device.index

@@ -7,7 +7,7 @@ from opperf.utils.errors import OpperfError
 
 
 def normalize_device(device: Device) -> Device:
-    """The canonical ``kind(index)`` name, after checking this MXNet build and machine have it."""
+    """``device``, once this MXNet build and machine are found to have it; OpperfError saying the fix."""
     kind, index = device.requested().kind, device.index
     if kind == "gpu":
         import mxnet as mx

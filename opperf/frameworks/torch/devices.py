@@ -10,7 +10,7 @@ from opperf.utils.errors import OpperfError
 
 
 def normalize_device(device: Device) -> Device:
-    """The canonical ``kind(index)`` name, after checking this PyTorch build and machine have it."""
+    """``device``, once this PyTorch build and machine are found to have it; OpperfError saying the fix."""
     kind, index = device.requested().kind, device.index
     if kind == "gpu":
         import torch
@@ -31,7 +31,7 @@ def normalize_device(device: Device) -> Device:
 
 
 def torch_device(device: Device):
-    """The ``torch.device`` of an opperf device name."""
+    """The ``torch.device`` of an opperf ``Device``."""
     import torch
 
     kind, index = device.kind, device.index

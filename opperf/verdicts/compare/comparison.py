@@ -565,7 +565,8 @@ def comparison_document(
         "threads": options.threads,
         "device": str(options.device),
         "dtype": options.dtype,
-        "profiler": {name: replace(options, framework=name).profiler_in_effect for name in frameworks},
+        "profiler": options.profiler,
+        "profilers": {name: replace(options, framework=name).profiler_in_effect for name in frameworks},
         "frameworks": {name: get_backend(name).environment() for name in frameworks},
         "command_line": list(command_line),
     }
