@@ -117,8 +117,8 @@ def _serve_other_interpreters() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:  # the process's own command: SIGTERM and SIGHUP stop it as Ctrl-C does
         stop_like_ctrl_c()
-    _serve_other_interpreters()
     try:
+        _serve_other_interpreters()  # imports: a stop may arrive meanwhile, and is a stop like any other
         arguments = build_parser().parse_args(_with_subcommand(sys.argv[1:] if argv is None else argv))
         return arguments.command(arguments)
     except OpperfError as error:
