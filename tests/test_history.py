@@ -193,11 +193,12 @@ def test_two_writers_both_land(tmp_path):
 
 
 def test_a_store_of_the_previous_version_is_read_and_upgraded_on_add(tmp_path):
-    from opperf.verdicts.history.store import SCHEMA
+    from opperf.verdicts.history.store import SCHEMA, SQLITE
 
     db = tmp_path / "old.sqlite"
     with sqlite3.connect(db) as connection:  # version 1: no meta, no ticks
-        legacy = SCHEMA.split("CREATE TABLE IF NOT EXISTS runs")[1].replace("    tick_s REAL,\n", "")
+        current = SCHEMA.format(**SQLITE)
+        legacy = current.split("CREATE TABLE IF NOT EXISTS runs")[1].replace("    tick_s REAL,\n", "")
         connection.executescript("CREATE TABLE IF NOT EXISTS runs" + legacy)
     first, second = _runs(tmp_path, [1.0, 1.0])
     with sqlite3.connect(db) as connection:

@@ -16,44 +16,29 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from opperf.utils.errors import OpperfError
-from opperf.verdicts.history.store import FORMAT, RUN_COLUMNS, SCHEMA_VERSION, StoreBase, run_rows, run_values
+from opperf.verdicts.history.store import (
+    FORMAT,
+    ROW_COLUMNS,
+    RUN_COLUMNS,
+    SCHEMA_VERSION,
+    StoreBase,
+    run_rows,
+    run_values,
+    schema,
+)
 
 T = TypeVar("T")
 
 URL_PREFIXES = ("postgresql://", "postgres://")
 
-SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    """CREATE TABLE IF NOT EXISTS runs (
-        id BIGSERIAL PRIMARY KEY,
-        digest TEXT UNIQUE NOT NULL,
-        source TEXT NOT NULL,
-        started TEXT,
-        framework TEXT,
-        framework_version TEXT,
-        device TEXT,
-        environment TEXT NOT NULL
-    )""",
-    """CREATE TABLE IF NOT EXISTS rows (
-        run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-        key TEXT NOT NULL,
-        op TEXT NOT NULL,
-        namespace TEXT NOT NULL,
-        inputs TEXT NOT NULL,
-        phase TEXT NOT NULL,
-        status TEXT NOT NULL,
-        median_s DOUBLE PRECISION,
-        low_s DOUBLE PRECISION,
-        high_s DOUBLE PRECISION,
-        n INTEGER,
-        flags TEXT NOT NULL,
-        tick_s DOUBLE PRECISION,
-        PRIMARY KEY (run_id, key, phase)
-    )""",
-    "CREATE INDEX IF NOT EXISTS rows_by_key ON rows (key, phase)",
-    "CREATE INDEX IF NOT EXISTS rows_by_op ON rows (op)",
-)
-_REPLACED = ("op", "namespace", "inputs", "status", "median_s", "low_s", "high_s", "n", "flags", "tick_s")
+POSTGRES = {
+    "run_id": "BIGSERIAL PRIMARY KEY",
+    "run_ref": "BIGINT",
+    "real": "DOUBLE PRECISION",
+    "cascade": " ON DELETE CASCADE",
+}
+"""PostgreSQL's names for the store's types; a run's rows go with it (``_delete_run``)."""
+_REPLACED = tuple(column for column in ROW_COLUMNS if column not in ("run_id", "key", "phase"))
 """What a row a document holds twice takes from its later one, as SQLite's ``INSERT OR REPLACE``."""
 CREATE_LOCK = 0x6F70_7066
 """The advisory lock writers that find no tables take while one of them creates them."""
@@ -107,7 +92,7 @@ class PostgresHistory(StoreBase):
         cursor.execute("SELECT to_regclass('meta') IS NOT NULL")
         if (cursor.fetchone() or (False,))[0]:
             return False
-        for statement in SCHEMA:
+        for statement in schema(POSTGRES):
             cursor.execute(statement)
         cursor.executemany(
             "INSERT INTO meta (key, value) VALUES (%s, %s)",

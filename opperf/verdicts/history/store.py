@@ -42,7 +42,7 @@ BUSY_TIMEOUT_S = 600.0
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
-    id INTEGER PRIMARY KEY,
+    id {run_id},
     digest TEXT UNIQUE NOT NULL,
     source TEXT NOT NULL,
     started TEXT,
@@ -52,24 +52,39 @@ CREATE TABLE IF NOT EXISTS runs (
     environment TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS rows (
-    run_id INTEGER NOT NULL REFERENCES runs(id),
+    run_id {run_ref} NOT NULL REFERENCES runs(id){cascade},
     key TEXT NOT NULL,
     op TEXT NOT NULL,
     namespace TEXT NOT NULL,
     inputs TEXT NOT NULL,
     phase TEXT NOT NULL,
     status TEXT NOT NULL,
-    median_s REAL,
-    low_s REAL,
-    high_s REAL,
+    median_s {real},
+    low_s {real},
+    high_s {real},
     n INTEGER,
     flags TEXT NOT NULL,
-    tick_s REAL,
+    tick_s {real},
     PRIMARY KEY (run_id, key, phase)
 );
 CREATE INDEX IF NOT EXISTS rows_by_key ON rows (key, phase);
 CREATE INDEX IF NOT EXISTS rows_by_op ON rows (op);
 """
+"""The store's tables in either database, with its id and real types and whether a run's rows go
+with it left to each dialect to name (``schema``): SQLite's store and PostgreSQL's are one schema."""
+SQLITE = {"run_id": "INTEGER PRIMARY KEY", "run_ref": "INTEGER", "real": "REAL", "cascade": ""}
+ROW_COLUMNS = (
+    "run_id", "key", "op", "namespace", "inputs", "phase", "status",
+    "median_s", "low_s", "high_s", "n", "flags", "tick_s",
+)  # fmt: skip
+"""The columns of ``rows``, in order (what ``run_rows`` gives per row); the first three its key."""
+
+
+def schema(dialect: Mapping[str, str]) -> list[str]:
+    """The store's statements, one each, with ``dialect``'s names for an id, a real and the rest."""
+    return _statements(SCHEMA.format(**dialect))
+
+
 LEGACY_TABLES = frozenset({"runs", "rows"})
 """The tables of a store written before version 2 (no ``meta``): read as they are, upgraded on add."""
 
@@ -309,7 +324,7 @@ class History(StoreBase):
         return self._write(insert)
 
     def _create(self) -> None:
-        for statement in _statements(SCHEMA):
+        for statement in schema(SQLITE):
             self._connection.execute(statement)
         self._write_meta()
 
