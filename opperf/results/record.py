@@ -16,7 +16,7 @@ import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from opperf.operators import longtail
 from opperf.results.inputs import describe_inputs
@@ -109,11 +109,11 @@ class Record:
 
     @property
     def dtype(self) -> str | None:
-        return self.key.dtype  # type: ignore[return-value]
+        return cast("str | None", self.key.dtype)
 
     @property
     def threads(self) -> int | None:
-        return self.key.threads  # type: ignore[return-value]
+        return cast("int | None", self.key.threads)
 
     @property
     def stage(self) -> str:
