@@ -256,3 +256,57 @@ def test_numpy_style_functions_compare_in_mx_np_jnp_and_torch(name):
     assert not row.problems, row.problems
     for namespace, measurement in row.measurements.items():
         assert measurement.status.value == "ok", (namespace, measurement.reason)
+
+
+class _Recording:
+    """A measurer that notes (round, namespace, configuration's inputs, worker) of each measurement
+    it passes on."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.seen = []
+
+    def __call__(self, namespace, spec, function, index):
+        measured = self.inner(namespace, spec, function, index)
+        pid = self.inner.worker_pid(namespace) if hasattr(self.inner, "worker_pid") else None
+        self.seen.append((index, namespace, str(dict(spec.inputs)), pid))
+        return measured
+
+    def start_round(self, index):
+        self.inner.start_round(index)
+
+
+def test_a_round_is_a_pass_over_every_operator_and_configuration_still_unsettled():
+    from opperf.verdicts.compare.comparison import compare_operators
+    from opperf.verdicts.compare.measuring import in_process
+
+    operators = {"exp": [{"data": (32, 32)}, {"data": (64, 64)}], "negative": [{"data": (32, 32)}]}
+    recording = _Recording(in_process)
+    rows = compare_operators(operators, ("mx.nd", "mx.np"), QUICK, rounds=3, min_rounds=3, measure=recording)
+    assert [(row.operator, dict(row.configuration)) for row in rows] == [
+        ("exp", {"data": (32, 32)}),
+        ("exp", {"data": (64, 64)}),
+        ("negative", {"data": (32, 32)}),
+    ]
+    rounds = [index for index, *_ in recording.seen]
+    assert rounds == sorted(rounds) == [0] * 6 + [1] * 6 + [2] * 6  # each round whole before the next
+    # the namespaces take turns within a configuration, the first going first in even rounds
+    assert [namespace for index, namespace, *_ in recording.seen if index == 1][:2] == ["mx.np", "mx.nd"]
+    assert all(len(row.rounds[ns]) == 3 for row in rows for ns in ("mx.nd", "mx.np"))
+
+
+def test_each_round_of_a_comparison_in_workers_runs_in_fresh_workers():
+    # One worker's state outlives its configurations: measured here, softmax (10000, 100) forward read
+    # mx.np 1.71x mx.nd in all 12 rounds of one run sharing a worker, and 0.98-1.02 in three others.
+    from opperf.verdicts.compare.measuring import InWorkers
+
+    with InWorkers(timeout_s=120, affinity="none", threads=1) as workers:
+        recording = _Recording(workers)
+        compare("exp", [{"data": (32, 32)}, {"data": (64, 64)}], ("mx.nd", "mx.np"), QUICK, 3, 3, recording)
+    pids = {}
+    for index, namespace, _, pid in recording.seen:
+        assert pid is not None
+        pids.setdefault((index, namespace), set()).add(pid)
+    assert all(len(found) == 1 for found in pids.values())  # one worker a namespace and round
+    workers_used = [found.pop() for _, found in sorted(pids.items())]
+    assert len(set(workers_used)) == len(workers_used) == 6  # and a fresh one each round

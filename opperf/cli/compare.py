@@ -26,6 +26,7 @@ from opperf.results.options import RunOptions
 from opperf.sweep.run import DEFAULT_TIMEOUT_S
 from opperf.utils.errors import OpperfError
 from opperf.utils.files import write_atomically
+from opperf.utils.words import counted
 from opperf.verdicts.compare.comparison import (
     COMMON,
     COMPARE_MIN_ROUNDS,
@@ -35,7 +36,7 @@ from opperf.verdicts.compare.comparison import (
     check_namespaces,
     check_operators,
     common_functions,
-    compare,
+    compare_operators,
     comparison_document,
     comparison_options,
     configurations,
@@ -104,7 +105,6 @@ def run(arguments: argparse.Namespace) -> int:
         operators = common_functions(namespaces)
     check_operators(operators, namespaces[0])
     stages = Stages("compare", wanted(arguments))
-    rows = []
     with contextlib.ExitStack() as stack:
         stack.callback(stages.close)
         measure = (
@@ -112,10 +112,15 @@ def run(arguments: argparse.Namespace) -> int:
             if arguments.no_isolation
             else stack.enter_context(InWorkers(arguments.timeout, arguments.affinity, options.threads))
         )
+        found = {}
         for index, name in enumerate(operators):
-            stages(f"{name} ({index + 1} of {len(operators)}) in {', '.join(namespaces)}")
-            found = configurations(name, namespaces)
-            rows += compare(name, found, namespaces, options, rounds, measure=measure)
+            stages(f"inputs of {name} ({index + 1} of {len(operators)})")
+            found[name] = configurations(name, namespaces)
+
+        def report(index: int, measured: int) -> None:
+            stages(f"round {index + 1} (at most {rounds}): {counted(measured, 'configuration')}")
+
+        rows = compare_operators(found, namespaces, options, rounds, measure=measure, progress=report)
     document = comparison_document(rows, namespaces, options, sys.argv)
     rendered = (
         render_json(document) if chosen == "json" else render_comparison(rows, namespaces, options.threads)

@@ -37,7 +37,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from opperf.frameworks import get_backend
 from opperf.measure.isolation import IsolatedRunner
@@ -55,6 +55,8 @@ from opperf.utils.errors import OpperfError
 from opperf.utils.words import counted
 from opperf.verdicts.ab.journal import KIND, JournaledPair, load_pairs, pair_entry, spec_key
 from opperf.verdicts.ab.sequential import RoundBook, Schedule, rounds_run
+
+T = TypeVar("T")
 
 SIDES = ("base", "new")
 DEFAULT_ROUNDS = 10
@@ -211,7 +213,7 @@ def pass_seconds(measurement: Measurement | None) -> float | None:
     return seconds + (statistics.median(measurement.backward) if measurement.backward else 0.0)
 
 
-def in_round_order(specs: Sequence[BenchmarkSpec], round_index: int) -> list[BenchmarkSpec]:
+def in_round_order(specs: Sequence[T], round_index: int) -> list[T]:
     """The configurations in the order round ``round_index`` measures them: the selection's in round
     0, a shuffle seeded by the round's number after it (the same on ``--resume``).
 

@@ -27,7 +27,7 @@ from opperf.results.measurement import BenchmarkSpec, Measurement, Status, Tenso
 from opperf.utils.errors import OpperfError, suggest
 from opperf.utils.markdown_table import markdown_table
 from opperf.utils.words import counted
-from opperf.verdicts.ab.job import round_options
+from opperf.verdicts.ab.job import in_round_order, round_options
 from opperf.verdicts.compare.measuring import Measurer, in_process
 from opperf.verdicts.compare.namespaces import Versus, no_work_note, versus
 from opperf.verdicts.diff import DEFAULT_ALPHA, DEFAULT_THRESHOLD
@@ -187,10 +187,28 @@ def compare(
     measure: Measurer = in_process,
 ) -> list[Row]:
     """Benchmark ``name`` (as called in the first namespace) with each configuration in every
-    namespace, in rounds in which the namespaces take turns (the first goes first in even rounds,
-    last in odd ones: what runs first in a round meets the machine in another state): ``min_rounds``
-    rounds, then another while a verdict of the configuration is unsettled, up to ``rounds``.
-    ``measure`` says where a round runs (``opperf.verdicts.compare.measuring``: here, or in workers).
+    namespace (``compare_operators``, for one operator)."""
+    return compare_operators({name: configurations}, namespaces, options, rounds, min_rounds, measure)
+
+
+def compare_operators(
+    operators: Mapping[str, Sequence[Mapping[str, Any]]],
+    namespaces: Sequence[str] = ("mx.nd", "mx.np", "torch"),
+    options: RunOptions | None = None,
+    rounds: int = COMPARE_ROUNDS,
+    min_rounds: int = COMPARE_MIN_ROUNDS,
+    measure: Measurer = in_process,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[Row]:
+    """Benchmark each operator (as called in the first namespace) with each of its configurations in
+    every namespace, in rounds: a round is a pass over the configurations still unsettled, in the
+    order given in round 0 and in one shuffled per round after it (``ab.job.in_round_order``), each
+    configuration measured in every namespace in turn (the first goes first in even rounds, last in
+    odd ones: what runs first meets the machine in another state). Every configuration gets
+    ``min_rounds`` rounds, then another while a verdict of it is unsettled, up to ``rounds``.
+    ``measure`` says where a round runs (``opperf.verdicts.compare.measuring``: here, or in fresh
+    workers each round); ``progress`` is told each round's index and how many configurations it
+    measures.
 
     A namespace with no counterpart, or whose counterpart cannot take a configuration, gets no
     measurement for it and the problem is recorded; an unknown operator in the first namespace raises.
@@ -199,35 +217,69 @@ def compare(
         raise OpperfError(f"a comparison takes at least one round, got {rounds}")
     options = comparison_options(options or RunOptions())
     check_namespaces(namespaces)
+    share = round_options(options, min(rounds, ROUND_BUDGET_SHARE)) if rounds > 1 else options
+    pending = [
+        _Pending(name, dict(configuration), *_calls(name, configuration, namespaces, share))
+        for name, found in operators.items()
+        for configuration in found
+    ]
+    active = list(pending)
+    for index in range(rounds):
+        if not active:
+            break
+        if progress is not None:
+            progress(index, len(active))
+        measure.start_round(index)
+        for configuration in in_round_order(active, index):
+            configuration.measure_round(index, measure)
+        if index + 1 >= min(min_rounds, rounds):
+            active = [found for found in active if not _settled(found.measured, namespaces)]
+    return [found.row(namespaces) for found in pending]
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """A configuration of an operator while its rounds are measured: what each namespace calls, the
+    problems of those that cannot, and each namespace's rounds so far (filled in as they come)."""
+
+    operator: str
+    configuration: Mapping[str, Any]
+    calls: Mapping[str, tuple[Callable[..., object], BenchmarkSpec]]
+    problems: dict[str, str]
+    measured: dict[str, list[Measurement]] = field(default_factory=dict)
+
+    def measure_round(self, index: int, measure: Measurer) -> None:
+        """Round ``index`` in every namespace that measured so far; a namespace whose measurement
+        failed, crashed or timed out is not run again."""
+        for namespace in self.calls if index % 2 == 0 else reversed(list(self.calls)):
+            if namespace in self.problems or _failed(self.measured.get(namespace)):
+                continue
+            function, spec = self.calls[namespace]
+            try:
+                self.measured.setdefault(namespace, []).append(measure(namespace, spec, function, index))
+            except OpperfError as error:
+                self.problems[namespace] = str(error)
+                self.measured.pop(namespace, None)
+
+    def row(self, namespaces: Sequence[str]) -> Row:
+        measurements = {ns: _together(self.measured.get(ns)) for ns in namespaces}
+        rounds = {ns: tuple(found) for ns, found in self.measured.items()}
+        return Row(self.operator, self.configuration, measurements, dict(self.problems), rounds)
+
+
+def _calls(
+    name: str, configuration: Mapping[str, Any], namespaces: Sequence[str], options: RunOptions
+) -> tuple[dict[str, tuple[Callable[..., object], BenchmarkSpec]], dict[str, str]]:
+    """What each namespace calls for ``name`` with ``configuration``, and why those that cannot."""
     first = namespaces[0]
     source_tensors = tensor_order(function_in(first, name), framework_of_namespace(first))
-    share = round_options(options, min(rounds, ROUND_BUDGET_SHARE)) if rounds > 1 else options
-    rows = []
-    for configuration in configurations:
-        calls, problems = {}, {}
-        for namespace in namespaces:
-            try:
-                calls[namespace] = _call_in(name, namespace, configuration, source_tensors, share, first)
-            except OpperfError as error:
-                problems[namespace] = str(error)
-        measured: dict[str, list[Measurement]] = {namespace: [] for namespace in calls}
-        for index in range(rounds):
-            for namespace in calls if index % 2 == 0 else reversed(list(calls)):
-                if namespace in problems or _failed(measured.get(namespace)):
-                    continue  # a configuration that failed, crashed or timed out is not run again
-                function, spec = calls[namespace]
-                try:
-                    measured[namespace].append(measure(namespace, spec, function, index))
-                except OpperfError as error:
-                    problems[namespace] = str(error)
-            measured = {ns: found for ns, found in measured.items() if ns not in problems}
-            if index + 1 >= min(min_rounds, rounds) and _settled(measured, namespaces):
-                break
-        measurements = {ns: _together(measured.get(ns)) for ns in namespaces}
-        rows.append(
-            Row(name, dict(configuration), measurements, problems, {k: tuple(v) for k, v in measured.items()})
-        )
-    return rows
+    calls, problems = {}, {}
+    for namespace in namespaces:
+        try:
+            calls[namespace] = _call_in(name, namespace, configuration, source_tensors, options, first)
+        except OpperfError as error:
+            problems[namespace] = str(error)
+    return calls, problems
 
 
 def _failed(rounds: Sequence[Measurement] | None) -> bool:
