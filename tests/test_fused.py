@@ -23,6 +23,7 @@ from opperf.results.load import read_run
 from opperf.results.measurement import BenchmarkSpec, Measurement, Status, freeze_inputs
 from opperf.results.options import RunOptions, SweepFactors
 from opperf.results.record import read_record
+from opperf.results.rows import results_file
 from opperf.sweep.document import build_document
 from opperf.sweep.run import SweepConfig, specs_for
 from opperf.verdicts.diff import diff
@@ -302,12 +303,13 @@ def test_the_variant_is_in_records_row_keys_csv_reports_and_diffs(tmp_path):
     assert record_key(records[0]).differing(record_key(records[1])) == ("variant",)
     assert record(measurement_from_record(records[2])) == records[2]
     assert records[2]["stage_check"]["graph_ops"] == ["_sg_mkldnn_conv"]
-    rows = fused_rows(records)
+    read = results_file({"results": records}, "fused.json").rows
+    rows = fused_rows(read)
     assert [row[5] for row in rows] == ["fused/mkldnn", "fused/onednn"]
     base, mkldnn = records[0]["forward"]["median_s"], records[2]["forward"]["median_s"]
     assert rows[0][7] == f"{base / mkldnn:.2f}x" and rows[0][8] == "yes"
     assert rows[1][8] == "no (graph unchanged)" and rows[1][6] == "skipped"
-    assert "## Fused patterns" in render_fused(records)
+    assert "## Fused patterns" in render_fused(read)
     csv = render_csv({"results": records}).splitlines()
     assert "variant" in csv[0].split(",") and "fused" in csv[0].split(",")
     # The HTML report: labels name the variant, and a fused variant's speedup is over the unfused chain.

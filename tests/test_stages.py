@@ -20,6 +20,7 @@ from opperf.results.document import measurement_from_record, record
 from opperf.results.key import record_key
 from opperf.results.measurement import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs
 from opperf.results.options import RunOptions, SweepFactors
+from opperf.results.rows import results_file
 from opperf.sweep.run import SweepConfig, specs_for
 
 FAST = {"warmup": 1, "runs": 3, "profiler": "python", "threads": 1}
@@ -148,29 +149,34 @@ def _record(op: str, stage: str, median: float | None, profiler: str = "python")
         "stage": stage,
         "profiler": profiler,
         "status": "ok" if median else "skipped",
-        "forward": {"median_s": median} if median else None,
+        "forward": {"samples_s": [median]} if median else None,
     }
 
 
+def _read(records):
+    return results_file({"results": records}, "test.json").rows
+
+
 def test_per_tag_speedup_is_the_geometric_mean_over_configurations_with_skips_counted():
-    results = [
-        _record("bbox2roi", "eager", 8e-3),
-        _record("bbox2roi", "compile", 2e-3),  # 4x
-        _record("nms_loop", "eager", 1e-3),
-        _record("nms_loop", "compile", 1e-3),  # 1x
-        _record("nms_loop", "graph", None),  # skipped
-        _record("bbox2roi", "graph", 4e-3),  # 2x
+    measured = [
+        ("bbox2roi", "eager", 8e-3),
+        ("bbox2roi", "compile", 2e-3),  # 4x
+        ("nms_loop", "eager", 1e-3),
+        ("nms_loop", "compile", 1e-3),  # 1x
+        ("nms_loop", "graph", None),  # skipped
+        ("bbox2roi", "graph", 4e-3),  # 2x
     ]
-    figures = {(f.tag, f.stage): f for f in tag_speedups(results)}
+    results = [_record(*found) for found in measured]
+    figures = {(f.tag, f.stage): f for f in tag_speedups(_read(results))}
     assert figures["ForLoop", "compile"].speedup == pytest.approx(2.0)  # sqrt(4 * 1)
     assert figures["ForLoop", "graph"].speedup == pytest.approx(2.0)
     assert (figures["ForLoop", "graph"].measured, figures["ForLoop", "graph"].not_measured) == (1, 1)
     assert figures["InputAware", "graph"].speedup is None  # only nms_loop, skipped
     assert ("Reduce", "graph") not in figures
-    native = [_record(r["op"], r["stage"], (r["forward"] or {}).get("median_s"), "native") for r in results]
+    native = _read([_record(*found, profiler="native") for found in measured])
     assert tag_speedups(native) == []
     assert "--profiler python" in render_tag_speedups(native)
-    assert render_tag_speedups(results).count("| ForLoop") == 2
+    assert render_tag_speedups(_read(results)).count("| ForLoop") == 2
 
 
 @pytest.mark.parametrize("framework", ["mxnet", "torch"])

@@ -10,6 +10,8 @@ from opperf.report.markdown import render_markdown
 from opperf.report.scaling import scalings
 from opperf.results.measurement import Status
 from opperf.results.options import RunOptions, SweepFactors, _thread_setting, thread_counts
+from opperf.results.record import Record
+from opperf.results.rows import results_file
 from opperf.sweep.document import build_document
 from opperf.sweep.run import SweepConfig, run_sweep
 from opperf.utils.affinity import available_cpus
@@ -74,7 +76,7 @@ def test_sweep_measures_each_count_in_its_own_workers() -> None:
         assert environment.thread_workers["1"] == [available_cpus()[-1]]
     document = build_document(result.measurements, environment.to_json(), result.registered)
     assert all(isinstance(r["threads"], int) for r in document["results"])
-    found = scalings(document["results"], environment.usable_cpus)
+    found = scalings(results_file(document, "sweep.json").rows, environment.usable_cpus)
     assert len(found) == 4
     assert all([f.threads for f in s.figures] == [1, 2] for s in found)
     assert "## Thread scaling" in render_markdown(document)
@@ -91,25 +93,29 @@ def _record(threads: int, median_s: float, load: float = 0.0, op: str = "relu") 
         "threads": threads,
         "category": "activation",
         "status": "ok",
-        "forward": {"median_s": median_s, "n": 5, "iqr_ratio": 0.01},
+        "forward": {"samples_s": [median_s] * 5},
         "backward": None,
         "memory_peak_bytes": None,
         "competing_load": load,
     }
 
 
+def _read(records: list[dict[str, object]]) -> tuple[Record, ...]:
+    return results_file({"results": records}, "test.json").rows
+
+
 def test_scaling_figures_and_flags() -> None:
-    (plain,) = scalings([_record(1, 4e-3), _record(2, 2.5e-3)], usable_cpus=2)
+    (plain,) = scalings(_read([_record(1, 4e-3), _record(2, 2.5e-3)]), usable_cpus=2)
     second = plain.figures[1]
     assert plain.speedup(second) == pytest.approx(1.6)
     assert plain.efficiency(second) == pytest.approx(0.8)
     assert plain.flags == []
-    (fast,) = scalings([_record(1, 4e-3), _record(2, 1e-3), _record(4, 1e-3)], usable_cpus=2)
+    (fast,) = scalings(_read([_record(1, 4e-3), _record(2, 1e-3), _record(4, 1e-3)]), usable_cpus=2)
     assert fast.flags == ["oversubscribed", "superlinear"]
-    (busy,) = scalings([_record(1, 4e-3, load=0.9), _record(2, 2e-3)], usable_cpus=2)
+    (busy,) = scalings(_read([_record(1, 4e-3, load=0.9), _record(2, 2e-3)]), usable_cpus=2)
     assert busy.speedup(busy.figures[1]) is None
     assert busy.flags == ["busy_machine"]
-    assert scalings([_record(1, 4e-3), _record(1, 4e-3, op="sum")], usable_cpus=2) == []
+    assert scalings(_read([_record(1, 4e-3), _record(1, 4e-3, op="sum")]), usable_cpus=2) == []
 
 
 def test_scaling_table_says_busy_instead_of_a_number() -> None:

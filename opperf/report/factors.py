@@ -14,13 +14,11 @@ import statistics
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from opperf.measure.stages import IN_PLACE
 from opperf.results.draws import CONTIGUOUS, UNIFORM_POSITIVE
-from opperf.results.key import Key, record_key
-from opperf.results.record import PHASES
-from opperf.utils.load import BUSY_THRESHOLD
+from opperf.results.key import Key
+from opperf.results.record import PHASES, Record
 
 
 @dataclass(frozen=True)
@@ -51,7 +49,7 @@ class FactorRow:
     whether another process was busy while any was measured."""
 
     key: Key
-    inputs: Mapping[str, Any]
+    inputs: str
     phase: str
     medians: Mapping[object, float]
     busy: bool
@@ -62,36 +60,31 @@ class FactorRow:
         return other / base if base and other is not None else None
 
 
-def factor_rows(records: Sequence[Mapping[str, Any]], factor: Factor) -> list[FactorRow]:
+def factor_rows(records: Sequence[Record], factor: Factor) -> list[FactorRow]:
     """The configurations measured ok at the factor's default and at another of its values, in the
     order they first appear; a value's median is the median of its records' (several runs)."""
-    grouped: dict[Key, dict[object, list[Mapping[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    grouped: dict[Key, dict[object, list[Record]]] = defaultdict(lambda: defaultdict(list))
     for record in records:
-        if record.get("status") != "ok":
+        if record.status != "ok":
             continue
-        key = record_key(record)
-        value = getattr(key, factor.setting)
+        value = getattr(record.key, factor.setting)
         if value != factor.default and factor.only is not None and value not in factor.only:
             continue
-        grouped[key.replacing(**{factor.setting: None})][value].append(record)
+        grouped[record.key.replacing(**{factor.setting: None})][value].append(record)
     rows = []
     for key, by_value in grouped.items():
         if factor.default not in by_value or len(by_value) < 2:
             continue
         first = by_value[factor.default][0]
+        busy = any(record.busy for found in by_value.values() for record in found)
         for phase in PHASES:
             medians = {
-                value: statistics.median(r[phase]["median_s"] for r in found)
+                value: statistics.median(r.phases[phase].median for r in found)
                 for value, found in by_value.items()
-                if all(r.get(phase) for r in found)
+                if all(phase in r.phases for r in found)
             }
             if factor.default in medians and len(medians) >= 2:
-                busy = any(
-                    (r.get("competing_load") or 0) > BUSY_THRESHOLD
-                    for found in by_value.values()
-                    for r in found
-                )
-                rows.append(FactorRow(key, first["inputs"], phase, medians, busy))
+                rows.append(FactorRow(key, first.inputs, phase, medians, busy))
     return rows
 
 

@@ -11,13 +11,13 @@ import.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from collections.abc import Sequence
 
 from opperf.operators.fused import CATEGORY, GRAPH_UNCHANGED
 from opperf.report.stages import NATIVE_NOTE, TIMER
+from opperf.results.key import Key
+from opperf.results.record import Record
 from opperf.utils.markdown_table import markdown_table
 
 MS = 1e3
@@ -35,96 +35,83 @@ HEADERS = (
     "Max diff",
     "Backward",
 )
-_IDENTITY = ("framework", "op", "dtype", "device", "profiler", "mode", "threads", "cache", "run_backward")
 _BASE = ("eager", "unfused")
 _PARTS = ("eager", "parts")
 
 
-def _identity(record: Mapping[str, Any]) -> str:
-    keyed = {name: record.get(name) for name in _IDENTITY}
-    return json.dumps([keyed, record.get("inputs")], sort_keys=True)
+def _pattern(record: Record) -> Key:
+    """The record's row key less its stage and variant: what every variant of its pattern shares."""
+    return record.key.replacing(stage=None, variant=None)
 
 
-def _variant(record: Mapping[str, Any]) -> tuple[str, str]:
-    return str(record.get("stage") or "eager"), str(record.get("variant") or "unfused")
+def _variant(record: Record) -> tuple[str, str]:
+    return record.stage, record.variant or "unfused"
 
 
-def _median(record: Mapping[str, Any] | None) -> float | None:
-    block = record.get("forward") if record else None
-    return block["median_s"] if record and record.get("status") == "ok" and block else None
+def _median(record: Record | None) -> float | None:
+    return record.forward.median if record and record.status == "ok" and record.forward else None
 
 
 def _ms(seconds: float | None) -> str:
     return f"{seconds * MS:.3f}" if seconds is not None else "—"
 
 
-def _shapes(inputs: Mapping[str, Any]) -> str:
-    shown = []
-    for name, value in inputs.items():
-        if isinstance(value, dict) and "shape" in value:
-            shown.append(f"{name}={'x'.join(map(str, value['shape']))}")
-        else:
-            shown.append(f"{name}={value}")
-    return ", ".join(shown)
+def _unchanged(record: Record) -> bool:
+    return record.status == "skipped" and (record.reason or "").startswith(GRAPH_UNCHANGED)
 
 
-def _unchanged(record: Mapping[str, Any]) -> bool:
-    return record.get("status") == "skipped" and str(record.get("reason") or "").startswith(GRAPH_UNCHANGED)
+def _wrong(record: Record) -> bool:
+    return record.stage_agrees is False
 
 
-def _wrong(record: Mapping[str, Any]) -> bool:
-    check = record.get("stage_check")
-    return bool(check) and not cast(dict, check).get("agrees", True)
-
-
-def _fusion(record: Mapping[str, Any]) -> tuple[str, str, str]:
+def _fusion(record: Record) -> tuple[str, str, str]:
     """(fused, graph, max diff) columns: the proof as the record states it."""
     if _unchanged(record):
         return f"no ({GRAPH_UNCHANGED})", "—", "—"
-    check = record.get("stage_check") or {}
-    fused = cast("dict[object, str]", {True: "yes", False: "no"}).get(check.get("fused"), "—")
-    graph = " + ".join(check.get("graph_ops") or ()) or "—"
-    difference = check.get("max_abs_diff")
-    shown = f"{difference:.2g}" if isinstance(difference, (int, float)) else "—"
+    check = record.stage_check
+    if check is None:
+        return "—", "—", "—"
+    fused = "—" if check.fused is None else "yes" if check.fused else "no"
+    graph = " + ".join(check.graph_ops or ()) or "—"
+    shown = f"{check.max_abs_diff:.2g}" if isinstance(check.max_abs_diff, (int, float)) else "—"
     return fused, graph, f"wrong output: {shown}" if _wrong(record) else shown
 
 
-def _backward(record: Mapping[str, Any]) -> str:
+def _backward(record: Record) -> str:
     """The backward median, or the first clause of why there is none."""
-    block = record.get("backward")
-    if record.get("status") == "ok" and block:
-        return f"{block['median_s'] * MS:.3f} ms"
-    return str(record.get("backward_reason") or "—").split(":")[0]
+    if record.status == "ok" and record.backward:
+        return f"{record.backward.median * MS:.3f} ms"
+    return (record.backward_reason or "—").split(":")[0]
 
 
-def fused_rows(results: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+def fused_rows(records: Sequence[Record]) -> list[list[str]]:
     """One row per pattern configuration and variant other than the unfused eager chain (and its
     parts, which are a column): measured, left unfused ("graph unchanged"), or computing otherwise."""
-    chosen = [r for r in results if r.get("category") == CATEGORY]
-    groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
-    for record in chosen:
-        groups[_identity(record)].append(record)
+    groups: dict[Key, list[Record]] = defaultdict(list)
+    for record in records:
+        if record.category == CATEGORY:
+            groups[_pattern(record)].append(record)
     rows = []
-    for records in groups.values():
-        by_variant = {_variant(r): r for r in records}
+    for members in groups.values():
+        by_variant = {_variant(r): r for r in members}
         base, parts = _median(by_variant.get(_BASE)), _median(by_variant.get(_PARTS))
-        timed = records[0].get("profiler") == TIMER
-        for record in records:
+        timed = members[0].profiler == TIMER
+        for record in members:
             if _variant(record) in (_BASE, _PARTS):
                 continue
-            if record.get("status") != "ok" and not (_unchanged(record) or _wrong(record)):
+            if record.status != "ok" and not (_unchanged(record) or _wrong(record)):
                 continue  # skipped or failed for another reason: listed under "Not benchmarked"
             median = _median(record)
             speedup = f"{base / median:.2f}x" if timed and base and median else "—"
             rows.append(
                 [
-                    str(record["op"]),
-                    str(record["framework"]),
-                    _shapes(record.get("inputs") or {}),
+                    record.op,
+                    record.framework,
+                    record.inputs,
                     _ms(base),
                     _ms(parts),
                     "/".join(_variant(record)),
-                    _ms(median) if record.get("status") == "ok" else str(record.get("status")),
+                    _ms(median) if record.status == "ok" else record.status,
                     speedup,
                     *_fusion(record),
                     _backward(record),
@@ -133,9 +120,9 @@ def fused_rows(results: Sequence[Mapping[str, Any]]) -> list[list[str]]:
     return rows
 
 
-def render_fused(results: Sequence[Mapping[str, Any]]) -> list[str]:
+def render_fused(records: Sequence[Record]) -> list[str]:
     """The report's fused-patterns section as Markdown lines (none without fused patterns)."""
-    rows = fused_rows(results)
+    rows = fused_rows(records)
     if not rows:
         return []
     lines = [
@@ -149,6 +136,6 @@ def render_fused(results: Sequence[Mapping[str, Any]]) -> list[str]:
         markdown_table(rows, headers=HEADERS, disable_numparse=True),
         "",
     ]
-    if any(r.get("category") == CATEGORY and r.get("profiler") != TIMER for r in results):
+    if any(r.category == CATEGORY and r.profiler != TIMER for r in records):
         lines += [NATIVE_NOTE, ""]
     return lines

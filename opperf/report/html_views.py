@@ -7,9 +7,9 @@ views (``report.scaling``, ``report.sensitivity``, ``report.stages``), drawn and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 from opperf.measure.stages import EAGER
 from opperf.operators import longtail
@@ -19,7 +19,7 @@ from opperf.report.inputs import ModelFile, ReportInputs
 from opperf.report.page import Column, cards, data_table, escape, flag_badges, number, plot
 from opperf.report.scaling import BUSY, Scaling, scalings
 from opperf.report.sensitivity import Point, sensitivity_points
-from opperf.report.stages import NATIVE_NOTE, TagStage, tag_speedups
+from opperf.report.stages import NATIVE_NOTE, TagStage, has_staged_long_tail, tag_speedups
 from opperf.results.inputs import describe_inputs
 from opperf.results.model_report import ConfigurationRow, OperatorRow
 from opperf.results.record import Record
@@ -183,21 +183,17 @@ def _agrees(agrees: bool | None) -> str:
 def tag_stages(inputs: ReportInputs) -> str:
     """Per DLOP-Bench tag, the long-tail operators' geometric-mean speedup in each stage, per framework
     (LongTail-Bench's question: which syntax features a graph capture or a compiler gains on)."""
-    by_framework: dict[str, list[Mapping[str, Any]]] = {}
+    by_framework: dict[str, list[Record]] = {}
     for file in inputs.results:
-        for record in file.records:
-            by_framework.setdefault(str(record.get("framework", "")), []).append(record)
+        for record in file.rows:
+            by_framework.setdefault(record.framework, []).append(record)
     series = [
         (f"{framework} {figure.stage}", figure)
         for framework, records in sorted(by_framework.items())
         for figure in tag_speedups(records)
     ]
     if not series:
-        staged = any(
-            r.get("category") == longtail.CATEGORY and r.get("stage", EAGER) != EAGER
-            for records in by_framework.values()
-            for r in records
-        )
+        staged = any(has_staged_long_tail(records) for records in by_framework.values())
         return f"<p>{escape(NATIVE_NOTE)}</p>" if staged else ""
     columns: list[Column[tuple[str, TagStage]]] = [
         Column("tag", lambda s: escape(s[1].tag), lambda s: s[1].tag),
@@ -218,7 +214,7 @@ def tag_stages(inputs: ReportInputs) -> str:
 def threads(inputs: ReportInputs) -> str:
     """Configurations measured at several thread counts: speedup and efficiency against the fewest,
     flagged where the machine was busy, oversubscribed or the figure superlinear."""
-    records = [record for file in inputs.results for record in file.records]
+    records = [record for file in inputs.results for record in file.rows]
     usable = [f.environment.get("usable_cpus") for f in inputs.results]
     usable_cpus = min((u for u in usable if isinstance(u, int)), default=None)
     found = scalings(records, usable_cpus)
@@ -227,7 +223,7 @@ def threads(inputs: ReportInputs) -> str:
     counts = sorted({f.threads for s in found for f in s.figures})
     columns: list[Column[Scaling]] = [
         Column("function", lambda s: escape(f"{s.key.namespace}.{s.key.op}"), lambda s: s.key.op),
-        Column("inputs", lambda s: escape(describe_inputs(dict(s.inputs)))),
+        Column("inputs", lambda s: escape(s.inputs)),
     ]
     for count in counts:
         columns.append(
@@ -264,14 +260,14 @@ def factor_view(factor: Factor) -> Callable[[ReportInputs], str]:
     values, with each value's median and its ratio to the default's."""
 
     def view(inputs: ReportInputs) -> str:
-        records = [record for file in inputs.results for record in file.records]
+        records = [record for file in inputs.results for record in file.rows]
         rows = factor_rows(records, factor)
         if not rows:
             return ""
         values = values_of(rows, factor)
         columns: list[Column[FactorRow]] = [
             Column("function", lambda r: escape(f"{r.key.namespace}.{r.key.op}"), lambda r: r.key.op),
-            Column("inputs", lambda r: escape(describe_inputs(dict(r.inputs)))),
+            Column("inputs", lambda r: escape(r.inputs)),
             Column("phase", lambda r: escape(r.phase)),
         ]
         default = factor.shown(factor.default)
@@ -332,7 +328,7 @@ def sensitivity(inputs: ReportInputs) -> str:
     parts = []
     for index, file in enumerate(inputs.results):
         mode = file.environment.get("shapes", "standard")
-        points = sensitivity_points(file.records) if mode != "standard" else []
+        points = sensitivity_points(file.rows) if mode != "standard" else []
         if not points:
             continue
         columns: list[Column[Point]] = [

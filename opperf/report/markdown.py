@@ -10,7 +10,7 @@ from opperf.report.scaling import render_scaling
 from opperf.report.sensitivity import render_sensitivity
 from opperf.report.stages import render_tag_speedups
 from opperf.results.coverage import STATUS_KEYS
-from opperf.results.inputs import describe_inputs
+from opperf.results.record import Phase, Record, read_record
 from opperf.utils.markdown_table import markdown_table
 
 MS = 1e3
@@ -59,42 +59,39 @@ ENVIRONMENT_KEYS = (
 )
 
 
-def _timing(block: dict[str, Any] | None) -> list[str]:
+def _timing(phase: Phase | None) -> list[str]:
     """Median, IQR as a percentage of it, and sample count: the compact view; the JSON has the rest."""
-    if not block:
+    if phase is None:
         return ["—"] * 3
-    ratio = block.get("iqr_ratio")
-    spread = f"{ratio * 100:.1f}" if ratio is not None else "—"
-    return [f"{block['median_s'] * MS:.4f}", spread, str(block["n"])]
+    spread = f"{phase.iqr_ratio * 100:.1f}" if phase.iqr_ratio is not None else "—"
+    return [f"{phase.median * MS:.4f}", spread, str(len(phase.samples))]
 
 
-def _roofline(block: dict[str, Any] | None) -> list[str]:
-    if not block:
+def _roofline(record: Record) -> list[str]:
+    if record.gb_per_s is None or record.gflop_per_s is None:
         return ["—"] * 3
-    fractions = block.get("fraction_of_peak")
-    roof = f"{fractions['of_roof'] * 100:.3g} ({fractions['bound']})" if fractions else "—"
-    return [f"{block['gb_per_s']:.3g}", f"{block['gflop_per_s']:.3g}", roof]
+    roof = f"{record.of_roof * 100:.3g} ({record.bound})" if record.of_roof is not None else "—"
+    return [f"{record.gb_per_s:.3g}", f"{record.gflop_per_s:.3g}", roof]
 
 
-def _name(result: dict[str, Any]) -> str:
+def _name(record: Record) -> str:
     """The function users call, with the registry's name beside it where the two differ."""
-    function = str(result.get("function") or f"{result['namespace']}.{result['op']}")
-    named = function if function.endswith(f".{result['op']}") else f"{function} ({result['op']})"
-    stage = result.get("stage", "eager")
-    shown = f"{stage}: {result['variant']}" if result.get("variant") else stage
+    function, op = record.function, record.op
+    named = function if function.endswith(f".{op}") else f"{function} ({op})"
+    shown = f"{record.stage}: {record.variant}" if record.variant else record.stage
     return named if shown == "eager" else f"{named} [{shown}]"
 
 
-def _row(result: dict[str, Any]) -> list[str]:
-    memory = result.get("memory_peak_bytes")
+def _row(record: Record) -> list[str]:
+    memory = record.memory_bytes
     return [
-        _name(result),
-        describe_inputs(result["inputs"]),
-        *_timing(result["forward"]),
-        *_timing(result["backward"]),
-        *_roofline(result.get("roofline")),
+        _name(record),
+        record.inputs,
+        *_timing(record.forward),
+        *_timing(record.backward),
+        *_roofline(record),
         f"{memory / 1e3:.3f}" if memory is not None else "—",
-        ", ".join(result.get("flags") or ()),
+        ", ".join(record.flags),
     ]
 
 
@@ -109,7 +106,6 @@ def _setting(value: object) -> str:
 
 def render_markdown(document: dict[str, Any]) -> str:
     environment = document["environment"]
-    results = document["results"]
     lines = ["# Operator benchmarks", ""]
     lines += [
         f"- **{key}**: {_setting(environment[key])}"
@@ -130,33 +126,25 @@ def render_markdown(document: dict[str, Any]) -> str:
             f"registered names ({counts})"
         )
     lines.append("")
-    by_category: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for result in results:
-        if result["status"] == "ok":
-            by_category[result["category"]].append(result)
+    records = [read_record(record, f"results[{index}]") for index, record in enumerate(document["results"])]
+    by_category: dict[str, list[Record]] = defaultdict(list)
+    for record in records:
+        if record.status == "ok":
+            by_category[record.category].append(record)
     for category in sorted(by_category):
         lines += [f"## {category}", ""]
         rows = [_row(r) for r in by_category[category]]
         lines += [markdown_table(rows, headers=HEADERS, disable_numparse=True), ""]
-    per_tag = render_tag_speedups(results)
+    per_tag = render_tag_speedups(records)
     if per_tag:
         lines += ["## Stage speedups per tag (long-tail operators)", "", per_tag, ""]
-    lines += render_fused(results)
-    lines += render_sensitivity(document)
-    lines += render_scaling(document)
-    not_ok = [r for r in results if r["status"] != "ok"]
+    lines += render_fused(records)
+    lines += render_sensitivity(environment, records)
+    lines += render_scaling(environment, records)
+    not_ok = [r for r in records if r.status != "ok"]
     if not_ok:
         lines += ["## Not benchmarked", ""]
-        rows = [
-            [
-                _name(r),
-                r["category"],
-                r["status"],
-                describe_inputs(r["inputs"]),
-                r["reason"] or "",
-            ]
-            for r in not_ok
-        ]
+        rows = [[_name(r), r.category, r.status, r.inputs, r.reason or ""] for r in not_ok]
         lines += [
             markdown_table(rows, headers=("Operator", "Category", "Status", "Inputs", "Reason")),
             "",

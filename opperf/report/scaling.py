@@ -16,9 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from opperf.results.inputs import describe_inputs
-from opperf.results.key import Key, record_key
-from opperf.utils.load import BUSY_THRESHOLD
+from opperf.results.key import Key
+from opperf.results.record import Record
 from opperf.utils.markdown_table import markdown_table
 
 SUPERLINEAR_MARGIN = 0.1
@@ -39,7 +38,7 @@ class Scaling:
     """A configuration's figures across thread counts, fewest first, and the flags they earn."""
 
     key: Key
-    inputs: Mapping[str, Any]
+    inputs: str
     figures: tuple[CountFigure, ...]
     usable_cpus: int | None
 
@@ -67,18 +66,14 @@ class Scaling:
         return found
 
 
-def scalings(results: Sequence[Mapping[str, Any]], usable_cpus: int | None) -> list[Scaling]:
+def scalings(records: Sequence[Record], usable_cpus: int | None) -> list[Scaling]:
     """The configurations measured ok at two or more thread counts, in the order they first appear."""
-    groups: dict[Key, list[tuple[CountFigure, Mapping[str, Any]]]] = defaultdict(list)
-    for result in results:
-        threads = result.get("threads")
-        if result["status"] != "ok" or not result.get("forward") or not isinstance(threads, int):
+    groups: dict[Key, list[tuple[CountFigure, str]]] = defaultdict(list)
+    for record in records:
+        if record.status != "ok" or record.forward is None or not isinstance(record.threads, int):
             continue
-        load = result.get("competing_load")
-        figure = CountFigure(
-            threads, result["forward"]["median_s"], load is not None and load > BUSY_THRESHOLD
-        )
-        groups[record_key(result).replacing(threads=None)].append((figure, result["inputs"]))
+        figure = CountFigure(record.threads, record.forward.median, record.busy)
+        groups[record.key.replacing(threads=None)].append((figure, record.inputs))
     found = []
     for key, members in groups.items():
         figures = tuple(sorted((f for f, _ in members), key=lambda f: f.threads))
@@ -91,9 +86,9 @@ def _cell(value: float | None, digits: str) -> str:
     return BUSY if value is None else format(value, digits)
 
 
-def render_scaling(document: Mapping[str, Any]) -> list[str]:
+def render_scaling(environment: Mapping[str, Any], records: Sequence[Record]) -> list[str]:
     """Markdown lines of the scaling table; none unless some configuration ran at several counts."""
-    found = scalings(document["results"], document["environment"].get("usable_cpus"))
+    found = scalings(records, environment.get("usable_cpus"))
     if not found:
         return []
     counts = sorted({f.threads for s in found for f in s.figures})
@@ -102,7 +97,7 @@ def render_scaling(document: Mapping[str, Any]) -> list[str]:
     rows = []
     for scaling in found:
         by_count = {f.threads: f for f in scaling.figures}
-        row = [scaling.key.op, describe_inputs(dict(scaling.inputs))]
+        row = [scaling.key.op, scaling.inputs]
         for count in counts:
             figure = by_count.get(count)
             row.append("—" if figure is None else BUSY if figure.busy else f"{figure.median_s * 1e3:.4f}")
@@ -117,7 +112,7 @@ def render_scaling(document: Mapping[str, Any]) -> list[str]:
         "## Thread scaling",
         "",
         f"Speedup and efficiency are against the fewest threads; usable CPUs: "
-        f"{document['environment'].get('usable_cpus', '?')}.",
+        f"{environment.get('usable_cpus', '?')}.",
         "",
         markdown_table(rows, headers=[*headers, "Flags"], disable_numparse=True),
         "",

@@ -8,30 +8,15 @@ data leaves the caches (or on a skewed, singleton or strided layout).
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from opperf.results.record import Record
 from opperf.utils.markdown_table import markdown_table
 
 HEADERS = ("Operator", "Largest tensor", "Elements", "Layout", "Fwd median (ms)", "ns / element")
-
-
-def _tensors(inputs: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    found: list[Mapping[str, Any]] = []
-    for value in inputs.values():
-        if isinstance(value, dict) and "shape" in value:
-            found.append(value)
-        elif isinstance(value, list):
-            found.extend(v for v in value if isinstance(v, dict) and "shape" in v)
-    return found
-
-
-def _largest(inputs: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    tensors = _tensors(inputs)
-    return max(tensors, key=lambda t: math.prod(t["shape"])) if tensors else None
 
 
 @dataclass(frozen=True)
@@ -50,27 +35,19 @@ class Point:
         return self.median_s * 1e9 / self.elements if self.elements else None
 
 
-def sensitivity_points(results: Sequence[Mapping[str, Any]]) -> list[Point]:
+def sensitivity_points(records: Sequence[Record]) -> list[Point]:
     """One point per measured configuration, grouped by operator and sorted by element count."""
     by_op: dict[str, list[Point]] = defaultdict(list)
-    for result in results:
-        forward = result.get("forward")
-        largest = _largest(result["inputs"])
-        if result["status"] != "ok" or not forward or largest is None:
+    for record in records:
+        if record.status != "ok" or record.forward is None or not record.tensors:
             continue
-        shape = tuple(largest["shape"])
-        point = Point(
-            str(result["op"]),
-            shape,
-            math.prod(shape),
-            largest.get("storage") == "sliced",
-            forward["median_s"],
-        )
+        largest = max(record.tensors, key=lambda tensor: tensor.elements)
+        point = Point(record.op, largest.shape, largest.elements, largest.strided, record.forward.median)
         by_op[point.op].append(point)
     return [point for op in sorted(by_op) for point in sorted(by_op[op], key=lambda p: p.elements)]
 
 
-def sensitivity_rows(results: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+def sensitivity_rows(records: Sequence[Record]) -> list[list[str]]:
     """One row of text per measured configuration, grouped by operator and sorted by element count."""
     return [
         [
@@ -81,17 +58,16 @@ def sensitivity_rows(results: Sequence[Mapping[str, Any]]) -> list[list[str]]:
             f"{p.median_s * 1e3:.4f}",
             f"{p.ns_per_element:.3g}" if p.ns_per_element is not None else "—",
         ]
-        for p in sensitivity_points(results)
+        for p in sensitivity_points(records)
     ]
 
 
-def render_sensitivity(document: Mapping[str, Any]) -> list[str]:
+def render_sensitivity(environment: Mapping[str, Any], records: Sequence[Record]) -> list[str]:
     """Markdown lines of the view; none unless the sweep drew its shapes (``--shapes`` fuzz or skewed)."""
-    environment = document["environment"]
     mode = environment.get("shapes", "standard")
     if mode == "standard":
         return []
-    rows = sensitivity_rows(document["results"])
+    rows = sensitivity_rows(records)
     if not rows:
         return []
     return [

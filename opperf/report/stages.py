@@ -12,15 +12,15 @@ so its stage ratios would not compare like with like.
 
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, cast
 
 from opperf.measure.stages import EAGER, STAGES
 from opperf.operators import longtail
+from opperf.results.key import Key
+from opperf.results.record import Record
 from opperf.utils.markdown_table import markdown_table
 
 STAGED = tuple(stage for stage in STAGES if stage != EAGER)
@@ -29,7 +29,6 @@ NATIVE_NOTE = (
     "Stage speedups need `--profiler python`: the native profiler times the operators an eager call "
     "dispatches but not the Python between them, while a graph or compiled region is timed whole."
 )
-_IDENTITY = ("framework", "namespace", "op", "dtype", "device", "profiler", "mode", "threads", "cache")
 
 
 @dataclass(frozen=True)
@@ -44,34 +43,32 @@ class TagStage:
     not_measured: int
 
 
-def _identity(record: Mapping[str, Any]) -> str:
-    keyed = {name: record.get(name) for name in _IDENTITY}
-    return json.dumps([keyed, record.get("inputs"), record.get("run_backward")], sort_keys=True)
+def _unstaged(record: Record) -> Key:
+    """The record's row key less its stage: what its eager record shares."""
+    return record.key.replacing(stage=None)
 
 
-def _median(record: Mapping[str, Any]) -> float | None:
-    block = record.get("forward")
-    return block["median_s"] if record.get("status") == "ok" and block else None
+def _median(record: Record) -> float | None:
+    return record.forward.median if record.status == "ok" and record.forward else None
 
 
-def tag_speedups(results: Sequence[Mapping[str, Any]]) -> list[TagStage]:
-    """Per tag and non-eager stage present in ``results``, the geometric-mean speedup over eager."""
-    chosen = [r for r in _long_tail(results) if r.get("profiler") == TIMER]
-    eager = {_identity(r): _median(r) for r in chosen if r.get("stage", EAGER) == EAGER}
+def tag_speedups(records: Sequence[Record]) -> list[TagStage]:
+    """Per tag and non-eager stage present in ``records``, the geometric-mean speedup over eager."""
+    chosen = [r for r in _long_tail(records) if r.profiler == TIMER]
+    eager = {_unstaged(r): _median(r) for r in chosen if r.stage == EAGER}
     ratios: dict[tuple[str, str], list[float]] = defaultdict(list)
     missing: dict[tuple[str, str], int] = defaultdict(int)
-    stages_present = cast("set[str]", {r.get("stage") for r in chosen} & set(STAGED))
+    stages_present = {r.stage for r in chosen} & set(STAGED)
     for record in chosen:
-        stage = record.get("stage", EAGER)
-        if stage == EAGER:
+        if record.stage == EAGER:
             continue
-        entry = longtail.by_name().get(str(record["op"]))
-        base, staged = eager.get(_identity(record)), _median(record)
+        entry = longtail.by_name().get(record.op)
+        base, staged = eager.get(_unstaged(record)), _median(record)
         for tag in entry.tags if entry else ():
             if base and staged:
-                ratios[tag, stage].append(base / staged)
+                ratios[tag, record.stage].append(base / staged)
             else:
-                missing[tag, stage] += 1
+                missing[tag, record.stage] += 1
     figures = []
     for tag in longtail.TAGS:
         for stage in sorted(stages_present, key=STAGED.index):
@@ -81,21 +78,25 @@ def tag_speedups(results: Sequence[Mapping[str, Any]]) -> list[TagStage]:
     return figures
 
 
-def _long_tail(results: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    return [r for r in results if r.get("category") == longtail.CATEGORY]
+def _long_tail(records: Sequence[Record]) -> list[Record]:
+    return [r for r in records if r.category == longtail.CATEGORY]
+
+
+def has_staged_long_tail(records: Sequence[Record]) -> bool:
+    """Whether any long-tail record ran in a stage other than eager."""
+    return any(r.stage != EAGER for r in _long_tail(records))
 
 
 def _geometric_mean(values: Sequence[float]) -> float | None:
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
 
 
-def render_tag_speedups(results: Sequence[Mapping[str, Any]]) -> str:
+def render_tag_speedups(records: Sequence[Record]) -> str:
     """The per-tag table as Markdown; a note when the stages were timed by the native profiler; "" when
-    the results have no long-tail graph or compile stage."""
-    figures = tag_speedups(results)
+    the records have no long-tail graph or compile stage."""
+    figures = tag_speedups(records)
     if not figures:
-        staged = any(r.get("stage", EAGER) != EAGER for r in _long_tail(results))
-        return NATIVE_NOTE if staged else ""
+        return NATIVE_NOTE if has_staged_long_tail(records) else ""
     rows = [
         [
             f.tag,

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from opperf.measure.stages import StageCheck
 from opperf.operators import longtail
 from opperf.results.inputs import describe_inputs
 from opperf.results.key import Key, record_key
@@ -65,6 +66,18 @@ class Phase:
 
 
 @dataclass(frozen=True)
+class Tensor:
+    """A tensor input as reports show it: its shape, and whether it is a strided view (``--layout``)."""
+
+    shape: tuple[int, ...]
+    strided: bool = False
+
+    @property
+    def elements(self) -> int:
+        return math.prod(self.shape)
+
+
+@dataclass(frozen=True)
 class Record:
     """One record: its row key, status, reason and measured phases; the doubt flags a verdict weighs
     (``imprecise``: sampling stopped short of its precision target; ``busy``: other processes used
@@ -82,7 +95,8 @@ class Record:
     category: str = "misc"
     inputs: str = ""
     """The inputs as reports show them (``opperf.results.inputs``); the key holds them as JSON."""
-    tensor_shapes: tuple[tuple[int, ...], ...] = ()
+    tensors: tuple[Tensor, ...] = ()
+    """The tensor inputs in argument order, a list's members in turn."""
     memory_bytes: int | None = None
     flags: tuple[str, ...] = ()
     flops: float | None = None
@@ -92,12 +106,28 @@ class Record:
     of_roof: float | None = None
     bound: str | None = None
     compile_s: float | None = None
-    stage_agrees: bool | None = None
+    stage_check: StageCheck | None = None
+    backward_reason: str | None = None
     tags: tuple[str, ...] = field(default=())
 
     @property
     def framework(self) -> str:
         return self.key.framework
+
+    @property
+    def profiler(self) -> str:
+        return str(self.key.profiler)
+
+    @property
+    def tensor_shapes(self) -> tuple[tuple[int, ...], ...]:
+        """The tensor inputs' shapes in argument order (what a comparison across namespaces matches
+        on, since argument names differ: ``lhs`` in mx.nd is ``x1`` in mx.np and ``input`` in torch)."""
+        return tuple(tensor.shape for tensor in self.tensors)
+
+    @property
+    def stage_agrees(self) -> bool | None:
+        """Whether the stage's outputs agreed with eager's; None where they were not compared."""
+        return self.stage_check.agrees if self.stage_check else None
 
     @property
     def namespace(self) -> str:
@@ -198,7 +228,7 @@ def read_record(
         function=str(record.get("function") or f"{record['namespace']}.{record['op']}"),
         category=str(record.get("category", "misc")),
         inputs=describe_inputs(inputs),
-        tensor_shapes=_shapes(inputs),
+        tensors=_tensors(inputs),
         memory_bytes=record.get("memory_peak_bytes"),
         flags=tuple(record.get("flags") or ()),
         flops=roofline.get("flops"),
@@ -208,7 +238,8 @@ def read_record(
         of_roof=fractions.get("of_roof"),
         bound=fractions.get("bound"),
         compile_s=record.get("compile_s"),
-        stage_agrees=check.get("agrees") if isinstance(check, dict) else None,
+        stage_check=StageCheck.from_json(check) if isinstance(check, dict) else None,
+        backward_reason=record.get("backward_reason"),
         tags=tuple(tags) if isinstance(tags, (list, tuple)) else (str(tags),),
     )
 
@@ -234,15 +265,14 @@ def phase_of(block: object, where: str) -> Phase | None:
     )
 
 
-def _shapes(inputs: Mapping[str, Any]) -> tuple[tuple[int, ...], ...]:
-    """The tensor inputs' shapes in argument order (what a comparison across namespaces matches on,
-    since argument names differ: ``lhs`` in mx.nd is ``x1`` in mx.np and ``input`` in torch)."""
-    shapes = []
+def _tensors(inputs: Mapping[str, Any]) -> tuple[Tensor, ...]:
+    """The tensor inputs in argument order, a list's members in turn."""
+    found = []
     for value in inputs.values():
         for item in value if isinstance(value, list) else [value]:
             if isinstance(item, dict) and "shape" in item:
-                shapes.append(tuple(item["shape"]))
-    return tuple(shapes)
+                found.append(Tensor(tuple(item["shape"]), item.get("storage") == "sliced"))
+    return tuple(found)
 
 
 def smallest_gap(samples: Sequence[float]) -> float | None:

@@ -18,16 +18,14 @@ MS = 1e3
 
 @dataclass(frozen=True)
 class ResultsFile:
-    """One results file: its path, environment, coverage block and rows; ``records`` keeps the
-    records as read, for the views that are pure functions of them (``report.scaling``,
-    ``report.sensitivity``, ``report.stages``, which the Markdown report shares); ``paired``, the
-    records a comparison file pairs, as (namespace asked for, record index) in its order."""
+    """One results file: its path, environment, coverage block and its records, read (``rows``);
+    ``paired``, the records a comparison file pairs, as (namespace asked for, record index) in its
+    order."""
 
     path: str
     environment: Mapping[str, Any]
     coverage: Mapping[str, Any]
     rows: tuple[Record, ...]
-    records: tuple[Mapping[str, Any], ...] = ()
     paired: tuple[tuple[tuple[str, int], ...], ...] = ()
 
 
@@ -42,7 +40,6 @@ def results_file(document: Mapping[str, Any], path: str) -> ResultsFile:
             read_record(record, f"{path}: results[{index}]", path, catalogue_tags)
             for index, record in enumerate(records)
         ),
-        records=records,
         paired=_paired(document.get("comparison"), len(records)),
     )
 
