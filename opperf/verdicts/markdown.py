@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from opperf.results.inputs import describe_inputs
 from opperf.utils.markdown_table import markdown_table
 from opperf.utils.words import counted
 from opperf.verdicts.decide import Verdict
@@ -22,18 +23,6 @@ SECTIONS = (
     (Verdict.INCOMPARABLE, "Incomparable"),
 )
 HEADERS = ("operator", "inputs", "phase", "base ms", "new ms", "ratio", "95% interval", "q", "note")
-
-
-def describe_inputs(inputs: str) -> str:
-    """Canonical inputs as ``data=1024x1024, axis=1``."""
-    return ", ".join(f"{name}={_value(value)}" for name, value in json.loads(inputs).items())
-
-
-def _value(value: object) -> str:
-    shape = value["shape"] if isinstance(value, dict) and "shape" in value else value
-    if isinstance(shape, list) and all(isinstance(v, int) for v in shape):
-        return "x".join(str(v) for v in shape) or "()"
-    return str(shape)
 
 
 def _number(value: float | None, digits: int = 4) -> str:
@@ -58,7 +47,7 @@ def table_row(row: Row) -> list[str]:
     where += key.drawn_otherwise()
     return [
         f"{key.namespace}.{key.op}" + (f" [{', '.join(where)}]" if where else ""),
-        describe_inputs(key.inputs),
+        describe_inputs(json.loads(key.inputs)),
         row.phase,
         _ms(row, "base"),
         _ms(row, "new"),

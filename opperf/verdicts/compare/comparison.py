@@ -249,8 +249,8 @@ class _Pending:
     measured: dict[str, list[Measurement]] = field(default_factory=dict)
 
     def measure_round(self, index: int, measure: Measurer) -> None:
-        """Round ``index`` in every namespace that measured so far; a namespace whose measurement
-        failed, crashed or timed out is not run again."""
+        """Round ``index`` in each namespace that can still take it: one with a problem, or whose
+        measurement failed, crashed or timed out in an earlier round, is not run again."""
         for namespace in self.calls if index % 2 == 0 else reversed(list(self.calls)):
             if namespace in self.problems or _failed(self.measured.get(namespace)):
                 continue

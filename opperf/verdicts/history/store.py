@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from opperf.results.document import is_ab
+from opperf.results.inputs import describe_inputs
 from opperf.results.key import Key, record_key
 from opperf.results.migrations import digest as written_digest
 from opperf.results.record import PHASES, timer_tick
@@ -115,16 +116,9 @@ class Series:
 
     @property
     def label(self) -> str:
-        inputs = json.loads(self.key.inputs)
-        shown = ", ".join(f"{name}={_shape(value)}" for name, value in inputs.items())
+        shown = describe_inputs(json.loads(self.key.inputs))
         drawn = "".join(f" [{setting}]" for setting in self.key.drawn_otherwise())
         return f"{self.key.namespace}.{self.key.op}({shown}){drawn} {self.phase}"
-
-
-def _shape(value: object) -> str:
-    if isinstance(value, dict) and "shape" in value:
-        return "x".join(map(str, value["shape"])) or "scalar"
-    return json.dumps(value)
 
 
 @dataclass(frozen=True)
