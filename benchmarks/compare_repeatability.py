@@ -1,6 +1,6 @@
 """Does ``opperf compare`` say the same thing twice? Each row's verdict over repeated runs.
 
-    .venv/bin/python -m benchmarks.compare_repeatability [--namespaces mx.nd,mx.np] [--runs 5]
+    .venv/bin/python -m benchmarks.compare_repeatability [--namespaces mx.nd,mx.np] [--runs 5] [--rounds N]
 
 Runs ``opperf compare`` ``--runs`` times in fresh processes and prints, per row (operator, inputs,
 namespace, phase), the verdicts it got; target: each row's most common verdict in at least 4 of 5
@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -30,13 +31,15 @@ def main() -> None:
     parser.add_argument("--namespaces", default="mx.nd,mx.np")
     parser.add_argument("--ops", default="add,exp,sum,dot,softmax")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=None, help="compare's --rounds (default: its own)")
     arguments = parser.parse_args()
     verdicts: dict[tuple[str, str, str, str], list[str]] = defaultdict(list)
-    before = os.getloadavg()[0]
+    before, started = os.getloadavg()[0], time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
         for run in range(arguments.runs):
             output = Path(folder) / f"compare{run}.json"
             command = ["compare", arguments.namespaces, "--ops", arguments.ops, "--threads", "1"]
+            command += ["--rounds", str(arguments.rounds)] if arguments.rounds else []
             subprocess.run(
                 [sys.executable, str(ROOT / "opperf.py"), *command, "--output-file", str(output)],
                 check=True,
@@ -55,7 +58,7 @@ def main() -> None:
         print(f"{' '.join(key)}: {top} in {count} of {len(found)} ({', '.join(found)})")
     print(
         f"rows whose verdict held in all runs but at most one: {steady} of {len(verdicts)}; "
-        f"load average {before:.2f} -> {os.getloadavg()[0]:.2f}"
+        f"load average {before:.2f} -> {os.getloadavg()[0]:.2f}; {time.perf_counter() - started:.0f} s"
     )
 
 
