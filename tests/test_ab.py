@@ -144,7 +144,7 @@ def _rounds(medians: dict[Key, list[float]], busy: bool = False) -> tuple[Run, .
             f"round {r}",
             {
                 key: Record(key, "ok", None, {"forward": Phase(m[r], m[r] * 0.99, m[r] * 1.01, False)},
-                               imprecise=True, busy=busy)
+                               met_target=False, competing_load=1.0 if busy else None)
                 for key, m in medians.items()
             },
         )

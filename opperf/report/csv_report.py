@@ -7,6 +7,8 @@ from typing import Any
 
 import pandas as pd
 
+from opperf.results.document import timing_block
+from opperf.results.record import PHASES, Record, read_record
 from opperf.utils.cells import inert_csv_cell
 
 COLUMNS = (
@@ -22,7 +24,6 @@ COLUMNS = (
     "iqr_ratio",
     "noisy",
 )
-ROOFLINE_COLUMNS = ("bytes", "flops", "gb_per_s", "gflop_per_s")
 
 
 SHOWN_DIGITS = 10
@@ -35,41 +36,49 @@ def _shown(value: object) -> object:
 
 
 def render_csv(document: dict[str, Any]) -> str:
-    rows = []
-    for result in document["results"]:
-        row = {
-            key: result[key]
-            for key in (
-                "framework",
-                "namespace",
-                "op",
-                "function",
-                "category",
-                "status",
-                "reason",
-                "memory_peak_bytes",
-            )
-        }
-        row["inputs"] = json.dumps(result["inputs"], sort_keys=True)
-        for phase in ("forward", "backward"):
-            block = result[phase] or {}
-            for column in COLUMNS:
-                row[f"{phase}_{column}"] = block.get(column)
-        row["timer"] = result.get("timer")
-        latency = result.get("host_latency") or {}
-        for phase in ("forward", "backward"):
-            row[f"host_{phase}_median_s"] = (latency.get(phase) or {}).get("median_s")
-        sampling = result.get("sampling") or {}
-        row.update({key: sampling.get(key) for key in ("warmup_runs", "stop_reason", "met_target")})
-        row["competing_load"] = result.get("competing_load")
-        roofline = result.get("roofline") or {}
-        row.update({key: roofline.get(key) for key in ROOFLINE_COLUMNS})
-        row["fraction_of_roof"] = (roofline.get("fraction_of_peak") or {}).get("of_roof")
-        row["flags"] = " ".join(result.get("flags") or ())
-        row.update({key: result.get(key) for key in ("threads", "stage", "variant", "compile_s")})
-        check = result.get("stage_check") or {}
-        row["stage_agrees"] = check.get("agrees")
-        row["stage_max_abs_diff"] = check.get("max_abs_diff")
-        row["fused"] = check.get("fused")
-        rows.append({key: _shown(value) for key, value in row.items()})
-    return pd.DataFrame(rows).to_csv(index=False)
+    """One row per record, read once (``results.record``): its identity and status, each phase's
+    summary statistics (as the results file states them, from its samples), and the settings and
+    figures reports show."""
+    records = [read_record(record, f"results[{index}]") for index, record in enumerate(document["results"])]
+    return pd.DataFrame([_row(record) for record in records]).to_csv(index=False)
+
+
+def _row(record: Record) -> dict[str, object]:
+    check = record.stage_check
+    row: dict[str, object] = {
+        "framework": record.framework,
+        "namespace": record.namespace,
+        "op": record.op,
+        "function": record.function,
+        "category": record.category,
+        "status": record.status,
+        "reason": record.reason,
+        "memory_peak_bytes": record.memory_bytes,
+        "inputs": json.dumps(json.loads(record.key.inputs), sort_keys=True),  # spaced, as it always was
+    }
+    for name in PHASES:
+        phase = record.phases.get(name)
+        block = timing_block(phase.samples if phase else None) or {}
+        row.update({f"{name}_{column}": block.get(column) for column in COLUMNS})
+    row["timer"] = record.timer
+    row.update({f"host_{name}_median_s": record.host_medians.get(name) for name in PHASES})
+    row.update(
+        warmup_runs=record.warmup_runs,
+        stop_reason=record.stop_reason,
+        met_target=record.met_target,
+        competing_load=record.competing_load,
+        bytes=record.bytes_moved,
+        flops=record.flops,
+        gb_per_s=record.gb_per_s,
+        gflop_per_s=record.gflop_per_s,
+        fraction_of_roof=record.of_roof,
+        flags=" ".join(record.flags),
+        threads=record.threads,
+        stage=record.stage,
+        variant=record.variant,
+        compile_s=record.compile_s,
+        stage_agrees=check.agrees if check else None,
+        stage_max_abs_diff=check.max_abs_diff if check else None,
+        fused=check.fused if check else None,
+    )
+    return {key: _shown(value) for key, value in row.items()}

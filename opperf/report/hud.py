@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from opperf.results.record import Record, read_record
+
 MS = 1e3
 
 
@@ -34,48 +36,45 @@ def hud_records(document: dict[str, Any]) -> list[dict[str, Any]]:
         "name": environment.get("cpu_model"),
         "type": str(environment.get("device", "cpu")).split("(")[0],
     }
-    records = []
-    for result in document["results"]:
-        if result["status"] != "ok":
+    hud = []
+    for index, found in enumerate(document["results"]):
+        record = read_record(found, f"results[{index}]")
+        if record.status != "ok":
             continue
         model = {
-            "name": _model_name(result),
+            "name": _model_name(record),
             "type": "operator",
-            "origins": [result["framework"]],
+            "origins": [record.framework],
             "extra_info": {
-                "op": result["op"],
-                "category": result["category"],
-                "inputs": result["inputs"],
-                **{key: result.get(key) for key in ("stage", "variant", "compile_s")},
+                "op": record.op,
+                "category": record.category,
+                "inputs": json.loads(record.key.inputs),
+                "stage": record.stage,
+                "variant": record.variant or None,
+                "compile_s": record.compile_s,
             },
         }
-        for phase in ("forward", "backward"):
-            block = result.get(phase)
-            if block:
-                records.append(
-                    {
-                        "benchmark": benchmark,
-                        "model": model,
-                        "metric": {
-                            "name": f"{phase}_median_ms",
-                            "benchmark_values": [round(s * MS, 6) for s in block["samples_s"]],
-                            "extra_info": {
-                                "median_ms": round(block["median_s"] * MS, 6),
-                                "flags": result.get("flags", []),
-                            },
-                        },
-                        "runners": [runner],
-                    }
-                )
-    return records
+        for name, phase in record.phases.items():
+            hud.append(
+                {
+                    "benchmark": benchmark,
+                    "model": model,
+                    "metric": {
+                        "name": f"{name}_median_ms",
+                        "benchmark_values": [round(s * MS, 6) for s in phase.samples],
+                        "extra_info": {"median_ms": round(phase.median * MS, 6), "flags": list(record.flags)},
+                    },
+                    "runners": [runner],
+                }
+            )
+    return hud
 
 
-def _model_name(result: dict[str, Any]) -> str:
+def _model_name(record: Record) -> str:
     """The function, with its stage and variant where it is not plain eager (the dashboards key
     series on the name, so a compiled run is not mixed into the eager series)."""
-    stage = str(result.get("stage") or "eager")
-    shown = f"{stage}: {result['variant']}" if result.get("variant") else stage
-    return str(result["function"]) if shown == "eager" else f"{result['function']} [{shown}]"
+    shown = f"{record.stage}: {record.variant}" if record.variant else record.stage
+    return record.function if shown == "eager" else f"{record.function} [{shown}]"
 
 
 def render_hud(document: dict[str, Any]) -> str:

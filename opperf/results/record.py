@@ -79,17 +79,18 @@ class Tensor:
 
 @dataclass(frozen=True)
 class Record:
-    """One record: its row key, status, reason and measured phases; the doubt flags a verdict weighs
-    (``imprecise``: sampling stopped short of its precision target; ``busy``: other processes used
-    more than a quarter of a core meanwhile); and what reports show of it, with the file it came
+    """One record: its row key, status, reason and measured phases; what the doubt flags a verdict
+    weighs come from (``imprecise``, ``busy``); and what reports show of it, with the file it came
     from (``source``)."""
 
     key: Key
     status: str
     reason: str | None
     phases: Mapping[str, Phase]
-    imprecise: bool = False
-    busy: bool = False
+    met_target: bool | None = None
+    """Whether sampling met its precision target (None: the plan had none, or it did not sample)."""
+    competing_load: float | None = None
+    """Cores other processes used while it was measured."""
     source: str = ""
     function: str = ""
     category: str = "misc"
@@ -109,6 +110,22 @@ class Record:
     stage_check: StageCheck | None = None
     backward_reason: str | None = None
     tags: tuple[str, ...] = field(default=())
+    timer: str | None = None
+    """What timed it: ``device``, ``profiler`` or ``host`` on a GPU; None where the file does not say."""
+    host_medians: Mapping[str, float] = field(default_factory=dict)
+    """Per phase, the median of synchronised host calls beside a GPU's device time."""
+    warmup_runs: int | None = None
+    stop_reason: str | None = None
+
+    @property
+    def imprecise(self) -> bool:
+        """Sampling stopped short of its precision target."""
+        return self.met_target is False
+
+    @property
+    def busy(self) -> bool:
+        """Other processes used more than a quarter of a core while it was measured."""
+        return self.competing_load is not None and self.competing_load > BUSY_THRESHOLD
 
     @property
     def framework(self) -> str:
@@ -209,7 +226,7 @@ def read_record(
             measured = phase_of(record.get(phase), f"{where} {phase}")
             if measured is not None:
                 phases[phase] = measured
-    load = record.get("competing_load")
+    sampling = record.get("sampling") or {}
     roofline = record.get("roofline") or {}
     fractions = roofline.get("fraction_of_peak") or {}
     tags = record.get("tags") or ()
@@ -222,8 +239,8 @@ def read_record(
         status=status,
         reason=record.get("reason"),
         phases=phases,
-        imprecise=(record.get("sampling") or {}).get("met_target") is False,
-        busy=load is not None and load > BUSY_THRESHOLD,
+        met_target=sampling.get("met_target"),
+        competing_load=record.get("competing_load"),
         source=source,
         function=str(record.get("function") or f"{record['namespace']}.{record['op']}"),
         category=str(record.get("category", "misc")),
@@ -241,6 +258,14 @@ def read_record(
         stage_check=StageCheck.from_json(check) if isinstance(check, dict) else None,
         backward_reason=record.get("backward_reason"),
         tags=tuple(tags) if isinstance(tags, (list, tuple)) else (str(tags),),
+        timer=record.get("timer"),
+        host_medians={
+            phase: block["median_s"]
+            for phase, block in (record.get("host_latency") or {}).items()
+            if isinstance(block, dict) and block.get("median_s") is not None
+        },
+        warmup_runs=sampling.get("warmup_runs"),
+        stop_reason=sampling.get("stop_reason"),
     )
 
 
