@@ -1,5 +1,5 @@
 """Where a comparison's measurements run: in this process (the Python API, as ``benchmark`` runs
-its operators), or in one worker process per namespace and round (the command line, as a sweep
+its operators), or in one worker process per framework and round (the command line, as a sweep
 runs them).
 
 A worker's state outlives what it measures: one preparation of softmax (10000, 100) measured in
@@ -7,7 +7,10 @@ every round read mx.np 1.71x mx.nd's forward time in all 12 rounds of one run an
 three other runs, and its backward 1.2, 0.88, 1.12 and 0.95 in four, each run's rounds agreeing with
 each other. Rounds that share a worker cannot show such a state; they read it as a difference of the
 namespaces, and the verdict followed the run. In fresh workers each round, the state moves from
-round to round and shows in the rounds' disagreement instead.
+round to round and shows in the rounds' disagreement instead. Namespaces of one framework (``mx.nd``
+and ``mx.np``) share a round's worker: what differs between them is the function called, not the
+process, and both sides of a pair then meet the same worker. Each round waits for one worker start a
+framework (about 1 s of CPU for MXNet), not one a namespace.
 
 In workers, an operator that crashes, hangs or outgrows the machine's memory costs its namespace's
 record of one configuration (``crashed`` or ``timeout``, with the reason and the worker's peak), not
@@ -23,7 +26,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Protocol
 
-from opperf.frameworks import get_backend
+from opperf.frameworks import framework_of_namespace, get_backend
 from opperf.measure import harness
 from opperf.measure.isolation import IsolatedRunner
 from opperf.results.measurement import BenchmarkSpec, Measurement
@@ -59,7 +62,7 @@ in_process = InProcess()
 
 
 class InWorkers(contextlib.AbstractContextManager["InWorkers"]):
-    """One worker per namespace and round: a round's worker prepares each configuration it measures,
+    """One worker per framework and round: a round's worker prepares each configuration it measures,
     and the next round gets a fresh one (``start_round``), started beside it while it measures so
     that a round does not wait for it (``IsolatedRunner(standby=True)``). Workers are pinned as
     ``affinity`` says (``--affinity``); a round of a configuration may take ``timeout_s``."""
@@ -75,25 +78,25 @@ class InWorkers(contextlib.AbstractContextManager["InWorkers"]):
     def __call__(
         self, namespace: str, spec: BenchmarkSpec, function: Callable[..., object], index: int
     ) -> Measurement:
-        return self._runner(namespace, spec).run_round(spec, index, public=True).measurement
+        return self._runner(spec).run_round(spec, index, public=True).measurement
 
     def start_round(self, index: int) -> None:
-        """Each namespace's next measurement in a fresh worker (none before round 0's)."""
+        """Each framework's next measurement in a fresh worker (none before round 0's)."""
         if index > 0:
             for runner in self._runners.values():
                 runner.retire_worker()
 
     def worker_pid(self, namespace: str) -> int | None:
         """The process id of the worker measuring ``namespace`` now; None before its first round."""
-        runner = self._runners.get(namespace)
+        runner = self._runners.get(framework_of_namespace(namespace))
         return runner.worker_pid if runner is not None else None
 
-    def _runner(self, namespace: str, spec: BenchmarkSpec) -> IsolatedRunner:
-        if namespace not in self._runners:
-            self._runners[namespace] = IsolatedRunner(
+    def _runner(self, spec: BenchmarkSpec) -> IsolatedRunner:
+        if spec.framework not in self._runners:
+            self._runners[spec.framework] = IsolatedRunner(
                 spec.framework, self._timeout_s, self._threads, self._cpus, standby=True
             )
-        return self._runners[namespace]
+        return self._runners[spec.framework]
 
     def __exit__(self, *exc_info: object) -> None:
         for runner in self._runners.values():
