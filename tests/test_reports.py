@@ -197,3 +197,22 @@ def test_hud_records_follow_the_oss_benchmark_database_format():
     assert first["benchmark"]["name"] == "opperf" and first["model"]["type"] == "operator"
     assert first["metric"]["name"] in ("forward_median_ms", "backward_median_ms")
     assert all(isinstance(v, float) for v in first["metric"]["benchmark_values"])
+
+
+@pytest.mark.parametrize("check", [{"max_abs_diff": 0.1}, {"agrees": None}, ["agrees"]])
+def test_a_stage_check_that_does_not_say_whether_outputs_agreed_is_an_error_not_a_traceback(
+    tmp_path, capsys, check
+):
+    from opperf.cli import main
+
+    document = json.loads(render_json(_document()))
+    document["results"][0]["stage_check"] = check
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(document))
+    for command in (
+        ["diff", str(path), str(path)],
+        ["report", str(path), "--output-file", str(tmp_path / "r.html")],
+    ):
+        assert main(command) == 2
+        error = capsys.readouterr().err
+        assert error.startswith("error:") and "stage_check" in error and "Traceback" not in error

@@ -84,7 +84,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_timeout(parser, "one round of a configuration in one namespace", DEFAULT_TIMEOUT_S)
     add_isolation(parser, "every namespace")
-    add_affinity(parser, "each namespace's worker")
+    add_affinity(parser, "each framework's worker")
     add_quiet(parser)
     RunOptions.add_arguments(parser)
 

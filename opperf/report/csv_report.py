@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 
-from opperf.results.document import timing_block
 from opperf.results.record import PHASES, Record, read_record
 from opperf.utils.cells import inert_csv_cell
 
@@ -37,13 +37,16 @@ def _shown(value: object) -> object:
 
 def render_csv(document: dict[str, Any]) -> str:
     """One row per record, read once (``results.record``): its identity and status, each phase's
-    summary statistics (as the results file states them, from its samples), and the settings and
-    figures reports show."""
-    records = [read_record(record, f"results[{index}]") for index, record in enumerate(document["results"])]
-    return pd.DataFrame([_row(record) for record in records]).to_csv(index=False)
+    summary statistics as the results file states them, and the settings and figures reports show."""
+    results = document["results"]
+    rows = [_row(read_record(found, f"results[{index}]"), found) for index, found in enumerate(results)]
+    return pd.DataFrame(rows).to_csv(index=False)
 
 
-def _row(record: Record) -> dict[str, object]:
+def _row(record: Record, found: Mapping[str, Any]) -> dict[str, object]:
+    """``record``'s row; its phases' statistics are ``found``'s (the record as the file has it), not
+    recomputed from its samples, which the file rounds to a tenth of a nanosecond: a figure recomputed
+    from them can differ from the file's in its last digit."""
     check = record.stage_check
     row: dict[str, object] = {
         "framework": record.framework,
@@ -57,8 +60,7 @@ def _row(record: Record) -> dict[str, object]:
         "inputs": json.dumps(json.loads(record.key.inputs), sort_keys=True),  # spaced, as it always was
     }
     for name in PHASES:
-        phase = record.phases.get(name)
-        block = timing_block(phase.samples if phase else None) or {}
+        block = found.get(name) or {}
         row.update({f"{name}_{column}": block.get(column) for column in COLUMNS})
     row["timer"] = record.timer
     row.update({f"host_{name}_median_s": record.host_medians.get(name) for name in PHASES})

@@ -48,7 +48,7 @@ def hud_records(document: dict[str, Any]) -> list[dict[str, Any]]:
             "extra_info": {
                 "op": record.op,
                 "category": record.category,
-                "inputs": json.loads(record.key.inputs),
+                "inputs": found["inputs"],  # as the file has them, in argument order
                 "stage": record.stage,
                 "variant": record.variant or None,
                 "compile_s": record.compile_s,

@@ -5,7 +5,8 @@ row key (``opperf.results.key``), status and reason, per phase the median of its
 median's 95% interval (computed from the raw samples, as ``diff`` and ``history`` judge them), and what
 reports show of it (function, inputs as text, memory, doubt flags, roofline, stage figures, tags).
 ``diff``, ``ab`` and ``history`` read runs of them (``opperf.results.load``); the HTML and xlsx reports
-and comparisons read files of them (``opperf.results.rows``). Settings other helpers add to records
+and comparisons read files of them (``opperf.results.rows``); the Markdown, CSV and HUD writers read
+a document's. Settings other helpers add to records
 (``threads``, ``stage``, ``compile_s``, ``stage_check``, ``tags``) are read where present; a long-tail
 record's tags come from the catalogue (``opperf.operators.longtail``) where it carries none.
 """
@@ -255,7 +256,7 @@ def read_record(
         of_roof=fractions.get("of_roof"),
         bound=fractions.get("bound"),
         compile_s=record.get("compile_s"),
-        stage_check=StageCheck.from_json(check) if isinstance(check, dict) else None,
+        stage_check=_stage_check(check, where),
         backward_reason=record.get("backward_reason"),
         tags=tuple(tags) if isinstance(tags, (list, tuple)) else (str(tags),),
         timer=record.get("timer"),
@@ -267,6 +268,16 @@ def read_record(
         warmup_runs=sampling.get("warmup_runs"),
         stop_reason=sampling.get("stop_reason"),
     )
+
+
+def _stage_check(block: object, where: str) -> StageCheck | None:
+    """A record's ``stage_check`` block as a StageCheck (None where it has none); OpperfError naming
+    ``where`` for a block that does not say whether the outputs agreed."""
+    if not block:
+        return None
+    if not isinstance(block, dict) or not isinstance(block.get("agrees"), bool):
+        raise OpperfError(f"{where} stage_check does not say whether the outputs agreed (agrees); {FIX}")
+    return StageCheck.from_json(block)
 
 
 def phase_of(block: object, where: str) -> Phase | None:

@@ -63,8 +63,9 @@ in_process = InProcess()
 
 class InWorkers(contextlib.AbstractContextManager["InWorkers"]):
     """One worker per framework and round: a round's worker prepares each configuration it measures,
-    and the next round gets a fresh one (``start_round``), started beside it while it measures so
-    that a round does not wait for it (``IsolatedRunner(standby=True)``). Workers are pinned as
+    and the next round gets a fresh one (``start_round``), started on the other CPUs while it measures
+    so that a round does not wait for it (``IsolatedRunner(standby=True)``; where the workers are not
+    pinned, or pinned to every CPU, it starts when it is needed). Workers are pinned as
     ``affinity`` says (``--affinity``); a round of a configuration may take ``timeout_s``."""
 
     def __init__(self, timeout_s: float, affinity: str, threads: int | None) -> None:
@@ -72,7 +73,11 @@ class InWorkers(contextlib.AbstractContextManager["InWorkers"]):
         when ``affinity`` names CPUs this process may not use."""
         self._timeout_s = timeout_s
         self._threads = threads
-        self._cpus = worker_cpus(affinity, threads, available_cpus())
+        available = available_cpus()
+        self._cpus = worker_cpus(affinity, threads, available)
+        # a standby starts on the CPUs the workers are not pinned to: without any, it would start
+        # beside the round's measurements
+        self._standby = bool(self._cpus) and bool(set(available) - set(self._cpus or ()))
         self._runners: dict[str, IsolatedRunner] = {}
 
     def __call__(
@@ -94,7 +99,7 @@ class InWorkers(contextlib.AbstractContextManager["InWorkers"]):
     def _runner(self, spec: BenchmarkSpec) -> IsolatedRunner:
         if spec.framework not in self._runners:
             self._runners[spec.framework] = IsolatedRunner(
-                spec.framework, self._timeout_s, self._threads, self._cpus, standby=True
+                spec.framework, self._timeout_s, self._threads, self._cpus, standby=self._standby
             )
         return self._runners[spec.framework]
 
