@@ -365,3 +365,24 @@ def test_same_needs_the_rounds_medians_within_the_band_too(tmp_path):
     assert verdicts[1].verdict.value == "inconclusive"
     assert "their medians do not" in verdicts[1].reason
     assert verdicts[2].verdict.value == "same"
+
+
+def test_a_row_the_timer_quantises_more_coarsely_than_the_threshold_is_never_same(tmp_path):
+    """Every round of a 9 us row reads whole microseconds, alike on both sides: its rounds' ratios
+    agree exactly, but 9.0 against 9.9 us would read the same. Its 1 ms neighbour, as steady, is
+    ``same``."""
+    passes = {
+        1: [9e-6, 9e-6, 10e-6, 9e-6, 11e-6, 9e-6, 10e-6],
+        2: [1e-3 * (1 + 0.0013 * k) for k in range(7)],
+    }
+    records = [
+        _record(size, side, index, found)
+        for size, found in passes.items()
+        for index in range(6)
+        for side in ("base", "new")
+    ]
+    records += _ab_records({size: _unchanged(6, size) for size in range(100, 130)})  # the rounds' null
+    verdicts = _verdicts(_write_ab(tmp_path, records))
+    assert verdicts[1].verdict.value == "inconclusive"
+    assert "one tick of the timer (1 us) is" in verdicts[1].reason
+    assert verdicts[2].verdict.value == "same"
