@@ -349,3 +349,23 @@ def test_a_worker_imports_nothing_beyond_numpy_and_the_framework(tmp_path):
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=False
     )
     assert found.returncode == 0 and "imported" in found.stdout, found.stderr
+
+
+def test_a_side_that_crashes_once_where_the_other_measured_is_measured_again(tmp_path, capsys):
+    # The new side's first worker to measure exp aborts (as a segfaulting operator's does), once:
+    # without a second try, identical code read ``newly-failing``, which fails a CI gate.
+    output, marker = tmp_path / "ab.json", tmp_path / "crashed-once"
+    code = main(
+        ["ab", "--ops", "exp", *QUICK, "--new-python", sys.executable,
+         "--new-env", f"PYTHONPATH={SLOWDOWN_SITE}", "--new-env", f"OPPERF_TEST_CRASH_ONCE=exp:{marker}",
+         "--output-file", str(output)]
+    )  # fmt: skip
+    assert code == 0 and marker.exists()
+    records = json.loads(output.read_text())["results"]
+    assert all(r["status"] == "ok" for r in records)
+    retried = [r for r in records if "crashed once in this round" in (r["reason"] or "")]
+    assert len(retried) == 1 and retried[0]["side"] == "new" and retried[0]["round"] == 0
+    assert "SIGABRT" in retried[0]["reason"]
+    capsys.readouterr()
+    assert main(["diff", str(output)]) == 0
+    assert "newly-failing" not in capsys.readouterr().out

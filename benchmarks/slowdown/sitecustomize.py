@@ -1,11 +1,16 @@
-"""Test-only: a known slowdown, injected into opperf's workers from outside opperf, for the detection
-benchmarks (``benchmarks/regression_detection.py``) and the A/B tests to find.
+"""Test-only: a known slowdown, or a crash that happens once, injected into opperf's workers from
+outside opperf, for the detection benchmarks (``benchmarks/regression_detection.py``) and the A/B tests
+to find.
 
 A worker whose environment puts this folder on ``PYTHONPATH`` and sets ``OPPERF_TEST_SLOWDOWN`` to
 ``OP[,OP...]:FACTOR`` (``ab --new-env PYTHONPATH=benchmarks/slowdown --new-env
 OPPERF_TEST_SLOWDOWN=exp:1.10``) multiplies those operators' samples by FACTOR after timing: Python
 imports this module at start-up (``site``), and it wraps ``opperf.measure.harness.measure_prepared``,
 where every measurement is made, as soon as that module is loaded. Nothing in opperf knows of it.
+
+``OPPERF_TEST_CRASH_ONCE`` set to ``OP:MARKER`` aborts the worker (SIGABRT, as a segfaulting
+operator's does) the first time it measures OP, unless the file MARKER exists, which it creates
+first: the next worker measures OP, as a flaky operator's would.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import sys
 from dataclasses import replace
 
 VARIABLE = "OPPERF_TEST_SLOWDOWN"
+CRASH_ONCE = "OPPERF_TEST_CRASH_ONCE"
 HARNESS = "opperf.measure.harness"
 
 
@@ -40,11 +46,22 @@ def _slowed(measure_prepared, names: frozenset[str], factor: float):
     return measured
 
 
+def _crashing_once(measure_prepared, name: str, marker: str):
+    @functools.wraps(measure_prepared)
+    def measured(session, spec, *arguments, **keywords):
+        if spec.op == name and not os.path.exists(marker):
+            open(marker, "w").close()
+            os.abort()
+        return measure_prepared(session, spec, *arguments, **keywords)
+
+    return measured
+
+
 class _AfterHarness(importlib.abc.MetaPathFinder):
     """Finds the harness as the path finder would, and wraps its measuring once it has run."""
 
-    def __init__(self, names: frozenset[str], factor: float) -> None:
-        self._names, self._factor = names, factor
+    def __init__(self, wrap) -> None:
+        self._wrap = wrap
 
     def find_spec(self, name, path, target=None):
         if name != HARNESS:
@@ -56,13 +73,21 @@ class _AfterHarness(importlib.abc.MetaPathFinder):
 
         def exec_module(module) -> None:
             execute(module)
-            module.measure_prepared = _slowed(module.measure_prepared, self._names, self._factor)
+            module.measure_prepared = self._wrap(module.measure_prepared)
 
         spec.loader.exec_module = exec_module
         return spec
 
 
+_wraps = []
 _setting = os.environ.get(VARIABLE)
 if _setting:
     _names, _, _factor = _setting.rpartition(":")
-    sys.meta_path.insert(0, _AfterHarness(frozenset(_names.split(",")), float(_factor)))
+    _chosen = frozenset(_names.split(","))
+    _wraps.append(lambda found: _slowed(found, _chosen, float(_factor)))
+_crash = os.environ.get(CRASH_ONCE)
+if _crash:
+    _name, _, _marker = _crash.partition(":")
+    _wraps.append(lambda found: _crashing_once(found, _name, _marker))
+if _wraps:
+    sys.meta_path.insert(0, _AfterHarness(lambda found: functools.reduce(lambda f, w: w(f), _wraps, found)))
