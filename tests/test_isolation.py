@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -38,6 +39,7 @@ def test_crash_becomes_a_record_and_the_next_job_gets_a_fresh_worker():
     assert warned.status is Status.OK
     assert crashed.status is Status.CRASHED
     assert "Segmentation fault" in crashed.reason and "status 255" in crashed.reason
+    assert crashed.reason.endswith("(and again in a fresh worker, tried once more)")
     assert "deprecated" not in crashed.reason  # only what the crashed job printed
     assert healthy.status is Status.OK and healthy.forward
 
@@ -115,3 +117,17 @@ def test_workers_import_nothing_from_the_working_directory(tmp_path, framework):
     assert sorted(p.name for p in tmp_path.glob("ran_*")) == []
     (record,) = json.loads((folder / "o.json").read_text())["results"][:1]
     assert record["status"] == "ok"
+
+
+def test_a_job_whose_worker_dies_once_is_measured_in_a_fresh_worker(tmp_path):
+    """The worker aborts the first time it measures ``exp`` (as a flaky operator's segfault does):
+    without a second try, two sweeps of one build would read ``newly-failing`` for it."""
+    marker = tmp_path / "crashed-once"
+    site = Path(__file__).resolve().parents[1] / "benchmarks" / "slowdown"
+    environment = {"PYTHONPATH": str(site), "OPPERF_TEST_CRASH_ONCE": f"exp:{marker}"}
+    with IsolatedRunner(timeout_s=120, environment=environment) as runner:
+        (measured,) = list(runner.run([HEALTHY]))
+    assert marker.exists()
+    assert measured.status is Status.OK and measured.forward
+    assert measured.reason.startswith("crashed once (worker killed by SIGABRT")
+    assert measured.reason.endswith("then measured in a fresh worker")

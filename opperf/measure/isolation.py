@@ -95,6 +95,22 @@ class _Prepared:
         self.spec, self.passes = None, None
 
 
+def crashed_once(crashed: Measurement, again: Measurement) -> Measurement:
+    """A job measured again, in a fresh worker, after its worker died measuring it: its measurement
+    if it measured, saying it crashed once; its second crash, tried twice, if not.
+
+    One crash can be chance: MXNet's ``_image_random_color_jitter`` crashed (SIGSEGV) in 1 of its
+    16 measurements in an A/A job over the registry. Two sweeps of one build, or the two sides of an
+    A/B job, then read ``fixed`` or ``newly-failing``, which fails a CI gate, for identical code; an
+    operator a build crashes crashes again (``_contrib_quantize_asym``, every time)."""
+    if again.status is Status.OK:
+        note = f"crashed once ({crashed.reason}), then measured in a fresh worker"
+        return replace(again, reason=f"{again.reason}; {note}" if again.reason else note)
+    if again.status is Status.CRASHED:
+        return replace(again, reason=f"{again.reason} (and again in a fresh worker, tried once more)")
+    return again
+
+
 def _measurement_of(reply: Measurement | RoundMeasured) -> Measurement:
     """The measurement a reply carries (a round's, or the reply itself)."""
     return reply.measurement if isinstance(reply, RoundMeasured) else reply
@@ -268,6 +284,7 @@ class IsolatedRunner:
         self._next: tuple[subprocess.Popen, int] | None = None  # the standby worker and its log
         self._retired: list[subprocess.Popen] = []  # asked to exit, not yet reaped
         self._abandoned = False  # set by ``abandon``, from another thread
+        self._died_measuring = False  # whether the last request's worker died on its own measuring it
         # The largest peak resident memory of this runner's workers, read after each reply and before a
         # worker is killed; a worker that dies takes the peak of its last job with it.
         self.peak_rss_bytes: int | None = None
@@ -302,7 +319,15 @@ class IsolatedRunner:
             yield self._run_one(job, remaining)
 
     def _run_one(self, job: BenchmarkSpec, remaining: float) -> Measurement:
-        return cast(Measurement, self._request(job, job, remaining))
+        """``job`` measured within ``remaining`` seconds; a worker that died measuring it (not stopped
+        by the memory guard, the time limit or ``abandon``) costs it a second try in a fresh worker
+        (``crashed_once``)."""
+        started = time.monotonic()
+        first = cast(Measurement, self._request(job, job, remaining))
+        left = remaining - (time.monotonic() - started)
+        if not self._died_measuring or self._abandoned or left <= 0:
+            return first
+        return crashed_once(first, cast(Measurement, self._request(job, job, left)))
 
     def _request(self, message: object, job: BenchmarkSpec, remaining: float, retry: bool = True) -> object:
         """Send ``message`` about ``job``; the worker's reply, or ``job``'s crashed or timed-out result.
@@ -310,6 +335,7 @@ class IsolatedRunner:
         the request is made once more to a fresh one."""
         started = time.monotonic()
         worker_up = False
+        self._died_measuring = False
         try:
             self._ensure_worker()
             worker_up = True
@@ -319,6 +345,8 @@ class IsolatedRunner:
             self._note_peak_rss()
         except (_OutOfMemoryError, _StalledError, EOFError, OSError, WireError) as error:
             lost = self._lost(job, error)
+            stopped = isinstance(error, _OutOfMemoryError) or lost.status is not Status.CRASHED
+            self._died_measuring = worker_up and not stopped
             if worker_up and not self._abandoned:
                 self._replace_worker()
             return lost

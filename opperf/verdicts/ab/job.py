@@ -40,7 +40,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from opperf.frameworks import get_backend
-from opperf.measure.isolation import IsolatedRunner
+from opperf.measure.isolation import IsolatedRunner, crashed_once
 from opperf.measure.messages import BuildDescription, RoundMeasured
 from opperf.measure.sampling import WARMUP_SHARE, SamplingPlan
 from opperf.results.document import AB_KIND, SCHEMA_VERSION, record
@@ -240,7 +240,8 @@ def _pair(
 ) -> tuple[dict[str, Measurement], dict[str, int]]:
     """Both sides' measurements of ``spec`` in round ``round_index`` (in the round's order, each with
     its share of the plan, ``round_plan``), and the rounds whose preparations they used; a side that
-    crashed where the other measured is measured once more (``retried``)."""
+    crashed where the other measured is measured once more (``isolation.crashed_once``: in an A/A job
+    over the registry, one crash of ``_image_random_color_jitter`` on one side read ``fixed``)."""
 
     def measure(side: str) -> RoundMeasured:
         previous = pass_seconds(last.get((spec, side)))
@@ -250,10 +251,8 @@ def _pair(
     results = {side: measure(side) for side in order(round_index)}
     crashed = lone_crash({side: result.measurement for side, result in results.items()})
     if crashed is not None:
-        again = measure(crashed)
-        results[crashed] = replace(
-            again, measurement=retried(results[crashed].measurement, again.measurement)
-        )
+        first, again = results[crashed], measure(crashed)
+        results[crashed] = replace(again, measurement=crashed_once(first.measurement, again.measurement))
     measured = {side: result.measurement for side, result in results.items()}
     return measured, {side: result.prepared_in for side, result in results.items()}
 
@@ -264,20 +263,6 @@ def lone_crash(measured: Mapping[str, Measurement]) -> str | None:
     if sorted(statuses.values()) != [Status.CRASHED, Status.OK]:
         return None
     return next(side for side, status in statuses.items() if status is Status.CRASHED)
-
-
-def retried(crashed: Measurement, again: Measurement) -> Measurement:
-    """A side measured again, in a fresh worker, after it crashed where the other side measured:
-    its measurement if it measured, saying it crashed once; its crash, tried twice, if not.
-
-    One crash can be chance: in an A/A job over the MXNet registry, ``_image_random_color_jitter``
-    crashed its base worker (SIGSEGV) in one round and measured on the other side, and its rows read
-    ``fixed``; on the new side they would have read ``newly-failing``, which fails a CI gate, for
-    identical code. A build that crashes the operator crashes it again."""
-    if again.status is Status.OK:
-        note = f"crashed once in this round ({crashed.reason}), then measured in a fresh worker"
-        return replace(again, reason=f"{again.reason}; {note}" if again.reason else note)
-    return replace(again, reason=f"{again.reason} (and again in a fresh worker, tried once more)")
 
 
 def order(round_index: int) -> tuple[str, str]:
