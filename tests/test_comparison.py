@@ -67,7 +67,10 @@ def test_run_benchmark_operator_compares_with_torch():
 
 def test_cli_comparison_table(tmp_path):
     output = tmp_path / "compare.md"
-    flags = ["--compare", "mx.nd,torch", "--ops", "exp", "--warmup", "1", "--runs", "2", "--threads", "1"]
+    # Three rounds: each waits for a fresh MXNet and a fresh PyTorch worker (``sweep --compare`` takes the
+    # default twenty, and is run in test_compare_output).
+    flags = ["compare", "mx.nd,torch", "--ops", "exp", "--warmup", "1", "--runs", "2", "--threads", "1"]
+    flags += ["--rounds", "3"]
     status = main([*flags, "--output-file", str(output)])
     text = output.read_text()
     assert status == 0
