@@ -313,3 +313,22 @@ def test_each_round_of_a_comparison_in_workers_runs_in_fresh_workers():
     # one worker a round, which both MXNet namespaces share, and a fresh one each round
     assert all(len(found) == 1 for found in pids.values())
     assert len({found.pop() for found in pids.values()}) == len(pids) == 3
+
+
+def test_a_namespace_whose_worker_dies_once_is_measured_again(tmp_path, monkeypatch):
+    # Without a second try, one crash of mx.np's worker left the row without mx.np for good.
+    from pathlib import Path
+
+    from opperf.verdicts.compare.measuring import InWorkers
+
+    marker = tmp_path / "crashed-once"
+    site = Path(__file__).resolve().parents[1] / "benchmarks" / "slowdown"
+    monkeypatch.setenv("PYTHONPATH", str(site))  # the workers' environment, inherited
+    monkeypatch.setenv("OPPERF_TEST_CRASH_ONCE", f"exp:{marker}")
+    with InWorkers(timeout_s=120, affinity="none", threads=1) as workers:
+        (row,) = compare("exp", [{"data": (32, 32)}], ("mx.nd", "mx.np"), QUICK, 1, 1, workers)
+    assert marker.exists() and not row.problems
+    measured = [row.measurements[ns] for ns in ("mx.nd", "mx.np")]
+    assert all(m.status.value == "ok" for m in measured)
+    # mx.nd goes first in round 0, so its worker met the crash
+    assert (measured[0].reason or "").startswith("crashed once (worker killed by SIGABRT")

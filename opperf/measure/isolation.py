@@ -100,9 +100,10 @@ def crashed_once(crashed: Measurement, again: Measurement) -> Measurement:
     if it measured, saying it crashed once; its second crash, tried twice, if not.
 
     One crash can be chance: MXNet's ``_image_random_color_jitter`` crashed (SIGSEGV) in 1 of its
-    16 measurements in an A/A job over the registry. Two sweeps of one build, or the two sides of an
-    A/B job, then read ``fixed`` or ``newly-failing``, which fails a CI gate, for identical code; an
-    operator a build crashes crashes again (``_contrib_quantize_asym``, every time)."""
+    16 measurements in an A/A job over the registry, and its rows read ``fixed``. Two sweeps of one
+    build, the two sides of an A/B job or two namespaces of a comparison then read ``fixed`` or
+    ``newly-failing``, which fails a CI gate, for identical code; an operator a build crashes crashes
+    again (``_contrib_quantize_asym``, every time)."""
     if again.status is Status.OK:
         note = f"crashed once ({crashed.reason}), then measured in a fresh worker"
         return replace(again, reason=f"{again.reason}; {note}" if again.reason else note)
@@ -319,15 +320,21 @@ class IsolatedRunner:
             yield self._run_one(job, remaining)
 
     def _run_one(self, job: BenchmarkSpec, remaining: float) -> Measurement:
-        """``job`` measured within ``remaining`` seconds; a worker that died measuring it (not stopped
-        by the memory guard, the time limit or ``abandon``) costs it a second try in a fresh worker
-        (``crashed_once``)."""
+        return cast(Measurement, self._tried(job, job, remaining))
+
+    def _tried(self, message: object, job: BenchmarkSpec, remaining: float) -> object:
+        """``_request``, and once more in a fresh worker where the worker died measuring ``job`` (not
+        stopped by the memory guard, the time limit or ``abandon``): ``crashed_once``."""
         started = time.monotonic()
-        first = cast(Measurement, self._request(job, job, remaining))
+        first = self._request(message, job, remaining)
         left = remaining - (time.monotonic() - started)
         if not self._died_measuring or self._abandoned or left <= 0:
             return first
-        return crashed_once(first, cast(Measurement, self._request(job, job, left)))
+        again = self._request(message, job, left)
+        crashed = _measurement_of(cast("Measurement | RoundMeasured", first))
+        if isinstance(again, RoundMeasured):
+            return replace(again, measurement=crashed_once(crashed, again.measurement))
+        return crashed_once(crashed, cast(Measurement, again))
 
     def _request(self, message: object, job: BenchmarkSpec, remaining: float, retry: bool = True) -> object:
         """Send ``message`` about ``job``; the worker's reply, or ``job``'s crashed or timed-out result.
@@ -395,7 +402,7 @@ class IsolatedRunner:
         """Round ``index`` of ``spec``, measured with ``plan`` (None: the spec's own) on the worker's
         preparation of it (made in round 0, or again by a fresh worker); within ``timeout_s``.
         ``public``: through the function users call by the spec's namespace and name (``Round``)."""
-        reply = self._request(Round(spec, index, plan, public), spec, self._timeout_s)
+        reply = self._tried(Round(spec, index, plan, public), spec, self._timeout_s)
         return RoundMeasured(reply, index) if isinstance(reply, Measurement) else cast(RoundMeasured, reply)
 
     def harness_overhead(self, profiler: str, device: Device) -> float | None:

@@ -40,8 +40,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from opperf.frameworks import get_backend
-from opperf.measure.isolation import IsolatedRunner, crashed_once
-from opperf.measure.messages import BuildDescription, RoundMeasured
+from opperf.measure.isolation import IsolatedRunner
+from opperf.measure.messages import BuildDescription
 from opperf.measure.sampling import WARMUP_SHARE, SamplingPlan
 from opperf.results.document import AB_KIND, SCHEMA_VERSION, record
 from opperf.results.environment import Machine
@@ -230,41 +230,6 @@ def in_round_order(specs: Sequence[T], round_index: int) -> list[T]:
     return shuffled
 
 
-def _pair(
-    spec: BenchmarkSpec,
-    round_index: int,
-    runners: Mapping[str, IsolatedRunner],
-    builds: Mapping[str, Build],
-    share: int,
-    last: Mapping[tuple[BenchmarkSpec, str], Measurement],
-) -> tuple[dict[str, Measurement], dict[str, int]]:
-    """Both sides' measurements of ``spec`` in round ``round_index`` (in the round's order, each with
-    its share of the plan, ``round_plan``), and the rounds whose preparations they used; a side that
-    crashed where the other measured is measured once more (``isolation.crashed_once``: in an A/A job
-    over the registry, one crash of ``_image_random_color_jitter`` on one side read ``fixed``)."""
-
-    def measure(side: str) -> RoundMeasured:
-        previous = pass_seconds(last.get((spec, side)))
-        plan = round_plan(spec.options.plan, share, round_index, previous)
-        return runners[side].run_round(builds[side].on_side(spec), round_index, plan)
-
-    results = {side: measure(side) for side in order(round_index)}
-    crashed = lone_crash({side: result.measurement for side, result in results.items()})
-    if crashed is not None:
-        first, again = results[crashed], measure(crashed)
-        results[crashed] = replace(again, measurement=crashed_once(first.measurement, again.measurement))
-    measured = {side: result.measurement for side, result in results.items()}
-    return measured, {side: result.prepared_in for side, result in results.items()}
-
-
-def lone_crash(measured: Mapping[str, Measurement]) -> str | None:
-    """The side that crashed where the other measured, if one did."""
-    statuses = {side: m.status for side, m in measured.items()}
-    if sorted(statuses.values()) != [Status.CRASHED, Status.OK]:
-        return None
-    return next(side for side, status in statuses.items() if status is Status.CRASHED)
-
-
 def order(round_index: int) -> tuple[str, str]:
     """Which side goes first in a round: base in even rounds, new in odd ones."""
     return SIDES if round_index % 2 == 0 else SIDES[::-1]
@@ -418,7 +383,12 @@ def interleaved(
                 }
                 prepared_in = journaled.prepared_in
             else:
-                measured, prepared_in = _pair(spec, round_index, runners, builds, share, last)
+                measured, prepared_in = {}, {}
+                for side in order(round_index):
+                    previous = pass_seconds(last.get((spec, side)))
+                    plan = round_plan(spec.options.plan, share, round_index, previous)
+                    result = runners[side].run_round(builds[side].on_side(spec), round_index, plan)
+                    measured[side], prepared_in[side] = result.measurement, result.prepared_in
             for side in SIDES:
                 last[spec, side] = measured[side]
                 book.add(round_index, side, measured[side], spec)
