@@ -356,9 +356,9 @@ def test_a_side_that_crashes_once_where_the_other_measured_is_measured_again(tmp
     # without a second try, identical code read ``newly-failing``, which fails a CI gate.
     output, marker = tmp_path / "ab.json", tmp_path / "crashed-once"
     code = main(
-        ["ab", "--ops", "exp", *QUICK, "--new-python", sys.executable,
-         "--new-env", f"PYTHONPATH={SLOWDOWN_SITE}", "--new-env", f"OPPERF_TEST_CRASH_ONCE=exp:{marker}",
-         "--output-file", str(output)]
+        ["ab", "--ops", "exp", *QUICK[:-2], "--rounds", "1", "--min-rounds", "1",
+         "--new-python", sys.executable, "--new-env", f"PYTHONPATH={SLOWDOWN_SITE}",
+         "--new-env", f"OPPERF_TEST_CRASH_ONCE=exp:{marker}", "--output-file", str(output)]
     )  # fmt: skip
     assert code == 0 and marker.exists()
     records = json.loads(output.read_text())["results"]
