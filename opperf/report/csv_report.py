@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from opperf.results.record import PHASES, Record, read_record
+from opperf.results.record import PHASES, Record, read_records
 from opperf.utils.cells import inert_csv_cell
 
 COLUMNS = (
@@ -38,8 +38,8 @@ def _shown(value: object) -> object:
 def render_csv(document: dict[str, Any]) -> str:
     """One row per record, read once (``results.record``): its identity and status, each phase's
     summary statistics as the results file states them, and the settings and figures reports show."""
-    results = document["results"]
-    rows = [_row(read_record(found, f"results[{index}]"), found) for index, found in enumerate(results)]
+    pairs = zip(read_records(document), document["results"], strict=True)
+    rows = [_row(record, found) for record, found in pairs]
     return pd.DataFrame(rows).to_csv(index=False)
 
 

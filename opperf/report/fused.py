@@ -49,7 +49,7 @@ def _variant(record: Record) -> tuple[str, str]:
 
 
 def _median(record: Record | None) -> float | None:
-    return record.forward.median if record and record.status == "ok" and record.forward else None
+    return record.forward_median if record else None
 
 
 def _ms(seconds: float | None) -> str:
@@ -101,7 +101,7 @@ def fused_rows(records: Sequence[Record]) -> list[list[str]]:
                 continue
             if record.status != "ok" and not (_unchanged(record) or _wrong(record)):
                 continue  # skipped or failed for another reason: listed under "Not benchmarked"
-            median = _median(record)
+            median = record.forward_median
             speedup = f"{base / median:.2f}x" if timed and base and median else "—"
             rows.append(
                 [

@@ -173,7 +173,7 @@ def stages(inputs: ReportInputs) -> str:
 
 
 def _median(row: Record | None) -> float | None:
-    return row.forward.median if row is not None and row.forward else None
+    return row.forward_median if row is not None else None
 
 
 def _agrees(agrees: bool | None) -> str:

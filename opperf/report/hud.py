@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from opperf.results.record import Record, read_record
+from opperf.results.record import Record, read_records
 
 MS = 1e3
 
@@ -37,8 +37,7 @@ def hud_records(document: dict[str, Any]) -> list[dict[str, Any]]:
         "type": str(environment.get("device", "cpu")).split("(")[0],
     }
     hud = []
-    for index, found in enumerate(document["results"]):
-        record = read_record(found, f"results[{index}]")
+    for record, found in zip(read_records(document), document["results"], strict=True):
         if record.status != "ok":
             continue
         model = {
@@ -73,8 +72,7 @@ def hud_records(document: dict[str, Any]) -> list[dict[str, Any]]:
 def _model_name(record: Record) -> str:
     """The function, with its stage and variant where it is not plain eager (the dashboards key
     series on the name, so a compiled run is not mixed into the eager series)."""
-    shown = f"{record.stage}: {record.variant}" if record.variant else record.stage
-    return record.function if shown == "eager" else f"{record.function} [{shown}]"
+    return record.function if record.run_form == "eager" else f"{record.function} [{record.run_form}]"
 
 
 def render_hud(document: dict[str, Any]) -> str:

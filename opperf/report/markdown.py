@@ -10,7 +10,7 @@ from opperf.report.scaling import render_scaling
 from opperf.report.sensitivity import render_sensitivity
 from opperf.report.stages import render_tag_speedups
 from opperf.results.coverage import STATUS_KEYS
-from opperf.results.record import Phase, Record, read_record
+from opperf.results.record import Phase, Record, read_records
 from opperf.utils.markdown_table import markdown_table
 
 MS = 1e3
@@ -78,8 +78,7 @@ def _name(record: Record) -> str:
     """The function users call, with the registry's name beside it where the two differ."""
     function, op = record.function, record.op
     named = function if function.endswith(f".{op}") else f"{function} ({op})"
-    shown = f"{record.stage}: {record.variant}" if record.variant else record.stage
-    return named if shown == "eager" else f"{named} [{shown}]"
+    return named if record.run_form == "eager" else f"{named} [{record.run_form}]"
 
 
 def _row(record: Record) -> list[str]:
@@ -126,7 +125,7 @@ def render_markdown(document: dict[str, Any]) -> str:
             f"registered names ({counts})"
         )
     lines.append("")
-    records = [read_record(record, f"results[{index}]") for index, record in enumerate(document["results"])]
+    records = read_records(document)
     by_category: dict[str, list[Record]] = defaultdict(list)
     for record in records:
         if record.status == "ok":

@@ -48,14 +48,10 @@ def _unstaged(record: Record) -> Key:
     return record.key.replacing(stage=None)
 
 
-def _median(record: Record) -> float | None:
-    return record.forward.median if record.status == "ok" and record.forward else None
-
-
 def tag_speedups(records: Sequence[Record]) -> list[TagStage]:
     """Per tag and non-eager stage present in ``records``, the geometric-mean speedup over eager."""
     chosen = [r for r in _long_tail(records) if r.profiler == TIMER]
-    eager = {_unstaged(r): _median(r) for r in chosen if r.stage == EAGER}
+    eager = {_unstaged(r): r.forward_median for r in chosen if r.stage == EAGER}
     ratios: dict[tuple[str, str], list[float]] = defaultdict(list)
     missing: dict[tuple[str, str], int] = defaultdict(int)
     stages_present = {r.stage for r in chosen} & set(STAGED)
@@ -63,7 +59,7 @@ def tag_speedups(records: Sequence[Record]) -> list[TagStage]:
         if record.stage == EAGER:
             continue
         entry = longtail.by_name().get(record.op)
-        base, staged = eager.get(_unstaged(record)), _median(record)
+        base, staged = eager.get(_unstaged(record)), record.forward_median
         for tag in entry.tags if entry else ():
             if base and staged:
                 ratios[tag, record.stage].append(base / staged)

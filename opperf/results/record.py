@@ -137,17 +137,6 @@ class Record:
         return str(self.key.profiler)
 
     @property
-    def tensor_shapes(self) -> tuple[tuple[int, ...], ...]:
-        """The tensor inputs' shapes in argument order (what a comparison across namespaces matches
-        on, since argument names differ: ``lhs`` in mx.nd is ``x1`` in mx.np and ``input`` in torch)."""
-        return tuple(tensor.shape for tensor in self.tensors)
-
-    @property
-    def stage_agrees(self) -> bool | None:
-        """Whether the stage's outputs agreed with eager's; None where they were not compared."""
-        return self.stage_check.agrees if self.stage_check else None
-
-    @property
     def namespace(self) -> str:
         return self.key.namespace
 
@@ -178,6 +167,28 @@ class Record:
     @property
     def backward(self) -> Phase | None:
         return self.phases.get("backward")
+
+    @property
+    def forward_median(self) -> float | None:
+        """The forward median in seconds; None where the forward pass was not measured."""
+        return self.forward.median if self.forward else None
+
+    @property
+    def run_form(self) -> str:
+        """The stage, with the fused variant where there is one: ``eager``, ``graph``,
+        ``fused: onednn``."""
+        return f"{self.stage}: {self.variant}" if self.variant else self.stage
+
+    @property
+    def tensor_shapes(self) -> tuple[tuple[int, ...], ...]:
+        """The tensor inputs' shapes in argument order (what a comparison across namespaces matches
+        on, since argument names differ: ``lhs`` in mx.nd is ``x1`` in mx.np and ``input`` in torch)."""
+        return tuple(tensor.shape for tensor in self.tensors)
+
+    @property
+    def stage_agrees(self) -> bool | None:
+        """Whether the stage's outputs agreed with eager's; None where they were not compared."""
+        return self.stage_check.agrees if self.stage_check else None
 
     @property
     def intensity(self) -> float | None:
@@ -278,6 +289,17 @@ def _stage_check(block: object, where: str) -> StageCheck | None:
     if not isinstance(block, dict) or not isinstance(block.get("agrees"), bool):
         raise OpperfError(f"{where} stage_check does not say whether the outputs agreed (agrees); {FIX}")
     return StageCheck.from_json(block)
+
+
+def read_records(document: Mapping[str, Any], path: str = "") -> tuple[Record, ...]:
+    """Every record of a results document (read from ``path``), each named by its place where it
+    cannot be read; a long-tail record without tags takes the catalogue's."""
+    tags = {name: op.tags for name, op in longtail.by_name().items()}
+    prefix = f"{path}: " if path else ""
+    return tuple(
+        read_record(record, f"{prefix}results[{index}]", path, tags)
+        for index, record in enumerate(document.get("results") or ())
+    )
 
 
 def phase_of(block: object, where: str) -> Phase | None:

@@ -10,8 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from opperf.operators import longtail
-from opperf.results.record import Phase, Record, read_record
+from opperf.results.record import Phase, Record, read_records
 
 MS = 1e3
 
@@ -30,17 +29,13 @@ class ResultsFile:
 
 
 def results_file(document: Mapping[str, Any], path: str) -> ResultsFile:
-    records = tuple(document.get("results") or ())
-    catalogue_tags = {name: op.tags for name, op in longtail.by_name().items()}
+    rows = read_records(document, path)
     return ResultsFile(
         path=path,
         environment=document.get("environment") or {},
         coverage=document.get("coverage") or {},
-        rows=tuple(
-            read_record(record, f"{path}: results[{index}]", path, catalogue_tags)
-            for index, record in enumerate(records)
-        ),
-        paired=_paired(document.get("comparison"), len(records)),
+        rows=rows,
+        paired=_paired(document.get("comparison"), len(rows)),
     )
 
 

@@ -218,11 +218,13 @@ def compare_operators(
     options = comparison_options(options or RunOptions())
     check_namespaces(namespaces)
     share = round_options(options, min(rounds, ROUND_BUDGET_SHARE)) if rounds > 1 else options
-    pending = [
-        _Pending(name, dict(configuration), *_calls(name, configuration, namespaces, share))
-        for name, found in operators.items()
-        for configuration in found
-    ]
+    pending = []
+    first = namespaces[0]
+    for name, configurations in operators.items():
+        source_tensors = tensor_order(function_in(first, name), framework_of_namespace(first))
+        for configuration in configurations:
+            calls, problems = _calls(name, configuration, namespaces, source_tensors, share)
+            pending.append(_Pending(name, dict(configuration), calls, problems))
     active = list(pending)
     for index in range(rounds):
         if not active:
@@ -230,8 +232,8 @@ def compare_operators(
         if progress is not None:
             progress(index, len(active))
         measure.start_round(index)
-        for configuration in in_round_order(active, index):
-            configuration.measure_round(index, measure)
+        for unsettled in in_round_order(active, index):
+            unsettled.measure_round(index, measure)
         if index + 1 >= min(min_rounds, rounds):
             active = [found for found in active if not _settled(found.measured, namespaces)]
     return [found.row(namespaces) for found in pending]
@@ -268,12 +270,15 @@ class _Pending:
 
 
 def _calls(
-    name: str, configuration: Mapping[str, Any], namespaces: Sequence[str], options: RunOptions
+    name: str,
+    configuration: Mapping[str, Any],
+    namespaces: Sequence[str],
+    source_tensors: Sequence[str],
+    options: RunOptions,
 ) -> tuple[dict[str, tuple[Callable[..., object], BenchmarkSpec]], dict[str, str]]:
-    """What each namespace calls for ``name`` with ``configuration``, and why those that cannot."""
-    first = namespaces[0]
-    source_tensors = tensor_order(function_in(first, name), framework_of_namespace(first))
-    calls, problems = {}, {}
+    """What each namespace calls for ``name`` with ``configuration`` (its tensors named as in the
+    first namespace, ``source_tensors``), and why those that cannot."""
+    first, calls, problems = namespaces[0], {}, {}
     for namespace in namespaces:
         try:
             calls[namespace] = _call_in(name, namespace, configuration, source_tensors, options, first)
