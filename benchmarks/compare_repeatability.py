@@ -1,6 +1,7 @@
 """Does ``opperf compare`` say the same thing twice? Each row's verdict over repeated runs.
 
     .venv/bin/python -m benchmarks.compare_repeatability [--namespaces mx.nd,mx.np] [--runs 5] [--rounds N]
+        [--keep DIR]
 
 Runs ``opperf compare`` ``--runs`` times in fresh processes and prints, per row (operator, inputs,
 namespace, phase), the verdicts it got; target: each row's most common verdict in at least 4 of 5
@@ -32,12 +33,15 @@ def main() -> None:
     parser.add_argument("--ops", default="add,exp,sum,dot,softmax")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=None, help="compare's --rounds (default: its own)")
+    parser.add_argument("--keep", type=Path, help="a folder to keep each run's comparison file in")
     arguments = parser.parse_args()
     verdicts: dict[tuple[str, str, str, str], list[str]] = defaultdict(list)
     before, started = os.getloadavg()[0], time.perf_counter()
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = arguments.keep or Path(scratch)
+        folder.mkdir(parents=True, exist_ok=True)
         for run in range(arguments.runs):
-            output = Path(folder) / f"compare{run}.json"
+            output = folder / f"compare{run}.json"
             command = ["compare", arguments.namespaces, "--ops", arguments.ops, "--threads", "1"]
             command += ["--rounds", str(arguments.rounds)] if arguments.rounds else []
             subprocess.run(

@@ -147,6 +147,24 @@ def _ticks(micros: list[int]) -> tuple:
     )
 
 
+def test_a_flag_shows_where_half_or_more_of_a_sides_rounds_carry_it():
+    """Ten rounds a side: a busy machine in three of them is the rounds' disagreement, not a flag;
+    in five of either side's, the row is flagged busy (any round's flag flagged every row)."""
+    from dataclasses import replace
+
+    from opperf.verdicts.compare.namespaces import versus
+
+    def busy_in(count: int) -> tuple:
+        steady = _rounds([1e-3] * 10)
+        return tuple(replace(m, competing_load=0.9 if i < count else 0.0) for i, m in enumerate(steady))
+
+    minority = {"mx.nd": busy_in(3), "mx.np": busy_in(0)}
+    half = {"mx.nd": busy_in(0), "mx.np": busy_in(5)}
+    found = versus([minority, half], ["mx.nd", "mx.np"], 0.05, 0.05)
+    assert found[0, "mx.np", "forward"].flags == ()
+    assert found[1, "mx.np", "forward"].flags == ("busy",)
+
+
 def test_compare_takes_its_minimum_rounds_and_more_only_while_unsettled():
     (row,) = compare("exp", [{"data": (64, 64)}], ("mx.nd", "mx.np"), QUICK, rounds=6, min_rounds=3)
     taken = len(row.rounds["mx.nd"])
