@@ -260,23 +260,25 @@ def test_a_wrapper_no_rule_fits_takes_its_counterparts_rules_in_its_own_names():
     assert all({"x1", "x2"} <= set(c) for c in configurations("float_power", ("mx.np", "jnp")))
 
 
-@pytest.mark.parametrize("name", ["hstack", "float_power", "allclose", "clip", "swapaxes"])
-def test_numpy_style_functions_compare_in_mx_np_jnp_and_torch(name):
+def test_numpy_style_functions_compare_in_mx_np_jnp_and_torch():
     # allclose is NumPy's own function that mx.np exposes: called by keyword, MXNet's dispatch found
     # no context; clip's bounds are numbers where jnp takes arrays; swapaxes' axes are named otherwise
     # in torch.
     # In workers: JAX's thread count is fixed when its backend starts, which another test in this
-    # process may have done.
-    from opperf.verdicts.compare.comparison import configurations
+    # process may have done. One comparison of all five: its round starts one worker a framework.
+    from opperf.verdicts.compare.comparison import compare_operators, configurations
     from opperf.verdicts.compare.measuring import InWorkers
 
     namespaces = ("mx.np", "jnp", "torch")
-    configuration = configurations(name, namespaces)[:1]
+    names = ("hstack", "float_power", "allclose", "clip", "swapaxes")
+    operators = {name: configurations(name, namespaces)[:1] for name in names}
     with InWorkers(timeout_s=120, affinity="none", threads=1) as measure:
-        (row,) = compare(name, configuration, namespaces, QUICK, rounds=1, measure=measure)
-    assert not row.problems, row.problems
-    for namespace, measurement in row.measurements.items():
-        assert measurement.status.value == "ok", (namespace, measurement.reason)
+        rows = compare_operators(operators, namespaces, QUICK, rounds=1, measure=measure)
+    assert [row.operator for row in rows] == list(names)
+    for row in rows:
+        assert not row.problems, (row.operator, row.problems)
+        for namespace, measurement in row.measurements.items():
+            assert measurement.status.value == "ok", (row.operator, namespace, measurement.reason)
 
 
 class _Recording:
