@@ -330,3 +330,29 @@ def test_what_needs_the_framework_here_is_refused_when_it_runs_elsewhere(tmp_pat
     )  # fmt: skip
     assert missing.returncode == 2
     assert missing.stderr.startswith("error: OPPERF_JAX_PYTHON=/nonexistent/python is no executable file")
+
+
+def test_a_runners_workers_share_what_jax_compiled_and_the_compile_stage_compiles_afresh():
+    """A fresh worker of the same runner finds every program the one before it compiled (it adds none
+    to the runner's folder); a ``compile`` stage record compiles its call past that folder (neither
+    read nor written: its seconds are a compile's); the folder goes with the runner."""
+    from dataclasses import replace
+
+    from opperf.measure.isolation import IsolatedRunner
+
+    spec = BenchmarkSpec("jax.numpy", "exp", freeze_inputs({"x": TensorSpec((64, 64))}), options=QUICK)
+    runner = IsolatedRunner("jax", timeout_s=120)
+    try:
+        (first,) = runner.run([spec])
+        folder = runner.compiled_folder
+        kept = set(os.listdir(folder))
+        assert first.status is Status.OK and kept
+        runner.retire_worker()
+        (again,) = runner.run([spec])
+        assert again.status is Status.OK and set(os.listdir(folder)) == kept
+        (compiled,) = runner.run([replace(spec, stage="compile")])
+        assert compiled.status is Status.OK and compiled.compile_s > 0
+        assert set(os.listdir(folder)) == kept
+    finally:
+        runner.close()
+    assert runner.compiled_folder is None and not os.path.exists(folder)

@@ -57,3 +57,6 @@ class BackendBase:
 
     def normalize_device(self, device: Device) -> Device:
         return self.devices.normalize_device(device)
+
+    def keep_compiled(self, folder: str) -> None:
+        """Nothing: the framework keeps no compiled programs of its own (``Backend.keep_compiled``)."""

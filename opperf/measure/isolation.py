@@ -17,6 +17,7 @@ import contextlib
 import gc
 import os
 import select
+import shutil
 import signal
 import struct
 import subprocess
@@ -164,9 +165,12 @@ def thread_environment(threads: int | None) -> dict[str, str]:
     return {name: str(threads) for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
 
 
-def worker_main(framework: str, threads: int | None = None, cpus: Sequence[int] | None = None) -> None:
+def worker_main(
+    framework: str, threads: int | None = None, cpus: Sequence[int] | None = None, compiled: str | None = None
+) -> None:
     """The worker's loop: receive a BenchmarkSpec, send back its Measurement (an OverheadProbe: its seconds);
-    None ends the loop. With ``cpus`` the worker, and every thread the framework starts, runs on those.
+    None ends the loop. With ``cpus`` the worker, and every thread the framework starts, runs on those;
+    with ``compiled`` the framework keeps what it compiles there (``Backend.keep_compiled``).
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what an interrupt stops
     from opperf.frameworks import python_variable
@@ -176,16 +180,18 @@ def worker_main(framework: str, threads: int | None = None, cpus: Sequence[int] 
     # the log the parent reads after a crash, so nothing a framework prints can corrupt a frame.
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
-    serve(load_backend(framework, threads), replies, sys.stdin.buffer, cpus)
+    serve(load_backend(framework, threads, compiled), replies, sys.stdin.buffer, cpus)
 
 
-def load_backend(framework: str, threads: int | None) -> Backend:
-    """The framework imported, its thread count set and its registry loaded, before any operator
-    runs: a worker's state when it says it is ready."""
+def load_backend(framework: str, threads: int | None, compiled: str | None = None) -> Backend:
+    """The framework imported, its thread count set, its folder for compiled programs named and its
+    registry loaded, before any operator runs: a worker's state when it says it is ready."""
     from opperf.frameworks import get_backend
 
     backend = get_backend(framework)
     backend.set_threads(threads)
+    if compiled is not None:
+        backend.keep_compiled(compiled)
     backend.operators()  # the registry, loaded once, before the collector is frozen
     # The framework and its registry are millions of long-lived objects: frozen, they leave the full
     # collections the memory probes run (to free each pass's outputs) a few milliseconds, not 30.
@@ -252,7 +258,9 @@ def describe_exit(exitcode: int | None) -> str:
 
 
 class IsolatedRunner:
-    """Measures specs in a reusable worker process, with a time limit per group of specs."""
+    """Measures specs in a reusable worker process, with a time limit per group of specs. The workers
+    it starts share a folder private to it for what their framework compiles (``Backend.keep_compiled``),
+    removed at ``close``: a fresh worker finds there what the ones before it compiled."""
 
     def __init__(
         self,
@@ -286,9 +294,16 @@ class IsolatedRunner:
         self._retired: list[subprocess.Popen] = []  # asked to exit, not yet reaped
         self._abandoned = False  # set by ``abandon``, from another thread
         self._died_measuring = False  # whether the last request's worker died on its own measuring it
+        self._compiled: str | None = None  # the workers' folder for compiled programs, once one starts
         # The largest peak resident memory of this runner's workers, read after each reply and before a
         # worker is killed; a worker that dies takes the peak of its last job with it.
         self.peak_rss_bytes: int | None = None
+
+    @property
+    def compiled_folder(self) -> str | None:
+        """The folder this runner's workers keep what their framework compiles in (None before the
+        first worker starts, and after ``close``)."""
+        return self._compiled
 
     @property
     def worker_pid(self) -> int | None:
@@ -499,8 +514,13 @@ class IsolatedRunner:
         os.unlink(path)
         threads = [] if self._threads is None else ["--threads", str(self._threads)]
         cpus = ["--cpus", ",".join(map(str, self._cpus))] if self._cpus else []
+        if self._compiled is None:
+            self._compiled = tempfile.mkdtemp(prefix="opperf-compiled-")
+        compiled = ["--compiled", self._compiled]
         process = subprocess.Popen(
-            opperf_command("opperf.measure.worker", self._framework, *threads, *cpus, python=self._python),
+            opperf_command(
+                "opperf.measure.worker", self._framework, *threads, *cpus, *compiled, python=self._python
+            ),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log,
@@ -573,8 +593,9 @@ class IsolatedRunner:
         self._kill()
 
     def close(self) -> None:
-        """Stop the worker (``retire_worker``) and the standby if there is one, and wait for the
-        retired workers to exit, killing those still running after ``STOP_GRACE_S``."""
+        """Stop the worker (``retire_worker``) and the standby if there is one, wait for the retired
+        workers to exit, killing those still running after ``STOP_GRACE_S``, and remove the workers'
+        folder for compiled programs."""
         self.retire_worker()
         self._discard_standby()
         deadline = time.monotonic() + STOP_GRACE_S
@@ -585,6 +606,9 @@ class IsolatedRunner:
                 process.kill()
                 process.wait()
         self._retired = []
+        if self._compiled is not None:
+            shutil.rmtree(self._compiled, ignore_errors=True)
+            self._compiled = None
 
     def _reap_retired(self) -> None:
         self._retired = [process for process in self._retired if process.poll() is None]

@@ -62,6 +62,20 @@ class JaxBackend(BackendBase):
             _POOL["threads"] = count
         return count
 
+    def keep_compiled(self, folder: str) -> None:
+        """XLA's persistent compilation cache in ``folder``, for every program whatever its size or
+        compile time, at most ``COMPILED_BYTES`` (least recently used first out). Each configuration
+        compiles its analysis, its primitives and its backward pass again in every fresh worker (each
+        round of an A/B job or a comparison): an A/A ``ab`` over ten operators took 744 s without it
+        and 231 s with it, none called either way; ``insert`` of a (1024, 1024) array spent 9-13 s a
+        compile constant-folding XLA's index arithmetic, 0.1 s from the folder."""
+        import jax
+
+        jax.config.update("jax_compilation_cache_dir", folder)
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+        jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+        jax.config.update("jax_compilation_cache_max_size", COMPILED_BYTES)
+
     def default_device(self) -> Device:
         """gpu(0) where JAX sees a GPU, else cpu(0)."""
         return Device("gpu") if devices.on_gpu_available() else CPU
@@ -105,6 +119,9 @@ class JaxBackend(BackendBase):
             "machine": platform.machine(),
         }
 
+
+COMPILED_BYTES = 1 << 30
+"""The most a runner's workers keep of XLA's compiled programs (``JaxBackend.keep_compiled``)."""
 
 _POOL: dict[str, int] = {}
 """The thread count this process started JAX's CPU backend with, once it has."""
