@@ -142,7 +142,7 @@ rounds' mean lands inside the 5% band is a draw. Five compare runs of mx.nd agai
 0.6-1.2 left softmax (1024, 1024) forward ``same`` in two and ``inconclusive`` in three, its rounds'
 spread 5-15% in every run; with this guard it is ``inconclusive`` in all five. Kept when each round
 got a fresh worker, which made rounds independent replicates: five comparisons of 40 rounds each
-(load 2.7-3.6), replayed 100 times over reorderings of their rounds, kept every row's verdict in 4 of
+(load 1.6-3.6), replayed 100 times over reorderings of their rounds, kept every row's verdict in 4 of
 5 runs with a probability of 0.77 with the guard and 0.13 without it (softmax (1024, 1024) rounds
 scatter 6-19% under load, and whether their mean's interval fits the band was then the draw)."""
 SPREAD_FACTOR = 1.4826
