@@ -59,6 +59,14 @@ def _torch_job(shape):
     return BenchmarkSpec("torch", "exp", freeze_inputs({"input": TensorSpec(shape)}), options)
 
 
+def test_a_runner_makes_a_folder_for_compiled_programs_only_where_its_framework_keeps_them():
+    """PyTorch's runner makes none (JAX's does: ``test_jax_backend``): a sweep killed before it closes
+    its runner would otherwise leave an empty folder behind every time."""
+    with IsolatedRunner("torch", timeout_s=120, threads=1) as runner:
+        (m,) = list(runner.run([_torch_job((8, 8))]))
+        assert m.status is Status.OK and runner.compiled_folder is None
+
+
 @pytest.mark.slow
 def test_the_workers_peak_resident_memory_is_recorded():
     """A worker that held a 64 MiB input, its output and their gradients peaks that much higher than

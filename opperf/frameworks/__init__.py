@@ -63,7 +63,8 @@ class Backend(Protocol):
     def keep_compiled(self, folder: str) -> None:
         """Keep what the framework compiles in ``folder``, and look there before compiling: a folder
         private to one runner's workers that outlives each of them (a fresh worker each round of an
-        A/B job or a comparison, one after a crash). A framework that compiles nothing ignores it."""
+        A/B job or a comparison, one after a crash). Called only for a framework that declares
+        ``keeps_compiled``."""
 
     def default_device(self) -> Device:
         """The device a sweep uses when none is named: the first GPU if there is one, else the CPU."""

@@ -59,4 +59,4 @@ class BackendBase:
         return self.devices.normalize_device(device)
 
     def keep_compiled(self, folder: str) -> None:
-        """Nothing: the framework keeps no compiled programs of its own (``Backend.keep_compiled``)."""
+        """Nothing: only a framework that declares ``keeps_compiled`` is asked, and overrides this."""

@@ -78,6 +78,9 @@ class Framework:
     """The timers it has (``--profiler``), the one a run takes by default first."""
     profiler_note: str = ""
     """Why it has no per-operator profiler (``native``), where it has none."""
+    keeps_compiled: bool = False
+    """Whether its workers keep what they compile in a folder their runner makes for them
+    (``Backend.keep_compiled``); a runner makes none for a framework that does not."""
 
     def __post_init__(self) -> None:
         unknown = self.capabilities - set(CAPABILITIES)

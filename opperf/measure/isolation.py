@@ -28,7 +28,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, BinaryIO, cast
 
-from opperf.frameworks import DEFAULT_FRAMEWORK
+from opperf.frameworks import DEFAULT_FRAMEWORK, describe
 from opperf.measure.memory import peak_rss_bytes
 from opperf.measure.memory_guard import MemoryGuard, OutOfMemory
 from opperf.measure.messages import (
@@ -259,8 +259,9 @@ def describe_exit(exitcode: int | None) -> str:
 
 class IsolatedRunner:
     """Measures specs in a reusable worker process, with a time limit per group of specs. The workers
-    it starts share a folder private to it for what their framework compiles (``Backend.keep_compiled``),
-    removed at ``close``: a fresh worker finds there what the ones before it compiled."""
+    it starts share a folder private to it for what their framework compiles, where the framework keeps
+    it (``Framework.keeps_compiled``), removed at ``close``: a fresh worker finds there what the ones
+    before it compiled."""
 
     def __init__(
         self,
@@ -301,8 +302,8 @@ class IsolatedRunner:
 
     @property
     def compiled_folder(self) -> str | None:
-        """The folder this runner's workers keep what their framework compiles in (None before the
-        first worker starts, and after ``close``)."""
+        """The folder this runner's workers keep what their framework compiles in (None for a
+        framework that keeps nothing, before the first worker starts, and after ``close``)."""
         return self._compiled
 
     @property
@@ -514,9 +515,9 @@ class IsolatedRunner:
         os.unlink(path)
         threads = [] if self._threads is None else ["--threads", str(self._threads)]
         cpus = ["--cpus", ",".join(map(str, self._cpus))] if self._cpus else []
-        if self._compiled is None:
+        if self._compiled is None and describe(self._framework).keeps_compiled:
             self._compiled = tempfile.mkdtemp(prefix="opperf-compiled-")
-        compiled = ["--compiled", self._compiled]
+        compiled = ["--compiled", self._compiled] if self._compiled else []
         process = subprocess.Popen(
             opperf_command(
                 "opperf.measure.worker", self._framework, *threads, *cpus, *compiled, python=self._python

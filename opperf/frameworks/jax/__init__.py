@@ -42,6 +42,7 @@ FRAMEWORK = Framework(
     in_place_note="its arrays are immutable",
     profilers=("python",),
     profiler_note="JAX has no per-operator profiler opperf reads (its traces are TensorBoard files)",
+    keeps_compiled=True,
 )
 """JAX as opperf knows it (``opperf.frameworks.contract``): it declares model capture (from a
 function's jaxpr), and no long-tail operators or fused patterns; it is timed by the Python timer."""
