@@ -108,7 +108,7 @@ class JaxSession:
         sets = input_sets(spec.options.cache, input_bytes(spec), last_level_cache_bytes())
         calls = [_call(spec, function, make) for _ in range(sets)]
         started = time.perf_counter()
-        with _compiling_afresh(spec.stage == COMPILE):
+        with _compiling_afresh() if spec.stage == COMPILE else contextlib.nullcontext():
             prepared = [_prepare_stage(spec.stage, call, differentiable) for call in calls]
         compile_s = time.perf_counter() - started if spec.stage == COMPILE else None
         reason = reason or next((p.backward_reason for p in prepared if p.backward_reason), None)
@@ -195,14 +195,11 @@ class JaxSession:
 
 
 @contextlib.contextmanager
-def _compiling_afresh(afresh: bool) -> Iterator[None]:
-    """Where ``afresh``, XLA compiles without its persistent cache (``JaxBackend.keep_compiled``): the
-    ``compile`` stage's seconds are a compile's, not a read of what an earlier worker compiled."""
+def _compiling_afresh() -> Iterator[None]:
+    """XLA compiling without its persistent cache (``JaxBackend.keep_compiled``): the ``compile``
+    stage's seconds are a compile's, not a read of what an earlier worker compiled."""
     import jax
 
-    if not afresh:
-        yield
-        return
     before = cast(Any, jax.config).jax_enable_compilation_cache  # a flag JAX's types do not list
     jax.config.update("jax_enable_compilation_cache", False)
     try:

@@ -20,9 +20,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import cast
 
+from opperf.measure.roofline.assessment import Calibration
+from opperf.measure.roofline.assessment import flags as measurement_flags
 from opperf.results.measurement import Measurement
 from opperf.results.record import timer_tick
-from opperf.utils.load import BUSY_THRESHOLD
 from opperf.utils.stats import summarize
 from opperf.verdicts.decide import Verdict, noise, timing_verdict
 from opperf.verdicts.diff import TICK_FLOOR
@@ -204,17 +205,14 @@ def _flags(*sides: Sequence[Measurement]) -> tuple[str, ...]:
     return tuple(sorted(flags))
 
 
+_SHOWN_FLAGS = {"noisy": "noisy", "imprecise": "imprecise", "busy_machine": "busy"}
+"""The measurement flags a comparison's rows show (``roofline.assessment.flags``), as they name them."""
+
+
 def _round_flags(measurement: Measurement) -> set[str]:
     """One round's doubt flags: a phase's passes noisy, short of the precision target, a busy machine."""
-    flags = set()
-    for samples in (measurement.forward, measurement.backward):
-        if samples and len(samples) > 1 and summarize(samples).noisy:
-            flags.add("noisy")
-    if measurement.met_target is False:
-        flags.add("imprecise")
-    if measurement.competing_load is not None and measurement.competing_load > BUSY_THRESHOLD:
-        flags.add("busy")
-    return flags
+    found = measurement_flags(measurement, Calibration())
+    return {_SHOWN_FLAGS[flag] for flag in found if flag in _SHOWN_FLAGS}
 
 
 def no_work_note(medians: Mapping[str, float], phase: str) -> str | None:
