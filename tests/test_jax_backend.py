@@ -194,6 +194,28 @@ def test_the_roofline_counts_what_xla_compiled_and_falls_back_where_it_cannot():
     assert matmul.work is not None and matmul.work.flops == 2 * 1024**3
 
 
+def test_the_analysis_reads_the_same_without_llvm_optimisation(monkeypatch):
+    # ANALYSIS_OPTIONS skip LLVM's optimisation to compile faster; the analyses read the HLO program
+    # and its buffers, so memory and work must come out as at XLA's default level (a scan, a fused
+    # softmax with its backward pass, a library call).
+    from opperf.frameworks.jax import profiling
+
+    matrix = jax.ShapeDtypeStruct((1024, 1024), "float32")
+
+    def abstract(value):
+        return isinstance(value, jax.ShapeDtypeStruct)
+
+    calls = [
+        (arrange("cumsum", jax.numpy.cumsum, {"a": matrix, "axis": 0}, abstract), (True,)),
+        (arrange("softmax", jax.nn.softmax, {"x": matrix}, abstract), (True,)),
+        (arrange("matmul", jax.numpy.matmul, {"a": matrix, "b": matrix}, abstract), (True, True)),
+    ]
+    fast = [profiling.analyse(call, differentiable) for call, differentiable in calls]
+    monkeypatch.setattr(profiling, "ANALYSIS_OPTIONS", {})
+    default = [profiling.analyse(call, differentiable) for call, differentiable in calls]
+    assert fast == default and all(a.pass_bytes and a.work for a in fast)
+
+
 def test_a_convolutions_dimension_numbers_from_a_file_are_checked_as_text(registry):
     op = registry.by_name["lax.conv_general_dilated"]
     captured = {
