@@ -75,6 +75,35 @@ def test_model_times_each_captured_operator_in_the_jaxpr():
     assert in_model.end_to_end_s > 0
 
 
+def test_model_blocks_the_equations_it_does_not_time():
+    # An argmax the capture filters, then two cheap timed equations, with JAX dispatching
+    # asynchronously (as on a GPU): unblocked, the argmax finished inside the first timed equation,
+    # which read nearly the whole pass (36 ms of 37). In a process of its own: the setting is read
+    # when JAX's CPU backend starts.
+    code = (
+        "import jax, jax.numpy as jnp\n"
+        "jax.config.update('jax_cpu_enable_async_dispatch', True)\n"
+        "from opperf.frameworks.jax.capture import capture\n"
+        "from opperf.frameworks.jax.model_profile import profile\n"
+        "def model(x):\n    return jnp.argmax(x, axis=1).astype(jnp.float32) + 1.0\n"
+        "x = jnp.ones((2048, 4096))\n"
+        "captured = capture(model, (x,), 'inference')\n"
+        "assert 'lax.argmax' not in {c.op for c in captured.calls}, captured.calls\n"
+        "profiled = profile(model, (x,), 5, captured)\n"
+        "print(sum(profiled.operator_seconds.values()) / profiled.profiled_wall_s)\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=os.path.dirname(OPPERF),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert float(completed.stdout) < 0.25
+
+
 def test_model_reports_a_resnet_whose_every_operator_replays(tmp_path):
     # In a process of its own: JAX's CPU backend takes its thread count when it starts.
     report = tmp_path / "model.json"

@@ -3,8 +3,10 @@
 JAX has no per-operator profiler opperf reads, so the model's traced program is interpreted the way
 eager JAX runs it: each primitive dispatched on its own (``Primitive.bind``) and blocked until its
 result is ready, the recorded equations (``capture.equations``, as the capture kept them) timed one
-by one. Equations the capture filtered run untimed: their time shows as the gap between the
-operators' total and the interpreted pass. The end-to-end time is the model called as it is, eagerly.
+by one. Equations the capture filtered run untimed, each blocked as well (on a GPU, or wherever JAX
+dispatches asynchronously, their work would otherwise finish inside the next timed equation): their
+time shows as the gap between the operators' total and the interpreted pass. The end-to-end time is
+the model called as it is, eagerly.
 """
 
 from __future__ import annotations
@@ -43,8 +45,8 @@ def profile(model: Callable[..., object], inputs: tuple, passes: int, captured: 
 
     def timed(equation: Any, values: list[Any]) -> list[Any]:
         op = kept.get(id(equation))
-        if op is None:
-            return _bind(equation, values)
+        if op is None:  # blocked too, or its work would finish inside the next timed equation
+            return jax.block_until_ready(_bind(equation, values))
         start = time.perf_counter()
         outputs = jax.block_until_ready(_bind(equation, values))
         seconds[op] += (time.perf_counter() - start) / passes
