@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import importlib
 import types
+from collections import defaultdict
 from collections.abc import Callable
 
 from opperf.utils.errors import OpperfError, suggest
@@ -64,16 +65,23 @@ def operator_name(namespace: str, name: str) -> str:
 
 
 @functools.cache
-def function_index() -> dict[int, tuple[str, str]]:
-    """id(function) -> (namespace, name) of every public function, the first namespace in search
-    order (then the first name in alphabetical order) winning when one object has several names."""
-    index: dict[int, tuple[str, str]] = {}
+def names_by_function() -> dict[int, tuple[tuple[str, str], ...]]:
+    """id(function) -> every (namespace, name) under which it is public, in search order (namespaces
+    as ``NAMESPACES`` lists them, names alphabetically)."""
+    found: dict[int, list[tuple[str, str]]] = defaultdict(list)
     for namespace, _ in NAMESPACES:
         for name in sorted(dir(namespace_object(namespace))):
             function = public_function(namespace, name)
             if function is not None:
-                index.setdefault(id(function), (namespace, name))
-    return index
+                found[id(function)].append((namespace, name))
+    return {key: tuple(points) for key, points in found.items()}
+
+
+@functools.cache
+def function_index() -> dict[int, tuple[str, str]]:
+    """id(function) -> (namespace, name) of every public function, the first namespace in search
+    order (then the first name in alphabetical order) winning when one object has several names."""
+    return {key: points[0] for key, points in names_by_function().items()}
 
 
 def resolve(namespace: str, name: str) -> Callable[..., object]:

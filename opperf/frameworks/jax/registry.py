@@ -9,15 +9,13 @@ and shape queries, printing, files, and helpers that build a function from a Pyt
 from __future__ import annotations
 
 import functools
-from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from opperf.frameworks.jax.categories import categorize
 from opperf.frameworks.jax.entry_points import (
     NAMESPACES,
-    function_index,
-    namespace_object,
+    names_by_function,
     operator_name,
     public_function,
 )
@@ -73,17 +71,11 @@ class Registry:
 @functools.cache
 def load_registry() -> Registry:
     """Read the namespaces once per process (the result is immutable)."""
-    names_of: dict[int, list[tuple[str, str]]] = defaultdict(list)
-    for namespace, _ in NAMESPACES:
-        for name in sorted(dir(namespace_object(namespace))):
-            function = public_function(namespace, name)
-            if function is not None:
-                names_of[id(function)].append((namespace, name))
     registered: list[str] = []
     operators: list[OpInfo] = []
     exposures: dict[str, tuple[tuple[str, str], ...]] = {}
-    for key, (namespace, name) in sorted(function_index().items(), key=lambda item: _order(item[1])):
-        points = tuple(names_of[key])
+    for points in sorted(names_by_function().values(), key=lambda points: _order(points[0])):
+        namespace, name = points[0]
         names = tuple(dict.fromkeys(operator_name(*point) for point in points))
         registered.extend(names)
         if names[0] in NOT_OPERATORS:
