@@ -9,11 +9,13 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 
 from opperf.frameworks import get_backend
 from opperf.measure.harness import harness_overhead, measure
+from opperf.measure.memory import input_bytes
 from opperf.operators.info import ArgKind
 from opperf.operators.rules import inputs_for, replay_refusal
 from opperf.operators.rules.generic import NoRuleError
@@ -21,6 +23,7 @@ from opperf.operators.rules.profiles import SMALL, STANDARD
 from opperf.results.measurement import BenchmarkSpec, Status, TensorSpec, freeze_inputs
 from opperf.results.options import RunOptions
 from opperf.sweep.run import _spec
+from opperf.utils.cache import input_sets, last_level_cache_bytes
 from opperf.utils.errors import OpperfError
 
 jax = pytest.importorskip("jax")
@@ -148,6 +151,29 @@ def test_jit_is_the_compile_stage_with_its_compile_time_and_check(backend, regis
     assert refused.status is Status.SKIPPED and "no graph stage" in refused.reason
 
 
+def test_the_compile_stage_compiles_its_call_once_whatever_the_input_sets(backend, registry):
+    # --cache cold rotates input sets (64 of a (256, 256) array here): each set compiled its own
+    # executable inside compile_s, which read 64 compiles (0.8 s for exp, against 0.01 s).
+    from jax._src import monitoring  # unregistering a listener has no public name
+
+    options = replace(QUICK, cache="cold", run_backward=False)
+    spec = _spec(registry.by_name["exp"], options, {"x": TensorSpec((256, 256))}, stage="compile")
+    assert input_sets("cold", input_bytes(spec), last_level_cache_bytes()) >= 16
+    compiles = []
+
+    def count(event, seconds, **_):
+        if event == "/jax/core/compile/backend_compile_duration":
+            compiles.append(seconds)
+
+    jax.monitoring.register_event_duration_secs_listener(count)
+    try:
+        measured = measure(backend.session, spec)
+    finally:
+        monitoring._unregister_event_duration_listener_by_callback(count)
+    assert measured.status is Status.OK and measured.compile_s is not None
+    assert len(compiles) < 8, compiles
+
+
 def test_an_operator_jax_cannot_differentiate_is_measured_forward_with_the_reason(backend, registry):
     measured = _measured(backend, registry, "nextafter")
     assert measured.status is Status.OK and measured.backward is None
@@ -192,6 +218,21 @@ def test_the_roofline_counts_what_xla_compiled_and_falls_back_where_it_cannot():
     assert cumsum.work is not None and cumsum.work.flops < 1e8 and cumsum.work.bytes_moved == 8 * 2**20
     matmul = analyse(arrange("matmul", jax.numpy.matmul, {"a": matrix, "b": matrix}, abstract), (True, True))
     assert matmul.work is not None and matmul.work.flops == 2 * 1024**3
+    # inv is LAPACK's LU factorisation and two solves, which both programs call and XLA cannot count:
+    # its total read 197,646 FLOPs (-1 a call) of some 4e7. No count is better than that one.
+    small = jax.ShapeDtypeStruct((256, 256), "float32")
+    assert analyse(arrange("linalg.inv", jax.numpy.linalg.inv, {"a": small}, abstract), (True,)).work is None
+
+
+def test_the_memory_of_a_pass_without_a_backward_pass_is_the_forward_passs():
+    # argmax takes a float array but has no floating-point output, so it has no backward pass; the
+    # whole pass compiled with one counted the zero gradient of its input (4 MiB).
+    from opperf.frameworks.jax.profiling import analyse
+
+    matrix = jax.ShapeDtypeStruct((1024, 1024), "float32")
+    call = arrange("argmax", jax.numpy.argmax, {"a": matrix, "axis": 1}, lambda v: v is matrix)
+    analysis = analyse(call, (True,))
+    assert analysis.pass_bytes is not None and analysis.pass_bytes < 2**16
 
 
 def test_the_analysis_reads_the_same_without_llvm_optimisation(monkeypatch):

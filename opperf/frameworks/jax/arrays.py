@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Any
 
@@ -49,3 +50,11 @@ def abstract(value: InputValue, dtype: str) -> Any:
     if is_tensor_list(value):
         return [abstract(v, dtype) for v in value]
     return value
+
+
+def total_bytes(tree: Any) -> int:
+    """The bytes of every array (or ``jax.ShapeDtypeStruct``) among ``tree``'s leaves."""
+    import jax
+
+    leaves = jax.tree_util.tree_leaves(tree)
+    return sum(math.prod(leaf.shape) * np.dtype(leaf.dtype).itemsize for leaf in leaves)

@@ -7,13 +7,11 @@ allocates (and so whether it may run at all), and the FLOPs and bytes of the roo
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from opperf.frameworks.jax import FRAMEWORK
+from opperf.frameworks.jax.arrays import total_bytes
 from opperf.frameworks.jax.calls import Call
 from opperf.frameworks.jax.gradients import Differentiable, float_seeds, full_pass
 from opperf.measure.harness import Passes, Samples, UnmeasurableError
@@ -56,18 +54,22 @@ def analyse(call: Call, differentiable: Differentiable) -> Analysis:
 
     Work: the FLOPs of XLA's cost analysis of the compiled forward pass, its transcendental
     operations (``exp``, ``tanh``), which XLA counts apart, included; where the compiled program
-    cannot count them (-1: a library call, ``matmul``, or a fusion holding one, ``nn.softmax``), the
-    unoptimised program's. That one alone overcounts what XLA rewrites: ``cumsum`` along the rows of
+    cannot count them (it calls a library: oneDNN's ``matmul`` and ``softmax``, ``TopK``), the
+    unoptimised program's; None where that calls one too (LAPACK's factorisations,
+    ``CUSTOM_CALLS``). The unoptimised count alone overcounts what XLA rewrites: ``cumsum`` along the rows of
     a (1024, 1024) array is 1.07e9 FLOPs there, 3.5e7 compiled; ``unique(size=10)`` 1.1e12 against
     7.0e7. The bytes are the compulsory ones (every input read once, every output written once), as
     opperf counts them for every framework: XLA's own ``bytes accessed`` sums every operation of the
     unfused program (50 MB for ``nn.softmax`` of an 8 MB array).
 
     Bytes: XLA's memory analysis of the compiled call, with its backward pass where
-    ``differentiable`` names arrays to differentiate (the forward pass alone where JAX cannot
-    differentiate it): outputs and temporaries; the arguments, which exist before a pass, are not
-    counted, as in every framework. None where an output's shape depends on values (``nonzero``), or
-    the call is invalid (running it says why)."""
+    ``differentiable`` names arrays to differentiate and an output is floating point (the forward
+    pass alone where there is no backward pass: ``argmax`` counted the zero gradient XLA allocates
+    for its input, 4 MiB of a (1024, 1024) array, where 36 bytes are all its pass allocates):
+    outputs and temporaries; the arguments, which exist before a pass, are not counted, as in every
+    framework. None where XLA cannot compile the call on abstract arrays: an output's shape depends
+    on values (``nonzero``), Python branches on them (``roots``), or the call is invalid (running it
+    says why)."""
     import jax
 
     try:
@@ -78,8 +80,8 @@ def analyse(call: Call, differentiable: Differentiable) -> Analysis:
     work = _work(call, forward, compiled)
     for plan in (differentiable, ()) if any(differentiable) else ((),):
         try:
-            if plan:
-                seeds = float_seeds(call, plan)
+            seeds = float_seeds(call, plan) if plan else ()
+            if seeds:
                 lowered = jax.jit(full_pass(call, plan)).lower(*call.arrays, seeds)
                 analysis = lowered.compile(ANALYSIS_OPTIONS).memory_analysis()
             else:
@@ -99,21 +101,30 @@ def _costs(stage: Any) -> dict[str, float]:
     return dict(costs or {})
 
 
-def _flops(costs: dict[str, float]) -> float | None:
-    """FLOPs and transcendentals together; None where XLA could not count either (-1)."""
+CUSTOM_CALLS = ("custom-call(", "stablehlo.custom_call")
+"""How a library call reads in a compiled (HLO) and an unoptimised (StableHLO) program's text. XLA's
+cost analysis counts a library call as -1 FLOPs and adds that to the program's total, which reads -1
+only where the call is all the program does: ``linalg.inv`` of a (256, 256) array read 197,646 FLOPs
+(some 4e7 done), its LAPACK factorisation and solves uncounted. A program that holds one is not
+counted at all."""
+
+
+def _flops(stage: Any) -> float | None:
+    """A program's FLOPs and transcendentals together; None where XLA could not count them (-1) or
+    the program calls a library (``CUSTOM_CALLS``)."""
+    costs = _costs(stage)
     counted = [costs.get("flops", 0.0), costs.get("transcendentals", 0.0)]
-    return None if any(value < 0 for value in counted) else sum(counted)
+    if any(value < 0 for value in counted) or any(call in stage.as_text() for call in CUSTOM_CALLS):
+        return None
+    return sum(counted)
 
 
 def _work(call: Call, lowered: Any, compiled: Any) -> Work | None:
     """The compiled program's FLOPs, else the unoptimised one's; None where neither counts them."""
-    import jax
 
-    flops = _flops(_costs(compiled))
+    flops = _flops(compiled)
     if flops is None:
-        flops = _flops(_costs(lowered))
+        flops = _flops(lowered)
     if flops is None:
         return None
-    leaves = [*jax.tree_util.tree_leaves(call.arrays), *jax.tree_util.tree_leaves(lowered.out_info)]
-    moved = sum(math.prod(leaf.shape) * np.dtype(leaf.dtype).itemsize for leaf in leaves)
-    return Work(bytes_moved=int(moved), flops=int(flops))
+    return Work(bytes_moved=total_bytes((call.arrays, lowered.out_info)), flops=int(flops))
