@@ -56,11 +56,11 @@ def analyse(call: Call, differentiable: Differentiable) -> Analysis:
     operations (``exp``, ``tanh``), which XLA counts apart, included; where the compiled program
     cannot count them (it calls a library: oneDNN's ``matmul`` and ``softmax``, ``TopK``), the
     unoptimised program's; None where that calls one too (LAPACK's factorisations,
-    ``CUSTOM_CALLS``). The unoptimised count alone overcounts what XLA rewrites: ``cumsum`` along the rows of
-    a (1024, 1024) array is 1.07e9 FLOPs there, 3.5e7 compiled; ``unique(size=10)`` 1.1e12 against
-    7.0e7. The bytes are the compulsory ones (every input read once, every output written once), as
-    opperf counts them for every framework: XLA's own ``bytes accessed`` sums every operation of the
-    unfused program (50 MB for ``nn.softmax`` of an 8 MB array).
+    ``CUSTOM_CALLS``). The unoptimised count alone overcounts what XLA rewrites: ``cumsum`` along
+    the rows of a (1024, 1024) array is 1.07e9 FLOPs there, 3.5e7 compiled; ``unique(size=10)``
+    1.1e12 against 7.0e7. The bytes are the compulsory ones (every input read once, every output
+    written once), as opperf counts them for every framework: XLA's own ``bytes accessed`` sums every
+    operation of the unfused program (50 MB for ``nn.softmax`` of an 8 MB array).
 
     Bytes: XLA's memory analysis of the compiled call, with its backward pass where
     ``differentiable`` names arrays to differentiate and an output is floating point (the forward

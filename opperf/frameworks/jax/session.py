@@ -106,15 +106,13 @@ class JaxSession:
 
         sets = input_sets(spec.options.cache, input_bytes(spec), last_level_cache_bytes())
         calls = [_call(spec, function, make) for _ in range(sets)]
-        compile_s = None
+        executable, compile_s = None, None
         with _compiling_afresh() if spec.stage == COMPILE else contextlib.nullcontext():
             if spec.stage == COMPILE:
                 started = time.perf_counter()
                 executable = _compiled(calls[0])
                 compile_s = time.perf_counter() - started
-            else:
-                executable = None
-            prepared = [_prepare_stage(spec.stage, call, differentiable, executable) for call in calls]
+            prepared = [_prepare_stage(call, differentiable, executable) for call in calls]
         reason = reason or next((p.backward_reason for p in prepared if p.backward_reason), None)
         check = _stage_check(calls[0], prepared[0]) if spec.stage == COMPILE else None
         rotation = itertools.cycle(prepared)
@@ -259,12 +257,12 @@ def _compiled(call: Call) -> Callable[..., object]:
 
 
 def _prepare_stage(
-    stage: str, call: Call, differentiable: Differentiable, executable: Callable[..., object] | None
+    call: Call, differentiable: Differentiable, executable: Callable[..., object] | None
 ) -> _Prepared:
-    """The forward call (and backward pass) of one input set: through ``executable`` for
-    ``compile``, its backward pass compiled as one executable too; each runs once here (JAX compiles
-    a primitive, or the whole call, on its first run). A backward pass JAX cannot run leaves the
-    reason, and the forward pass is measured alone."""
+    """The forward call (and backward pass) of one input set: through ``executable`` where the
+    ``compile`` stage built one, its backward pass compiled as one executable too; each runs once
+    here (JAX compiles a primitive, or the whole call, on its first run). A backward pass JAX cannot
+    run leaves the reason, and the forward pass is measured alone."""
     if executable is not None:
 
         def forward() -> object:
@@ -279,7 +277,7 @@ def _prepare_stage(
     if not differentiable:
         return _Prepared(forward, None)
     try:
-        backward = _backward(stage, call, differentiable)
+        backward = _backward(call, differentiable, compiled=executable is not None)
     except Exception as error:
         return _Prepared(forward, None, f"jax.vjp: {describe_error(error)}")
     if backward is None:
@@ -287,8 +285,9 @@ def _prepare_stage(
     return _Prepared(forward, backward)
 
 
-def _backward(stage: str, call: Call, differentiable: Differentiable) -> Callable[[], object] | None:
-    """One input set's pullback applied to a cotangent of ones; None when no output is floating point."""
+def _backward(call: Call, differentiable: Differentiable, compiled: bool) -> Callable[[], object] | None:
+    """One input set's pullback applied to a cotangent of ones, ``compiled`` as one executable; None
+    when no output is floating point."""
     import jax
 
     function, chosen = of_differentiable(call, differentiable)
@@ -296,11 +295,11 @@ def _backward(stage: str, call: Call, differentiable: Differentiable) -> Callabl
     if not has_float_output(outputs):
         return None
     seed = cotangent(outputs)
-    if stage == COMPILE:
-        compiled = jax.jit(lambda pull, ones: pull(ones)).lower(pullback, seed).compile()
+    if compiled:
+        executable = jax.jit(lambda pull, ones: pull(ones)).lower(pullback, seed).compile()
 
         def backward() -> object:
-            return block(compiled(pullback, seed))
+            return block(executable(pullback, seed))
 
     else:
 
