@@ -393,6 +393,18 @@ def test_what_needs_the_framework_here_is_refused_when_it_runs_elsewhere(tmp_pat
     )  # fmt: skip
     assert missing.returncode == 2
     assert missing.stderr.startswith("error: OPPERF_JAX_PYTHON=/nonexistent/python is no executable file")
+    bare = tmp_path / "python"  # an interpreter that starts without site-packages: no numpy
+    bare.write_text(f'#!/bin/sh\nexec {sys.executable} -S "$@"\n')
+    bare.chmod(0o755)
+    environment["OPPERF_JAX_PYTHON"] = str(bare)
+    without = subprocess.run(
+        [sys.executable, OPPERF, "--framework", "jax", "--ops", "exp"],
+        env=environment, capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert without.returncode == 2 and without.stderr.count("\n") == 1
+    assert f"{bare} cannot run opperf's jax worker (ModuleNotFoundError: No module named 'numpy')" in (
+        without.stderr
+    )
 
 
 def test_a_runners_workers_share_what_jax_compiled_and_the_compile_stage_compiles_afresh():

@@ -247,6 +247,23 @@ def _answer(replies: BinaryIO, session: Session, reply: Measurement | RoundMeasu
     return True
 
 
+class WorkerStartError(OSError):
+    """A worker that did not start; ``why`` is what it printed, on one line (``startup_failure``)."""
+
+    def __init__(self, why: str) -> None:
+        self.why = why or "it printed nothing"
+        super().__init__(f"the benchmark worker did not start: {self.why}")
+
+
+def startup_failure(output: str) -> str:
+    """What a worker that did not start printed, on one line: the exception that ended a Python
+    traceback (an interpreter without numpy: ``ModuleNotFoundError: No module named 'numpy'``), else
+    all of it."""
+    if "Traceback (most recent call last):" in output:
+        return output.strip().splitlines()[-1].strip()
+    return " ".join(output.split())
+
+
 def describe_exit(exitcode: int | None) -> str:
     """``killed by SIGSEGV`` for a negative exit code, ``exited with status N`` otherwise."""
     if exitcode is not None and exitcode < 0:
@@ -442,7 +459,9 @@ class IsolatedRunner:
             self._note_peak_rss()
             return answer
         except (_StalledError, _OutOfMemoryError, EOFError, OSError, WireError) as error:
-            self._failure = str(error) or type(error).__name__
+            self._failure = (
+                error.why if isinstance(error, WorkerStartError) else str(error) or type(error).__name__
+            )
         self._kill()
         return None
 
@@ -505,7 +524,7 @@ class IsolatedRunner:
         except (_StalledError, EOFError, WireError):
             ready = None
         if ready != "ready":
-            raise OSError(f"the benchmark worker did not start: {self._output_tail()}")
+            raise WorkerStartError(startup_failure(self._output_text()))
 
     def _spawn(self, beside: bool) -> tuple[subprocess.Popen, int]:
         """A new worker and its log (unlinked: the worker writes through its descriptor and the sweep
@@ -539,7 +558,11 @@ class IsolatedRunner:
         return sorted(set(available_cpus()) - set(self._cpus)) if self._cpus else []
 
     def _output_tail(self) -> str:
-        """The end of what the worker printed since the current job was sent."""
+        """The end of what the worker printed since the current job was sent, on one line."""
+        return " ".join(self._output_text().split())
+
+    def _output_text(self) -> str:
+        """The end of what the worker printed since the current job was sent, as printed."""
         if self._log is None:
             return ""
         try:
@@ -547,8 +570,7 @@ class IsolatedRunner:
             data = os.pread(self._log, max(0, size), self._job_output_start)
         except OSError:
             return ""
-        text = data.decode("utf-8", errors="replace")
-        return " ".join(text[-OUTPUT_TAIL_CHARS:].split())
+        return data.decode("utf-8", errors="replace")[-OUTPUT_TAIL_CHARS:]
 
     def _note_peak_rss(self) -> None:
         """Fold the live worker's peak resident memory into ``peak_rss_bytes``."""

@@ -31,7 +31,6 @@ import contextlib
 import datetime as _dt
 import math
 import random
-import re
 import statistics
 import sys
 import time
@@ -425,10 +424,8 @@ def _described(runner: IsolatedRunner, side: str, build: Build, framework: str) 
     try:
         return runner.describe()
     except OSError as error:
-        raised = re.findall(r"\b\w+(?:Error|Exception): [^:]*?(?= File |$)", str(error))
-        why = raised[-1].strip() if raised else "it printed no error"
         raise OpperfError(
-            f"the {side} side's workers do not start in {build.python} ({why}); pass a Python with "
+            f"the {side} side's workers do not start in {build.python} ({error}); pass a Python with "
             f"numpy and {framework} installed as --{side}-python"
         ) from None
 
