@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -110,13 +111,18 @@ def test_the_import_graph_sees_function_local_imports_and_circles(tmp_path):
 
 def _names_a_framework(node: ast.AST) -> str | None:
     """The framework a table or a branch outside ``frameworks/`` names: a dict keyed by a framework's
-    name, or a comparison with one (``framework == "torch"``)."""
+    name, a comparison with one (``framework == "torch"``), or a flag's help listing what each
+    framework has by hand (``mxnet: resnet18_v1, ...``)."""
     if isinstance(node, ast.Dict):
         keys = [k.value for k in node.keys if isinstance(k, ast.Constant)]
         return next((k for k in keys if k in FRAMEWORKS), None)
     if isinstance(node, ast.Compare):
         values = [c.value for c in (node.left, *node.comparators) if isinstance(c, ast.Constant)]
         return next((v for v in values if v in FRAMEWORKS), None)
+    if isinstance(node, ast.keyword) and node.arg == "help":  # "(mxnet: resnet18_v1, ...; torch: ...)"
+        texts = [c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant)]
+        listed = (re.search(rf"\b({'|'.join(FRAMEWORKS)}): ", str(text)) for text in texts)
+        return next((found.group(1) for found in listed if found), None)
     return None
 
 

@@ -12,7 +12,7 @@ from opperf.cli.common import add_quiet, check_writable
 from opperf.cli.progress import Stages, wanted
 from opperf.frameworks import FRAMEWORKS
 from opperf.results.configs import render
-from opperf.sweep.models import MODES, capture_model, load_model
+from opperf.sweep.models import MODES, built_in_names, capture_model, load_model
 from opperf.utils.files import write_atomically
 
 HELP = "record the operator configurations a model calls, for `sweep --configs`"
@@ -37,8 +37,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--model",
         required=True,
-        help="a built-in model (mxnet: resnet18_v1, mobilenet1.0, lstm, transformer; torch: resnet18, "
-        "transformer, lstm) or module:callable returning (model, example_inputs)",
+        help=f"a built-in model ({built_in_names()}) or module:callable returning (model, example_inputs)",
     )
     parser.add_argument(
         "--input-shape",

@@ -44,7 +44,7 @@ from opperf.verdicts.compare.comparison import (
 from opperf.verdicts.compare.comparison import render_markdown as render_comparison
 from opperf.verdicts.compare.measuring import InWorkers, in_process
 
-HELP = "compare one operator across namespaces (mx.nd, mx.np, torch) on the same inputs"
+HELP = "compare one operator across namespaces (mx.nd, mx.np, jnp, torch) on the same inputs"
 FORMATS = ("md", "json")
 
 

@@ -47,6 +47,18 @@ def built_in(framework: str) -> dict[str, BuiltInModel]:
     return capability_part(framework, "capture", "models").MODELS
 
 
+def built_in_names() -> str:
+    """Each framework's built-in models, as help names them (``jax: mlp, resnet; mxnet: ...``), read
+    from its ``models`` module (which imports no framework)."""
+    from opperf.frameworks import FRAMEWORKS, describe
+
+    having = [name for name in sorted(FRAMEWORKS) if describe(name).can("capture")]
+    return "; ".join(  # an alias (mxnet's resnet18) goes unnamed
+        f"{name}: {', '.join(key for key, model in built_in(name).items() if key == model.name)}"
+        for name in having
+    )
+
+
 def load_model(framework: str, name: str, shape: tuple[int, ...] | None) -> LoadedModel:
     """A built-in model by name (built at ``shape`` or its default), or ``module:callable``."""
     from opperf.frameworks import get_backend
