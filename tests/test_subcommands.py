@@ -65,6 +65,14 @@ def test_explain_shows_category_rule_inputs_and_counter(framework, op, rule, cou
     assert re.search(r"^    1\. .*\[[\d,]+ bytes, [\d,]+ FLOPs\]$", out, re.M)
 
 
+def test_explain_says_where_a_framework_without_counters_gets_its_work(capsys):
+    """JAX has no work counters: XLA counts each configuration's work (its records carry a roofline),
+    which explain said was none ("no work counter: no roofline figures")."""
+    code, out, _ = _run("explain", "lax.conv_general_dilated", "--framework", "jax", capsys=capsys)
+    assert code == 0 and "  roofline:    XLA's cost analysis of the compiled call" in out
+    assert "no roofline" not in out
+
+
 def test_explain_shows_the_values_and_layout_each_input_would_get(capsys):
     """A distribution touches what the rules leave free: ``take``'s indices are concentrated, its
     data normal; a layout only the framework that has it."""

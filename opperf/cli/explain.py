@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from opperf.frameworks import DEFAULT_FRAMEWORK, FRAMEWORKS, framework_module, get_backend
+from opperf.frameworks import DEFAULT_FRAMEWORK, FRAMEWORKS, describe, framework_module, get_backend
 from opperf.measure.harness import drawn_input
 from opperf.measure.roofline.work import count_work, counters
 from opperf.operators import fused, longtail
@@ -77,9 +77,8 @@ def explain(op: OpInfo, device_kind: str, drawing: RunOptions | None = None) -> 
         f"  input rule:  {rules.rule_for(op, device_kind)}",
     ]
     counter = counters(op.framework).get(op.name)
-    lines.append(
-        f"  roofline:    {rule_name(counter) if counter else 'no work counter: no roofline figures'}"
-    )
+    uncounted = describe(op.framework).work_note or "no work counter: no roofline figures"
+    lines.append(f"  roofline:    {rule_name(counter) if counter else uncounted}")
     try:
         configurations = inputs_for(op, STANDARD, device_kind)
     except NoRuleError as reason:

@@ -78,6 +78,9 @@ class Framework:
     """The timers it has (``--profiler``), the one a run takes by default first."""
     profiler_note: str = ""
     """Why it has no per-operator profiler (``native``), where it has none."""
+    work_note: str = ""
+    """Where a configuration's work comes from when opperf has no counter for its operator (its
+    ``work`` module's ``COUNTERS``), where the framework counts it itself (``Passes.work``)."""
     keeps_compiled: bool = False
     """Whether its workers keep what they compile in a folder their runner makes for them
     (``Backend.keep_compiled``); a runner makes none for a framework that does not."""

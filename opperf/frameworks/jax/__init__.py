@@ -42,6 +42,8 @@ FRAMEWORK = Framework(
     in_place_note="its arrays are immutable",
     profilers=("python",),
     profiler_note="JAX has no per-operator profiler opperf reads (its traces are TensorBoard files)",
+    work_note="XLA's cost analysis of the compiled call (its FLOPs; bytes: every input read and output "
+    "written once), read as the configuration is prepared",
     keeps_compiled=True,
 )
 """JAX as opperf knows it (``opperf.frameworks.contract``): it declares model capture (from a
