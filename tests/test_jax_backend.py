@@ -407,6 +407,26 @@ def test_what_needs_the_framework_here_is_refused_when_it_runs_elsewhere(tmp_pat
     )
 
 
+def test_a_folder_the_user_names_for_jax_keeps_the_programs_for_the_next_run(tmp_path, monkeypatch):
+    """With ``JAX_COMPILATION_CACHE_DIR`` set, the workers keep what they compile there, not in the
+    runner's folder, and a later runner's workers compile nothing it holds; the records say so."""
+    from opperf.measure.isolation import IsolatedRunner
+
+    monkeypatch.setenv("JAX_COMPILATION_CACHE_DIR", str(tmp_path))
+    spec = BenchmarkSpec("jax.numpy", "exp", freeze_inputs({"x": TensorSpec((64, 64))}), options=QUICK)
+    with IsolatedRunner("jax", timeout_s=120) as runner:
+        (first,) = runner.run([spec])
+        assert first.status is Status.OK
+        assert runner.compiled_folder is not None and os.listdir(runner.compiled_folder) == []
+    kept = set(os.listdir(tmp_path))
+    assert kept  # outlives the runner
+    with IsolatedRunner("jax", timeout_s=120) as runner:
+        (again,) = runner.run([spec])
+    assert again.status is Status.OK and set(os.listdir(tmp_path)) == kept
+    settings = get_backend("jax").environment()["framework_settings"]
+    assert settings["compiled_programs"] == str(tmp_path)
+
+
 def test_a_runners_workers_share_what_jax_compiled_and_the_compile_stage_compiles_afresh():
     """A fresh worker of the same runner finds every program the one before it compiled (it adds none
     to the runner's folder); a ``compile`` stage record compiles its call past that folder (neither

@@ -26,6 +26,14 @@ _X64 = (
 )
 
 
+USER_FOLDER = "JAX_COMPILATION_CACHE_DIR"
+"""JAX's own setting naming a folder for compiled programs; where it is set, the workers keep theirs
+there (``JaxBackend.keep_compiled``)."""
+
+USER_FOLDER_LIMIT = "JAX_COMPILATION_CACHE_MAX_SIZE"
+"""JAX's own setting limiting that folder's bytes; where it is set, the workers keep to it."""
+
+
 class JaxBackend(BackendBase):
     """Benchmarks JAX's public array functions (``jax.numpy``, ``jax.nn``, ``jax.scipy.special``,
     ``jax.lax``)."""
@@ -64,24 +72,31 @@ class JaxBackend(BackendBase):
 
     def keep_compiled(self, folder: str) -> None:
         """XLA's persistent compilation cache in ``folder``, for every program whatever its size or
-        compile time. Each configuration compiles its analysis, its primitives and its backward pass
-        again in every fresh worker (each round of an A/B job or a comparison): an A/A ``ab`` over
-        ten operators took 744 s without it and 231 s with it, none called either way; ``insert`` of
-        a (1024, 1024) array spent 9-13 s a compile constant-folding XLA's index arithmetic, 0.1 s
-        from the folder.
+        compile time; in JAX's own folder instead where the user names one (``USER_FOLDER``), which
+        outlives the run: a later sweep, comparison or A/B job reads what this one compiled. JAX's
+        key for a program holds the program, the JAX and jaxlib versions, the backend and the compile
+        options, so a program is reused only where it is the same one. A sweep of 60 operators (every
+        ninth of the registry) took 80 s with an empty folder and 57 s with the folder it left.
 
-        The folder has no size limit (the runner removes it when it closes). With one, JAX lists
-        and reads the size of every file in it before each write, to evict the oldest: late in a
-        full registry sweep, which writes thousands of programs, an ``associative_scan`` record
-        compiling some 1,200 of them took 13-17 s against 3-5 s in a sweep of eight operators, and
-        the sweep 843 s against 607 s without the limit. That sweep's folder held 42 MB in 7,250
-        files 20 s before it ended."""
+        Each configuration compiles its analysis, its primitives and its backward pass again in every
+        fresh worker (each round of an A/B job or a comparison): an A/A ``ab`` over ten operators
+        took 744 s without a folder and 231 s with one, none called either way; ``insert`` of a (1024,
+        1024) array spent 9-13 s a compile constant-folding XLA's index arithmetic, 0.1 s from the
+        folder.
+
+        The folder has no size limit unless the user set one (``JAX_COMPILATION_CACHE_MAX_SIZE``; the
+        runner removes its own folder when it closes). With one, JAX lists and reads the size of every
+        file in it before each write, to evict the oldest: late in a full registry sweep, which writes
+        thousands of programs, an ``associative_scan`` record compiling some 1,200 of them took 13-17 s
+        against 3-5 s in a sweep of eight operators, and the sweep 843 s against 607 s without the
+        limit. That sweep's folder held 42 MB in 7,250 files 20 s before it ended."""
         import jax
 
-        jax.config.update("jax_compilation_cache_dir", folder)
+        jax.config.update("jax_compilation_cache_dir", os.environ.get(USER_FOLDER) or folder)
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
         jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
-        jax.config.update("jax_compilation_cache_max_size", -1)  # no limit, so no eviction scan
+        if not os.environ.get(USER_FOLDER_LIMIT):
+            jax.config.update("jax_compilation_cache_max_size", -1)  # no limit, so no eviction scan
 
     def default_device(self) -> Device:
         """gpu(0) where JAX sees a GPU, else cpu(0)."""
@@ -115,6 +130,7 @@ class JaxBackend(BackendBase):
             "framework_settings": {
                 "x64": bool(jax.config.read("jax_enable_x64")),
                 "xla_flags": os.environ.get("XLA_FLAGS", ""),
+                "compiled_programs": os.environ.get(USER_FOLDER) or "the run's own folder",
             },
             "jax_version": jax.__version__,
             "jaxlib_version": jaxlib.__version__,
