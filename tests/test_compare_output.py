@@ -14,7 +14,8 @@ from opperf import RunOptions, run_benchmark_operator, run_performance_test
 from opperf.cli import main
 from opperf.results.document import SCHEMA_VERSION
 from opperf.results.measurement import TensorSpec
-from opperf.verdicts.compare.comparison import COMPARE_THREADS, compare, counterpart, translate
+from opperf.verdicts.compare.calls import counterpart, translate
+from opperf.verdicts.compare.comparison import COMPARE_THREADS, compare
 
 QUICK = RunOptions(warmup=0, runs=2, run_backward=False)
 ADD = {"lhs": (64, 64), "rhs": (64, 64)}
@@ -230,7 +231,7 @@ def test_numpy_style_functions_compare_through_each_namespaces_worker(capsys):
 
 def test_the_first_namespace_calls_the_function_by_its_own_name():
     # torch.transpose, not the permute that NumPy's transpose maps to in PyTorch.
-    from opperf.verdicts.compare.comparison import configurations
+    from opperf.verdicts.compare.selection import configurations
 
     (row,) = compare("transpose", configurations("transpose", ("torch",))[:1], ("torch",), QUICK, rounds=1)
     assert row.measurements["torch"].spec.label.endswith(".transpose"), row.measurements["torch"].spec

@@ -8,7 +8,8 @@ from opperf import run_benchmark_operator
 from opperf.cli import main
 from opperf.measure.benchmark import RunOptions
 from opperf.operators.counterparts import Counterpart
-from opperf.verdicts.compare.comparison import compare, counterpart, translate
+from opperf.verdicts.compare.calls import counterpart, translate
+from opperf.verdicts.compare.comparison import compare
 
 QUICK = RunOptions(warmup=1, runs=2, threads=1)
 NAMESPACES = ("mx.nd", "mx.np", "torch")
@@ -251,7 +252,7 @@ def test_a_wrapper_no_rule_fits_takes_its_counterparts_rules_in_its_own_names():
     # mx.np.hstack(arrays) calls an operator taking *data; jnp.hstack(tup) is a registered operator
     # whose rules fit once its argument takes mx.np's name at the same position.
     from opperf.results.measurement import TensorSpec
-    from opperf.verdicts.compare.comparison import configurations
+    from opperf.verdicts.compare.selection import configurations
 
     found = configurations("hstack", ("mx.np", "jnp", "torch"))
     assert found and all(set(c) == {"arrays"} for c in found)
@@ -266,8 +267,9 @@ def test_numpy_style_functions_compare_in_mx_np_jnp_and_torch():
     # in torch.
     # In workers: JAX's thread count is fixed when its backend starts, which another test in this
     # process may have done. One comparison of all five: its round starts one worker a framework.
-    from opperf.verdicts.compare.comparison import compare_operators, configurations
+    from opperf.verdicts.compare.comparison import compare_operators
     from opperf.verdicts.compare.measuring import InWorkers
+    from opperf.verdicts.compare.selection import configurations
 
     namespaces = ("mx.np", "jnp", "torch")
     names = ("hstack", "float_power", "allclose", "clip", "swapaxes")

@@ -224,7 +224,9 @@ def test_a_comparison_file_pairs_records_whose_names_differ(tmp_path):
     record), as ``opperf compare --output-format json`` writes it, of real measurements: mx.nd's
     FullyConnected beside mx.npx's fully_connected, which matching by name would never pair."""
     from opperf.results.options import RunOptions
-    from opperf.verdicts.compare.comparison import compare, comparison_document, configurations
+    from opperf.verdicts.compare.comparison import compare
+    from opperf.verdicts.compare.rendering import comparison_document
+    from opperf.verdicts.compare.selection import configurations
 
     options = RunOptions(runs=3, warmup=1, run_backward=False)
     (row,) = compare(

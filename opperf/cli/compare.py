@@ -27,22 +27,17 @@ from opperf.sweep.run import DEFAULT_TIMEOUT_S
 from opperf.utils.errors import OpperfError
 from opperf.utils.files import write_atomically
 from opperf.utils.words import counted
+from opperf.verdicts.compare.calls import check_devices, check_namespaces, check_operators
 from opperf.verdicts.compare.comparison import (
-    COMMON,
     COMPARE_MIN_ROUNDS,
     COMPARE_ROUNDS,
-    DEFAULT_OPERATORS,
-    check_devices,
-    check_namespaces,
-    check_operators,
-    common_functions,
     compare_operators,
-    comparison_document,
     comparison_options,
-    configurations,
 )
-from opperf.verdicts.compare.comparison import render_markdown as render_comparison
 from opperf.verdicts.compare.measuring import InWorkers, in_process
+from opperf.verdicts.compare.rendering import comparison_document
+from opperf.verdicts.compare.rendering import render_markdown as render_comparison
+from opperf.verdicts.compare.selection import COMMON, DEFAULT_OPERATORS, common_functions, configurations
 
 HELP = "compare one operator across namespaces (mx.nd, mx.np, jnp, torch) on the same inputs"
 FORMATS = ("md", "json")

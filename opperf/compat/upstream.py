@@ -14,7 +14,8 @@ from opperf.frameworks import framework_of_namespace, get_backend
 from opperf.measure.benchmark import benchmark, check_shape, signature_of, upstream_options
 from opperf.results.measurement import Measurement
 from opperf.utils.errors import OpperfError, suggest
-from opperf.verdicts.compare.comparison import check_devices, check_namespaces, compare
+from opperf.verdicts.compare.calls import check_devices, check_namespaces
+from opperf.verdicts.compare.comparison import compare
 
 DEFAULT_NAMESPACES = ("mx.nd", "mx.np", "mx.npx")
 
@@ -70,7 +71,7 @@ def run_benchmark_operator(
     Every required tensor argument (in the first namespace that has ``name``) gets shape ``size``;
     ``additional_inputs`` overrides or adds arguments in that namespace's names, e.g.
     ``run_benchmark_operator("pick", size=(128, 128), additional_inputs={"index": (128, 1)})``. Other
-    namespaces get the configuration translated (``opperf.verdicts.compare.comparison``), and each is
+    namespaces get the configuration translated (``opperf.verdicts.compare.calls``), and each is
     measured once with the ``warmup`` and ``runs`` given (``runs=2`` is two passes, as upstream; it
     was twenty rounds of two while the comparison's rounds applied). Returns one
     result list entry
