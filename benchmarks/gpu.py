@@ -18,6 +18,9 @@ leaves the others' results:
   each (target: every record ok, each GPU's operators in ``device_workers``, each operator once).
 - ``registry``: the whole aten registry as two shards at once on the one GPU (target: no failure for
   memory the other sweep holds, none not the operator's own).
+- ``jax``: JAX with CUDA (issue 30): ``tests/test_jax_gpu.py`` (a record against a plain blocked loop,
+  two sweeps sharing the GPU), a sweep of ``JAX_OPS`` on the device with a plain loop per record
+  (target: within 1.2x), and ``compare jnp,torch`` over a few functions on the device.
 - ``sweep`` (only when ``--phases`` names it): the whole registry in one sweep (target: at most 6
   minutes, at least 95% of operators ok, harness efficiency at least 0.6).
 
@@ -40,20 +43,29 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OPS = "conv2d,max_pool2d,softmax,layer_norm,matmul,add,exp,sum,batch_norm,relu,linear,embedding"
+JAX_OPS = (
+    "lax.conv_general_dilated,nn.softmax,nn.standardize,matmul,add,exp,sum,nn.relu,take,cumsum,tanh,"
+    "lax.dot_general"
+)
+JAX_COMPARED = "exp,add,matmul,tanh,sum"
 TF32 = "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1"
 SHARES = {
     "events": 0.03,
     "tests": 0.12,
     "fidelity": 0.14,
-    "aa": 0.25,
+    "aa": 0.22,
     "tf32": 0.10,
     "devices": 0.04,
-    "registry": 0.32,
+    "registry": 0.25,
+    "jax": 0.18,
 }
 """Each phase's share of ``--seconds``; what a phase leaves unused goes to the ones after it."""
 OTHER_SHARES = {"sweep": 0.5}
 """Phases run only when ``--phases`` names them (``sweep``: the whole registry in one sweep, which
 with the others does not fit one lent GPU's 15 minutes)."""
+
+
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # JAX here leaves the GPU to the rest
 
 
 def main() -> int:
@@ -390,6 +402,141 @@ def _registry(out: Path, device: str, seconds: float, shards: tuple[str | None, 
     return lines
 
 
+def jax_phase(out: Path, device: str, seconds: float) -> list[str]:
+    """JAX on the device: its GPU tests, a sweep of ``JAX_OPS`` with a plain blocked loop per forward
+    record, and ``compare jnp,torch`` over ``JAX_COMPARED``."""
+    started = time.monotonic()
+    log = out / "jax_tests.log"
+    with log.open("w") as output:
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_jax_gpu.py"]
+        try:
+            status = subprocess.run(
+                command,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                cwd=ROOT,
+                timeout=seconds * 0.35,
+                check=False,
+            ).returncode
+        except subprocess.TimeoutExpired:
+            status = "timeout"
+    lines = [f"tests/test_jax_gpu.py exit {status}: {log.read_text().strip().splitlines()[-1:]}"]
+    results = out / "jax.json"
+    arguments = [
+        "--framework",
+        "jax",
+        "--ctx",
+        device,
+        "--ops",
+        JAX_OPS,
+        "--quiet",
+        "--output-file",
+        str(results),
+    ]
+    code = _opperf(arguments, seconds * 0.35, out / "jax.log")
+    if not results.exists():
+        return [*lines, f"sweep exit {code}: no results file (see jax.log)"]
+    document = json.loads(results.read_text())
+    records = document["results"]
+    ok = [r for r in records if r["status"] == "ok" and r.get("forward")]
+    settings = document["environment"].get("framework_settings") or {}
+    peak = document["environment"].get("worker_peak_rss_bytes")
+    lines.append(
+        f"sweep exit {code}: {len(ok)} of {len(records)} records ok; gpu_preallocate "
+        f"{settings.get('gpu_preallocate')}; worker peak RSS {peak}"
+    )
+    lines += [
+        f"{r['op']}: {r['status']}: {(r.get('reason') or '')[:120]}" for r in records if r["status"] != "ok"
+    ]
+    ratios = []
+    for record in ok:
+        try:
+            loop_s = _jax_loop(record, device)
+        except Exception as error:
+            lines.append(f"{record['op']}: could not rebuild: {type(error).__name__}: {str(error)[:100]}")
+            continue
+        median = record["forward"]["median_s"]
+        ratios.append(median / loop_s)
+        shapes = {k: v["shape"] for k, v in record["inputs"].items() if isinstance(v, dict) and "shape" in v}
+        lines.append(
+            f"{record['op']:<24} {json.dumps(shapes)[:50]:<50} {median * 1e6:9.2f} us, plain loop "
+            f"{loop_s * 1e6:9.2f} us ({median / loop_s:.3f}); memory {record.get('memory_peak_bytes')}"
+        )
+    within = sum(1 / 1.2 <= ratio <= 1.2 for ratio in ratios)
+    lines.append(f"forward median within 1.2x of a plain blocked loop: {within} of {len(ratios)}")
+    compared = out / "jax_compare.json"
+    left = seconds - (time.monotonic() - started)
+    arguments = ["compare", "jnp,torch", "--ops", JAX_COMPARED, "--ctx", device, "--quiet"]
+    code = _opperf([*arguments, "--output-file", str(compared)], max(10.0, left - 5), out / "jax_compare.log")
+    if not compared.exists():
+        return [*lines, f"compare exit {code}: no comparison file (see jax_compare.log)"]
+    for row in json.loads(compared.read_text())["comparison"]["rows"]:
+        found = (row["versus"].get("torch") or {}).get("forward") or {}
+        lines.append(
+            f"compare {row['operator']:<8} {row['inputs'][:40]:<40} torch/jnp forward {found.get('ratio')} "
+            f"{found.get('ratio_ci95')} {found.get('verdict')}; problems {row['problems'] or 'none'}"
+        )
+    return lines
+
+
+def _jax_loop(record: dict, device: str) -> float:
+    """The median seconds of the record's forward call in a plain loop, each call blocked until its
+    result is ready, its inputs rebuilt from the record on the device; where the record has a backward
+    pass, each forward call is followed by the backward call of ``jax.vjp`` (untimed), as in the
+    sweep's passes: on a CPU a forward call between backward ones reads slower (JAX's ``tanh`` of a
+    (1024, 1024) array: 126 us against 110 us alone in a plain loop here)."""
+    import inspect
+
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    target = jax.devices("gpu")[int(device[4:-1] or 0)] if device.startswith("gpu") else jax.devices("cpu")[0]
+    generator = np.random.default_rng(0)
+
+    def build(value):
+        if isinstance(value, dict) and "shape" in value:
+            kind = value.get("dtype") or record["dtype"]
+            shape = tuple(value["shape"])
+            if "int" in kind:
+                return jax.device_put(generator.integers(0, 2, shape).astype(kind), target)
+            return jax.device_put((generator.random(shape) + 0.1).astype(kind), target)
+        if isinstance(value, list):  # strides, dimension numbers: JAX takes tuples
+            return tuple(build(item) for item in value)
+        return value
+
+    function = _resolve(record["function"])
+    inputs = {name: build(value) for name, value in record["inputs"].items()}
+    try:
+        parameters = inspect.signature(function).parameters
+        by_position = [n for n, p in parameters.items() if p.kind is p.POSITIONAL_ONLY and n in inputs]
+    except (TypeError, ValueError):  # no signature (a ufunc object): every argument in the record's order
+        by_position = list(inputs)
+
+    def call_with(values: dict):
+        keywords = {name: value for name, value in values.items() if name not in by_position}
+        return function(*(values[name] for name in by_position), **keywords)
+
+    between = None
+    floats = [n for n, v in inputs.items() if hasattr(v, "dtype") and jnp.issubdtype(v.dtype, jnp.floating)]
+    if record.get("backward") and floats:
+        outputs, pullback = jax.vjp(
+            lambda *arrays: call_with({**inputs, **dict(zip(floats, arrays, strict=True))}),
+            *(inputs[name] for name in floats),
+        )
+        seed = jax.tree_util.tree_map(jnp.ones_like, outputs)
+        between = lambda: jax.block_until_ready(pullback(seed))  # noqa: E731
+    times = []
+    for index in range(60):
+        started = time.perf_counter()
+        jax.block_until_ready(call_with(inputs))
+        if index >= 10:
+            times.append(time.perf_counter() - started)
+        if between is not None:
+            between()
+    return statistics.median(times)
+
+
 PHASES = {
     "events": events,
     "tests": tests,
@@ -398,6 +545,7 @@ PHASES = {
     "tf32": tf32,
     "devices": devices,
     "registry": registry,
+    "jax": jax_phase,
     "sweep": sweep,
 }
 

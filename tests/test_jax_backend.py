@@ -407,6 +407,28 @@ def test_what_needs_the_framework_here_is_refused_when_it_runs_elsewhere(tmp_pat
     )
 
 
+@pytest.mark.parametrize(("chosen", "expected"), [(None, "false"), ("true", "true")])
+def test_jax_takes_a_gpus_memory_as_needed_unless_the_user_chose(chosen, expected):
+    """Each process that starts JAX's GPU backend takes 75% of the GPU by default, and a sweep starts
+    several: the backend sets JAX's setting before anything starts it, in every process that builds
+    it (workers too), and records it; a user's own choice stands."""
+    environment = {k: v for k, v in os.environ.items() if k != "XLA_PYTHON_CLIENT_PREALLOCATE"}
+    if chosen is not None:
+        environment["XLA_PYTHON_CLIENT_PREALLOCATE"] = chosen
+    script = (
+        "import os\n"
+        "from opperf.frameworks import get_backend\n"
+        "backend = get_backend('jax')\n"
+        "print(os.environ['XLA_PYTHON_CLIENT_PREALLOCATE'], "
+        "backend.environment()['framework_settings']['gpu_preallocate'])\n"
+    )
+    found = subprocess.run(
+        [sys.executable, "-c", script], env=environment, capture_output=True, text=True, timeout=120,
+        check=True,
+    )  # fmt: skip
+    assert found.stdout.split() == [expected, expected]
+
+
 def test_a_folder_the_user_names_for_jax_keeps_the_programs_for_the_next_run(tmp_path, monkeypatch):
     """With ``JAX_COMPILATION_CACHE_DIR`` set, the workers keep what they compile there, not in the
     runner's folder, and a later runner's workers compile nothing it holds; the records say so."""

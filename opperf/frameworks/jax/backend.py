@@ -45,6 +45,10 @@ class JaxBackend(BackendBase):
     registry = staticmethod(load_registry)
     missing_dtypes: ClassVar[Mapping[str, str]] = {"float64": _X64, "int64": _X64}
 
+    def __init__(self) -> None:
+        devices.share_gpus()  # before anything starts JAX's backends
+        super().__init__()
+
     def set_threads(self, count: int | None) -> int:
         """XLA's CPU backend sizes its thread pool by the CPUs the process may use when it starts, and
         has no setting of its own (``--xla_cpu_multi_thread_eigen=false`` changed nothing here: a
@@ -131,6 +135,7 @@ class JaxBackend(BackendBase):
                 "x64": bool(jax.config.read("jax_enable_x64")),
                 "xla_flags": os.environ.get("XLA_FLAGS", ""),
                 "compiled_programs": os.environ.get(USER_FOLDER) or "the run's own folder",
+                "gpu_preallocate": os.environ.get(devices.AS_NEEDED[0]),
             },
             "jax_version": jax.__version__,
             "jaxlib_version": jaxlib.__version__,

@@ -4,10 +4,26 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 from typing import Any
 
 from opperf.utils.devices import Device
 from opperf.utils.errors import OpperfError
+
+AS_NEEDED = ("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+"""JAX's setting for a GPU's memory taken as needed, instead of three quarters of it when the
+backend starts."""
+
+
+def share_gpus() -> None:
+    """Have JAX in this process (and the workers it starts, which inherit its environment) take a GPU's
+    memory as its arrays need it, unless the user chose (``AS_NEEDED``). By default each process that
+    starts JAX's GPU backend takes 75% of the GPU's memory at once, and a sweep starts it in several:
+    its own process (asking which devices there are), the worker measuring, a standby worker beside
+    it, and other sweeps sharing the GPU; JAX's documentation names several JAX processes as the
+    first cause of its out-of-memory failures. XLA's allocator keeps the memory a configuration's
+    warm-up passes took for its measured passes, so sampling allocates nothing either way."""
+    os.environ.setdefault(*AS_NEEDED)
 
 
 def normalize_device(device: Device) -> Device:
