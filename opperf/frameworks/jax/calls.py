@@ -7,6 +7,7 @@ every other value is bound as a constant (static under ``jit``)."""
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -40,6 +41,20 @@ class Call:
     keyword_from: int
 
     def run(self, *arrays: Any) -> object:
+        args, kwargs = self._arguments(arrays)
+        return self.function(*args, **kwargs)
+
+    def __call__(self) -> object:
+        """The call on its own arrays, its arguments arranged once: a timed call pays for the
+        function alone (arranging them each time added 1 us to ``exp`` of 10,000 elements, 4 us)."""
+        args, kwargs = self._own_arguments
+        return self.function(*args, **kwargs)
+
+    @functools.cached_property
+    def _own_arguments(self) -> tuple[list[object], dict[str, object]]:
+        return self._arguments(self.arrays)
+
+    def _arguments(self, arrays: tuple[Any, ...]) -> tuple[list[object], dict[str, object]]:
         values = {**self.constants, **dict(zip(self.array_names, arrays, strict=True))}
         args: list[object] = []
         kwargs: dict[str, object] = {}
@@ -51,10 +66,7 @@ class Call:
                 args.append(values[name])
             else:
                 kwargs[name] = values[name]
-        return self.function(*args, **kwargs)
-
-    def __call__(self) -> object:
-        return self.run(*self.arrays)
+        return args, kwargs
 
 
 def arrange(
