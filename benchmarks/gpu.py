@@ -57,7 +57,7 @@ SHARES = {
     "tf32": 0.10,
     "devices": 0.04,
     "registry": 0.25,
-    "jax": 0.18,
+    "jax": 0.2,
 }
 """Each phase's share of ``--seconds``; what a phase leaves unused goes to the ones after it."""
 OTHER_SHARES = {"sweep": 0.5}
@@ -415,7 +415,7 @@ def jax_phase(out: Path, device: str, seconds: float) -> list[str]:
                 stdout=output,
                 stderr=subprocess.STDOUT,
                 cwd=ROOT,
-                timeout=seconds * 0.35,
+                timeout=seconds * 0.4,
                 check=False,
             ).returncode
         except subprocess.TimeoutExpired:
@@ -433,7 +433,7 @@ def jax_phase(out: Path, device: str, seconds: float) -> list[str]:
         "--output-file",
         str(results),
     ]
-    code = _opperf(arguments, seconds * 0.35, out / "jax.log")
+    code = _opperf(arguments, seconds * 0.3, out / "jax.log")
     if not results.exists():
         return [*lines, f"sweep exit {code}: no results file (see jax.log)"]
     document = json.loads(results.read_text())
