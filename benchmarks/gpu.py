@@ -51,13 +51,13 @@ JAX_COMPARED = "exp,add,matmul,tanh,sum"
 TF32 = "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1"
 SHARES = {
     "events": 0.03,
-    "tests": 0.12,
-    "fidelity": 0.14,
-    "aa": 0.22,
-    "tf32": 0.10,
-    "devices": 0.04,
-    "registry": 0.25,
-    "jax": 0.2,
+    "tests": 0.10,
+    "fidelity": 0.12,
+    "aa": 0.20,
+    "tf32": 0.08,
+    "devices": 0.03,
+    "registry": 0.24,
+    "jax": 0.20,
 }
 """Each phase's share of ``--seconds``; what a phase leaves unused goes to the ones after it."""
 OTHER_SHARES = {"sweep": 0.5}
@@ -409,16 +409,15 @@ def jax_phase(out: Path, device: str, seconds: float) -> list[str]:
     log = out / "jax_tests.log"
     with log.open("w") as output:
         command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_jax_gpu.py"]
+        # a session of its own: a timeout stops the sweeps its tests start, and their workers, too
+        tests = subprocess.Popen(
+            command, stdout=output, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True
+        )
         try:
-            status = subprocess.run(
-                command,
-                stdout=output,
-                stderr=subprocess.STDOUT,
-                cwd=ROOT,
-                timeout=seconds * 0.4,
-                check=False,
-            ).returncode
+            status: int | str = tests.wait(timeout=seconds * 0.4)
         except subprocess.TimeoutExpired:
+            os.killpg(tests.pid, signal.SIGKILL)
+            tests.wait()
             status = "timeout"
     lines = [f"tests/test_jax_gpu.py exit {status}: {log.read_text().strip().splitlines()[-1:]}"]
     results = out / "jax.json"
@@ -442,8 +441,8 @@ def jax_phase(out: Path, device: str, seconds: float) -> list[str]:
     settings = document["environment"].get("framework_settings") or {}
     peak = document["environment"].get("worker_peak_rss_bytes")
     lines.append(
-        f"sweep exit {code}: {len(ok)} of {len(records)} records ok; gpu_preallocate "
-        f"{settings.get('gpu_preallocate')}; worker peak RSS {peak}"
+        f"sweep exit {code}: {len(ok)} of {len(records)} records ok; XLA_PYTHON_CLIENT_PREALLOCATE "
+        f"{settings.get('xla_python_client_preallocate')}; worker peak RSS {peak}"
     )
     lines += [
         f"{r['op']}: {r['status']}: {(r.get('reason') or '')[:120]}" for r in records if r["status"] != "ok"
@@ -509,9 +508,14 @@ def _jax_loop(record: dict, device: str) -> float:
     inputs = {name: build(value) for name, value in record["inputs"].items()}
     try:
         parameters = inspect.signature(function).parameters
-        by_position = [n for n, p in parameters.items() if p.kind is p.POSITIONAL_ONLY and n in inputs]
-    except (TypeError, ValueError):  # no signature (a ufunc object): every argument in the record's order
+    except (TypeError, ValueError):
+        parameters = {}
+    if not parameters or any(p.kind is p.VAR_POSITIONAL for p in parameters.values()):
+        # ``jnp.add`` from JAX 0.5 is a ufunc object, ``(*args, out=None, where=None)``: every
+        # argument goes by position, in the record's order
         by_position = list(inputs)
+    else:
+        by_position = [n for n, p in parameters.items() if p.kind is p.POSITIONAL_ONLY and n in inputs]
 
     def call_with(values: dict):
         keywords = {name: value for name, value in values.items() if name not in by_position}

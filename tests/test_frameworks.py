@@ -63,7 +63,7 @@ def test_framework_code_stays_behind_the_backend_interface():
 
     script = (
         "import sys\n"
-        "import opperf.cli, opperf.verdicts.compare.comparison, opperf.results.document\n"
+        "import opperf.cli, opperf.verdicts.compare.rendering, opperf.results.document\n"
         "import opperf.report.markdown\n"
         "assert 'torch' not in sys.modules and 'mxnet' not in sys.modules, 'reports imported a framework'\n"
         "from opperf.frameworks import get_backend\n"

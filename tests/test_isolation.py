@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from opperf.measure.isolation import IsolatedRunner, describe_exit
+from opperf.measure.isolation import IsolatedRunner, describe_exit, startup_failure
 from opperf.results.measurement import BenchmarkSpec, Status, TensorSpec, freeze_inputs
 from opperf.results.options import RunOptions
 
@@ -139,3 +139,19 @@ def test_a_job_whose_worker_dies_once_is_measured_in_a_fresh_worker(tmp_path):
     assert measured.status is Status.OK and measured.forward
     assert measured.reason.startswith("crashed once (worker killed by SIGABRT")
     assert measured.reason.endswith("then measured in a fresh worker")
+
+
+def test_a_worker_that_did_not_start_is_named_by_the_exception_it_ended_with():
+    """Its log's tail may begin inside the traceback (a framework's import failing deep in its
+    plugins): the exception's own line names it, not the frames around it."""
+    frames = "".join(
+        f'  File "/site-packages/jax/_src/m{i}.py", line {i}, in <module>\n    import x\n' for i in range(60)
+    )
+    tail = (frames + "ModuleNotFoundError: No module named 'numpy'\n")[-2000:]
+    assert "Traceback" not in tail
+    assert startup_failure(tail) == "ModuleNotFoundError: No module named 'numpy'"
+    chained = (
+        "Traceback (most recent call last):\nKeyError: 'a'\n\nDuring handling...\nRuntimeError: no GPU\n"
+    )
+    assert startup_failure(chained) == "RuntimeError: no GPU"
+    assert startup_failure("exec failed:\n  no such file\n") == "exec failed: no such file"

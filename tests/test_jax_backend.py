@@ -420,7 +420,7 @@ def test_jax_takes_a_gpus_memory_as_needed_unless_the_user_chose(chosen, expecte
         "from opperf.frameworks import get_backend\n"
         "backend = get_backend('jax')\n"
         "print(os.environ['XLA_PYTHON_CLIENT_PREALLOCATE'], "
-        "backend.environment()['framework_settings']['gpu_preallocate'])\n"
+        "backend.environment()['framework_settings']['xla_python_client_preallocate'])\n"
     )
     found = subprocess.run(
         [sys.executable, "-c", script], env=environment, capture_output=True, text=True, timeout=120,
@@ -446,7 +446,7 @@ def test_a_folder_the_user_names_for_jax_keeps_the_programs_for_the_next_run(tmp
         (again,) = runner.run([spec])
     assert again.status is Status.OK and set(os.listdir(tmp_path)) == kept
     settings = get_backend("jax").environment()["framework_settings"]
-    assert settings["compiled_programs"] == str(tmp_path)
+    assert settings["jax_compilation_cache_dir"] == str(tmp_path)
 
 
 def test_a_runners_workers_share_what_jax_compiled_and_the_compile_stage_compiles_afresh():

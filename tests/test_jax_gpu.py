@@ -63,7 +63,6 @@ def test_two_sweeps_share_one_gpu_each_measuring_everything(tmp_path):
                 sys.executable,
                 str(OPPERF),
                 *arguments,
-                "--quiet",
                 "--output-file",
                 str(tmp_path / f"{i}.json"),
             ],
@@ -80,7 +79,7 @@ def test_two_sweeps_share_one_gpu_each_measuring_everything(tmp_path):
         assert sweep.returncode == 0, output
     for i in range(2):
         document = json.loads((tmp_path / f"{i}.json").read_text())
-        assert document["environment"]["framework_settings"]["gpu_preallocate"] == "false"
+        assert document["environment"]["framework_settings"]["xla_python_client_preallocate"] == "false"
         assert {r["status"] for r in document["results"]} == {"ok"}, [
             (r["op"], r["reason"]) for r in document["results"] if r["status"] != "ok"
         ]

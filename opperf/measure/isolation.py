@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import re
 import select
 import shutil
 import signal
@@ -255,13 +256,16 @@ class WorkerStartError(OSError):
         super().__init__(f"the benchmark worker did not start: {self.why}")
 
 
+EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b.*$", re.MULTILINE)
+"""How the exception that ends a Python traceback reads (``ModuleNotFoundError: No module named ...``)."""
+
+
 def startup_failure(output: str) -> str:
-    """What a worker that did not start printed, on one line: the exception that ended a Python
-    traceback (an interpreter without numpy: ``ModuleNotFoundError: No module named 'numpy'``), else
-    all of it."""
-    if "Traceback (most recent call last):" in output:
-        return output.strip().splitlines()[-1].strip()
-    return " ".join(output.split())
+    """What a worker that did not start printed, on one line: the exception a Python traceback ended
+    with (an interpreter without numpy: ``ModuleNotFoundError: No module named 'numpy'``; found by its
+    own line, as the traceback's head may lie before the printed tail), else all of it."""
+    raised = list(EXCEPTION_LINE.finditer(output))
+    return raised[-1].group(0).strip() if raised else " ".join(output.split())
 
 
 def describe_exit(exitcode: int | None) -> str:

@@ -34,6 +34,12 @@ USER_FOLDER_LIMIT = "JAX_COMPILATION_CACHE_MAX_SIZE"
 """JAX's own setting limiting that folder's bytes; where it is set, the workers keep to it."""
 
 
+JAX_SETTINGS = (USER_FOLDER, USER_FOLDER_LIMIT, devices.AS_NEEDED[0])
+"""JAX's environment settings a record names (``framework_settings``, in lower case): a folder a
+sweep's isolated workers keep compiled programs in (none: one of the run's own; none in one process,
+``--no-isolation``) and how a GPU's memory is taken."""
+
+
 class JaxBackend(BackendBase):
     """Benchmarks JAX's public array functions (``jax.numpy``, ``jax.nn``, ``jax.scipy.special``,
     ``jax.lax``)."""
@@ -134,8 +140,8 @@ class JaxBackend(BackendBase):
             "framework_settings": {
                 "x64": bool(jax.config.read("jax_enable_x64")),
                 "xla_flags": os.environ.get("XLA_FLAGS", ""),
-                "compiled_programs": os.environ.get(USER_FOLDER) or "the run's own folder",
-                "gpu_preallocate": os.environ.get(devices.AS_NEEDED[0]),
+                # JAX's own settings as this process sets them (None: not set)
+                **{name.lower(): os.environ.get(name) for name in JAX_SETTINGS},
             },
             "jax_version": jax.__version__,
             "jaxlib_version": jaxlib.__version__,

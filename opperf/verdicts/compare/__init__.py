@@ -1,1 +1,1 @@
-"""Interleaved comparisons between namespaces (mx.nd, mx.np, torch): the job and its verdicts."""
+"""Interleaved comparisons between namespaces (mx.nd, mx.np, jnp, torch): the job and its verdicts."""

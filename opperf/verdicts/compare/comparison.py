@@ -1,7 +1,8 @@
 """One operator across namespaces (``mx.nd``, ``mx.np``/``mx.npx``, ``jnp``, ``torch``) on the same
 input configurations: the job, in rounds in which the namespaces take turns, and each other
 namespace's verdicts against the first (``verdicts.compare.namespaces``). What each namespace calls
-is ``verdicts.compare.calls``; how the comparison reads, ``verdicts.compare.rendering``."""
+is ``verdicts.compare.calls``; which operators and configurations, ``verdicts.compare.selection``; how
+the comparison reads, ``verdicts.compare.rendering``."""
 
 from __future__ import annotations
 
