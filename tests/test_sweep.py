@@ -27,7 +27,8 @@ def test_fully_covered_categories_benchmark_every_operator():
     assert {m.spec.category for m in result.measurements} == set(FULLY_COVERED)
     assert all(m.forward and all(t >= 0 for t in m.forward) for m in result.measurements)
     # One sample each: an operator on a tiny input can finish inside the native profiler's 1 us tick
-    # and read 0 (_div_scalar did once in three runs), but only the odd one.
+    # and read 0 (_div_scalar did once in three runs; 10 of 425 records did on a quiet machine, abs
+    # and scalar arithmetic among them), but not the many a profiler matching no events would leave.
     below_tick = [m.spec.op for m in result.measurements if min(m.forward) == 0]
-    assert len(below_tick) <= len(result.measurements) // 50, below_tick
+    assert len(below_tick) <= len(result.measurements) // 10, below_tick
     assert result.environment.size_profile == "small"
