@@ -147,16 +147,24 @@ def events(out: Path, device: str, seconds: float) -> list[str]:
 
 
 def tests(out: Path, device: str, seconds: float) -> list[str]:
-    log = out / "tests.log"
+    return [_pytest(out / "tests.log", "tests/test_gpu.py", seconds)]
+
+
+def _pytest(log: Path, tests: str, seconds: float) -> str:
+    """Run the test file ``tests`` into ``log`` for at most ``seconds``, in a session of its own (a
+    timeout stops the sweeps its tests start, and their workers, too); its exit status and last line."""
     with log.open("w") as output:
-        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_gpu.py"]
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", tests]
+        process = subprocess.Popen(
+            command, stdout=output, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True
+        )
         try:
-            status = subprocess.run(
-                command, stdout=output, stderr=subprocess.STDOUT, cwd=ROOT, timeout=seconds, check=False
-            ).returncode
+            status: int | str = process.wait(timeout=seconds)
         except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
             status = "timeout"
-    return [f"pytest exit {status}: {log.read_text().strip().splitlines()[-1:]}"]
+    return f"{tests} exit {status}: {log.read_text().strip().splitlines()[-1:]}"
 
 
 def fidelity(out: Path, device: str, seconds: float) -> list[str]:
@@ -406,20 +414,7 @@ def jax_phase(out: Path, device: str, seconds: float) -> list[str]:
     """JAX on the device: its GPU tests, a sweep of ``JAX_OPS`` with a plain blocked loop per forward
     record, and ``compare jnp,torch`` over ``JAX_COMPARED``."""
     started = time.monotonic()
-    log = out / "jax_tests.log"
-    with log.open("w") as output:
-        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_jax_gpu.py"]
-        # a session of its own: a timeout stops the sweeps its tests start, and their workers, too
-        tests = subprocess.Popen(
-            command, stdout=output, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True
-        )
-        try:
-            status: int | str = tests.wait(timeout=seconds * 0.4)
-        except subprocess.TimeoutExpired:
-            os.killpg(tests.pid, signal.SIGKILL)
-            tests.wait()
-            status = "timeout"
-    lines = [f"tests/test_jax_gpu.py exit {status}: {log.read_text().strip().splitlines()[-1:]}"]
+    lines = [_pytest(out / "jax_tests.log", "tests/test_jax_gpu.py", seconds * 0.4)]
     results = out / "jax.json"
     arguments = [
         "--framework",
