@@ -20,6 +20,7 @@ from typing import NoReturn, cast
 from opperf.frameworks import FRAMEWORKS
 from opperf.utils.errors import OpperfError
 from opperf.utils.signals import exit_status, hold_late_signals, stop_like_ctrl_c
+from opperf.utils.words import one_of
 
 SUBCOMMANDS = {
     "sweep": "sweep",
@@ -74,15 +75,10 @@ def subcommand_modules() -> dict[str, ModuleType]:
     return {name: importlib.import_module(f"opperf.cli.{module}") for name, module in SUBCOMMANDS.items()}
 
 
-def _one_of(names: Sequence[str]) -> str:
-    """``a, b or c``."""
-    return " or ".join(filter(None, (", ".join(names[:-1]), names[-1])))
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="opperf",
-        description=f"Benchmark every operator of {_one_of(sorted(FRAMEWORKS))} (forward, backward, peak "
+        description=f"Benchmark every operator of {one_of(sorted(FRAMEWORKS))} (forward, backward, peak "
         "memory), and compare the results. Bare flags mean `opperf sweep`.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -1,6 +1,9 @@
-"""Counted nouns for messages and reports: "1 category", "2 categories", never "1 categories"."""
+"""Words for messages and reports: counted nouns ("1 category", "2 categories", never "1 categories")
+and alternatives ("jax, mxnet or torch")."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 
 def counted(count: int, noun: str, plural: str | None = None) -> str:
@@ -14,3 +17,12 @@ def counted(count: int, noun: str, plural: str | None = None) -> str:
     if plural is None:
         plural = f"{noun[:-1]}ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else f"{noun}s"
     return f"{count} {plural}"
+
+
+def one_of(names: Sequence[str]) -> str:
+    """``names`` as alternatives.
+
+    >>> one_of(["jax", "mxnet", "torch"]), one_of(["torch"])
+    ('jax, mxnet or torch', 'torch')
+    """
+    return " or ".join(filter(None, (", ".join(names[:-1]), names[-1])))
