@@ -115,6 +115,45 @@ def test_a_call_passes_leading_arguments_by_position_and_spreads_args():
     assert float(keyword().max()) == 0.5
 
 
+def _clip(arr=None, /, min=None, max=None):  # JAX 0.10.2 jnp.clip (x in 0.4.30)
+    return {"arr": arr, "min": min, "max": max}
+
+
+def _left_shift(x, y, /):  # JAX 0.10's jnp.left_shift (x1, x2 in 0.4.30)
+    return {"x": x, "y": y}
+
+
+def _beta(a, b):  # JAX 0.10's special.beta (*args in 0.4.30)
+    return {"a": a, "b": b}
+
+
+def _mask_indices(n, mask_func, k=0, *, size=None):  # JAX 0.10's (*args, **kwargs in 0.4.30)
+    return {"n": n, "mask_func": mask_func}
+
+
+@pytest.mark.parametrize(
+    ("name", "function", "given"),
+    [
+        ("clip", _clip, {"arr": (1024, 1024), "min": 0.2, "max": 0.8}),
+        ("left_shift", _left_shift, {"x": (1024, 1024), "y": (1024, 1024)}),
+        ("special.beta", _beta, {"a": (1024, 1024), "b": (1024, 1024)}),
+        ("mask_indices", _mask_indices, {"n": 1024, "mask_func": "_triu"}),  # the session's body
+    ],
+)
+def test_an_override_written_for_jax_0_4_fits_a_newer_signature(registry, name, function, given):
+    """A sweep may run newer JAX in its own interpreter: an override naming a positional parameter as
+    0.4.30 does, or giving ``*args``, reaches the function under the names its signature has."""
+    from opperf.frameworks.jax.rules import inputs_for as jax_inputs_for
+
+    op = replace(registry.by_name[name], arguments=arguments(function))
+    configuration = jax_inputs_for(op, STANDARD, "cpu")[0]
+    call = arrange(name, function, configuration, lambda value: isinstance(value, TensorSpec))
+    bound = call()
+    named = {key: getattr(value, "shape", getattr(value, "__name__", value)) for key, value in bound.items()}
+    assert named == given
+    assert jax_inputs_for(registry.by_name[name], STANDARD, "cpu")[0].keys() != configuration.keys()
+
+
 def test_eager_forward_and_backward_through_vjp(backend, registry):
     measured = _measured(backend, registry, "exp")
     assert measured.status is Status.OK, measured.reason

@@ -117,5 +117,48 @@ def _value(arg: Argument, c: RuleContext, binary: bool) -> InputValue:
 
 def derive(op: OpInfo, profile: SizeProfile, overrides: Mapping[str, Override]) -> Configurations:
     """One configuration per profile shape, from the signature, the name rules and the operator's
-    override (``generic.derive_configurations``), in the signature's order."""
-    return derive_configurations(op, profile, profile.shapes_for(op.category), overrides.get(op.name), _value)
+    override (``generic.derive_configurations``) fitted to the signature, in the signature's order."""
+    override = overrides.get(op.name)
+    fitted = None if override is None else _fitted(override)
+    return derive_configurations(op, profile, profile.shapes_for(op.category), fitted, _value)
+
+
+SPREAD = "args"
+"""How an override gives ``*args``: a tuple of values, spread when called."""
+
+
+def _fitted(override: Override) -> Override:
+    def rule(c: RuleContext) -> dict[str, InputValue]:
+        return fit_to_signature(c.op, override(c))
+
+    return rule
+
+
+def fit_to_signature(op: OpInfo, given: Mapping[str, InputValue]) -> dict[str, InputValue]:
+    """An override's arguments under the names ``op``'s signature gives them. Overrides are written
+    against JAX 0.4.30, and a sweep may run newer JAX in its own interpreter, where positional
+    parameters were renamed (``jnp.clip(x, /, ...)`` became ``clip(arr, /, ...)``, ``left_shift(x1,
+    x2, /)`` became ``left_shift(x, y, /)``) and ``*args`` wrappers gained parameters
+    (``special.beta(*args)`` became ``beta(a, b)``; ``mask_indices(*args, **kwargs)`` became
+    ``mask_indices(n, mask_func, k=0, *, size=None)``). A value whose name the signature lacks takes, in
+    order, the next parameter that can be passed by position and that nothing else gives; a ``*args``
+    tuple the signature has no place for is spread over them. Names left over stay as given: the
+    call fails saying which."""
+    names = {argument.name for argument in op.arguments}
+    if all(name in names for name in given):
+        return dict(given)
+    by_position = (a for a in op.arguments if not a.keyword_only and a.kind is not ArgKind.TENSOR_LIST)
+    open_positions = iter(a.name for a in by_position if a.name not in given)
+    fitted: dict[str, InputValue] = {}
+    for name, value in given.items():
+        if name in names:
+            fitted[name] = value
+            continue
+        if name == SPREAD and isinstance(value, tuple):
+            items = [(f"{name}[{index}]", item) for index, item in enumerate(value)]
+        else:
+            items = [(name, value)]
+        for item_name, item in items:
+            target = next(open_positions, None)
+            fitted[target if target is not None else item_name] = item
+    return fitted
