@@ -65,10 +65,19 @@ OTHER_SHARES = {"sweep": 0.5}
 with the others does not fit one lent GPU's 15 minutes)."""
 
 
-os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # JAX here leaves the GPU to the rest
+def _stop_on_sigterm() -> None:
+    """SIGTERM (a device's time limit) raises SystemExit, so the ``finally`` blocks that stop the
+    tests' process groups run: they live in sessions of their own, out of reach of the group's
+    signal."""
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
 
 
 def main() -> int:
+    _stop_on_sigterm()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--device", default="gpu(0)")
@@ -161,9 +170,11 @@ def _pytest(log: Path, tests: str, seconds: float) -> str:
         try:
             status: int | str = process.wait(timeout=seconds)
         except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
             status = "timeout"
+        finally:  # a timeout, Ctrl-C or SIGTERM (``_stop_on_sigterm``): nothing of it outlives us
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
     return f"{tests} exit {status}: {log.read_text().strip().splitlines()[-1:]}"
 
 
@@ -481,6 +492,9 @@ def _jax_loop(record: dict, device: str) -> float:
     (1024, 1024) array: 126 us against 110 us alone in a plain loop here)."""
     import inspect
 
+    from opperf.frameworks.jax.devices import share_gpus
+
+    share_gpus()  # before JAX's GPU backend starts here: the compare after this leaves the GPU to its workers
     import jax
     import jax.numpy as jnp
     import numpy as np
