@@ -425,7 +425,7 @@ def jax_phase(out: Path, device: str, seconds: float) -> list[str]:
     """JAX on the device: its GPU tests, a sweep of ``JAX_OPS`` with a plain blocked loop per forward
     record, and ``compare jnp,torch`` over ``JAX_COMPARED``."""
     started = time.monotonic()
-    lines = [_pytest(out / "jax_tests.log", "tests/test_jax_gpu.py", seconds * 0.4)]
+    lines = [_pytest(out / "jax_tests.log", "tests/test_jax_gpu.py", seconds * 0.5)]
     results = out / "jax.json"
     arguments = [
         "--framework",

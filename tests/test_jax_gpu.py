@@ -74,8 +74,14 @@ def test_two_sweeps_share_one_gpu_each_measuring_everything(tmp_path):
         )
         for i in range(2)
     ]
-    for sweep in sweeps:
-        output, _ = sweep.communicate(timeout=600)
+    try:
+        outputs = [sweep.communicate(timeout=600)[0] for sweep in sweeps]
+    finally:  # neither sweep outlives the test
+        for sweep in sweeps:
+            if sweep.poll() is None:
+                sweep.kill()
+                sweep.wait()
+    for sweep, output in zip(sweeps, outputs, strict=True):
         assert sweep.returncode == 0, output
     for i in range(2):
         document = json.loads((tmp_path / f"{i}.json").read_text())
