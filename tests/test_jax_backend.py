@@ -471,6 +471,8 @@ def test_jax_takes_a_gpus_memory_as_needed_unless_the_user_chose(chosen, expecte
 def test_a_folder_the_user_names_for_jax_keeps_the_programs_for_the_next_run(tmp_path, monkeypatch):
     """With ``JAX_COMPILATION_CACHE_DIR`` set, the workers keep what they compile there, not in the
     runner's folder, and a later runner's workers compile nothing it holds; the records say so."""
+    import jaxlib
+
     from opperf.measure.isolation import IsolatedRunner
 
     monkeypatch.setenv("JAX_COMPILATION_CACHE_DIR", str(tmp_path))
@@ -479,13 +481,32 @@ def test_a_folder_the_user_names_for_jax_keeps_the_programs_for_the_next_run(tmp
         (first,) = runner.run([spec])
         assert first.status is Status.OK
         assert runner.compiled_folder is not None and os.listdir(runner.compiled_folder) == []
-    kept = set(os.listdir(tmp_path))
+    (build,) = os.listdir(tmp_path)  # this JAX build's part of the folder
+    assert build.startswith(f"jaxlib-{jaxlib.__version__}-")
+    kept = set(os.listdir(tmp_path / build))
     assert kept  # outlives the runner
     with IsolatedRunner("jax", timeout_s=120) as runner:
         (again,) = runner.run([spec])
-    assert again.status is Status.OK and set(os.listdir(tmp_path)) == kept
-    settings = get_backend("jax").environment()["framework_settings"]
-    assert settings["jax_compilation_cache_dir"] == str(tmp_path)
+    assert again.status is Status.OK and set(os.listdir(tmp_path / build)) == kept
+    environment = get_backend("jax").environment()
+    assert environment["jax_compilation_cache_dir"] == str(tmp_path / build)
+    assert "jax_compilation_cache_dir" not in environment["framework_settings"]  # shards may differ
+
+
+def test_each_jax_build_keeps_its_programs_apart(tmp_path):
+    """JAX's key holds jaxlib's version string, not its build: a rebuilt library of the same version
+    (an A/B job's new side) gets a folder of its own."""
+    from opperf.frameworks.jax.compiled import build_folder
+
+    package = tmp_path / "jaxlib"
+    package.mkdir()
+    library = package / "xla_extension.so"
+    library.write_bytes(b"base build")
+    (package / "version.py").write_text("__version__ = '0.4.30'")
+    base = build_folder("/cache", str(package), "0.4.30")
+    assert base.startswith("/cache/jaxlib-0.4.30-") and base == build_folder("/cache", str(package), "0.4.30")
+    library.write_bytes(b"the new build")
+    assert build_folder("/cache", str(package), "0.4.30") != base
 
 
 def test_a_runners_workers_share_what_jax_compiled_and_the_compile_stage_compiles_afresh():

@@ -324,7 +324,8 @@ class IsolatedRunner:
     @property
     def compiled_folder(self) -> str | None:
         """The folder this runner's workers keep what their framework compiles in (None for a
-        framework that keeps nothing, before the first worker starts, and after ``close``)."""
+        framework that keeps nothing, before the first worker starts, and after ``close``); empty
+        where the user named a lasting folder of the framework's own, where they keep it instead."""
         return self._compiled
 
     @property

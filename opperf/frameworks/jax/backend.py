@@ -11,6 +11,7 @@ from typing import ClassVar
 
 from opperf.frameworks.base import BackendBase
 from opperf.frameworks.jax import devices
+from opperf.frameworks.jax.compiled import USER_FOLDER_LIMIT, user_folder
 from opperf.frameworks.jax.namespaces import identify, namespace_object, public_function
 from opperf.frameworks.jax.registry import load_registry
 from opperf.frameworks.jax.session import JaxSession
@@ -26,18 +27,11 @@ _X64 = (
 )
 
 
-USER_FOLDER = "JAX_COMPILATION_CACHE_DIR"
-"""JAX's own setting naming a folder for compiled programs; where it is set, the workers keep theirs
-there (``JaxBackend.keep_compiled``)."""
-
-USER_FOLDER_LIMIT = "JAX_COMPILATION_CACHE_MAX_SIZE"
-"""JAX's own setting limiting that folder's bytes; where it is set, the workers keep to it."""
-
-
-JAX_SETTINGS = (USER_FOLDER, USER_FOLDER_LIMIT, devices.AS_NEEDED[0])
-"""JAX's environment settings a record names (``framework_settings``, in lower case): a folder a
-sweep's isolated workers keep compiled programs in (none: one of the run's own; none in one process,
-``--no-isolation``) and how a GPU's memory is taken."""
+JAX_SETTINGS = (devices.AS_NEEDED[0],)
+"""JAX's environment settings a record names with how it measured (``framework_settings``, in lower
+case): how a GPU's memory is taken. Where compiled programs are kept is recorded beside them
+(``jax_compilation_cache_dir``): it changes no measurement, and shards of one sweep may keep theirs
+in different folders."""
 
 
 class JaxBackend(BackendBase):
@@ -82,11 +76,10 @@ class JaxBackend(BackendBase):
 
     def keep_compiled(self, folder: str) -> None:
         """XLA's persistent compilation cache in ``folder``, for every program whatever its size or
-        compile time; in JAX's own folder instead where the user names one (``USER_FOLDER``), which
-        outlives the run: a later sweep, comparison or A/B job reads what this one compiled. JAX's
-        key for a program holds the program, the JAX and jaxlib versions, the backend and the compile
-        options, so a program is reused only where it is the same one. A sweep of 60 operators (every
-        ninth of the registry) took 80 s with an empty folder and 57 s with the folder it left.
+        compile time; in the running build's part of JAX's own folder instead where the user names
+        one (``compiled.user_folder``), which outlives the run: a later sweep, comparison or A/B job
+        of the same build reads what this one compiled. A sweep of 60 operators (every ninth of the
+        registry) took 80 s with an empty folder and 57 s with the folder it left.
 
         Each configuration compiles its analysis, its primitives and its backward pass again in every
         fresh worker (each round of an A/B job or a comparison): an A/A ``ab`` over ten operators
@@ -102,7 +95,7 @@ class JaxBackend(BackendBase):
         limit. That sweep's folder held 42 MB in 7,250 files 20 s before it ended."""
         import jax
 
-        jax.config.update("jax_compilation_cache_dir", os.environ.get(USER_FOLDER) or folder)
+        jax.config.update("jax_compilation_cache_dir", user_folder() or folder)
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
         jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
         if not os.environ.get(USER_FOLDER_LIMIT):
@@ -143,6 +136,8 @@ class JaxBackend(BackendBase):
                 # JAX's own settings as this process sets them (None: not set)
                 **{name.lower(): os.environ.get(name) for name in JAX_SETTINGS},
             },
+            "jax_compilation_cache_dir": user_folder(),  # None: each runner's own, removed with it
+            "jax_compilation_cache_max_size": os.environ.get(USER_FOLDER_LIMIT),
             "jax_version": jax.__version__,
             "jaxlib_version": jaxlib.__version__,
             "jax_backend": jax.default_backend(),
