@@ -533,3 +533,15 @@ def test_a_runners_workers_share_what_jax_compiled_and_the_compile_stage_compile
     finally:
         runner.close()
     assert runner.compiled_folder is None and not os.path.exists(folder)
+
+
+def test_the_cpu_roof_probe_runs_on_the_cpu_whatever_platform_jax_is_told():
+    """Where JAX has CUDA its arrays go to the GPU by default: the probe of the CPU's roof starts the
+    CPU backend alone (here JAX told to take CUDA, which this machine lacks, would fail to start)."""
+    from opperf.utils.child import opperf_command
+
+    command = opperf_command("opperf.frameworks.jax.peaks", "64", "2")
+    environment = {**os.environ, "JAX_PLATFORMS": "cuda"}
+    done = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=120, check=True)
+    reading = json.loads(done.stdout.strip().splitlines()[-1])
+    assert reading["method"].endswith("(jit, cpu)") and reading["gemm_flops_per_s"] > 0

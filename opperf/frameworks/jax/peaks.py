@@ -1,11 +1,14 @@
 """JAX's own float32 compute rate, one candidate for the machine's compute roof
 (``opperf.measure.roofline.peaks``): a jitted matrix product. Run as a child
 (``opperf.frameworks.gemm_rates``) with the matrix size and the repeats, on every CPU this process
-may use, it prints one JSON object: ``{"gemm_flops_per_s": ..., "method": ...}``."""
+may use, it prints one JSON object: ``{"gemm_flops_per_s": ..., "method": ...}``. It starts JAX's
+CPU backend alone (``JAX_PLATFORMS=cpu``): where JAX has CUDA its arrays would go to the GPU, whose
+rate is no CPU roof, and starting the GPU backend takes 75% of the GPU's memory while it runs."""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 
@@ -36,4 +39,5 @@ def measure(size: int, repeats: int) -> dict[str, object]:
 
 
 if __name__ == "__main__":
+    os.environ["JAX_PLATFORMS"] = "cpu"  # before JAX starts: the CPU's roof, and the GPU left alone
     print(json.dumps(measure(int(sys.argv[1]), int(sys.argv[2]))))
