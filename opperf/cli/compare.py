@@ -21,6 +21,7 @@ from opperf.cli.common import (
     write_or_print,
 )
 from opperf.cli.progress import Stages, wanted
+from opperf.frameworks import FRAMEWORKS, describe
 from opperf.report.json_report import render_json
 from opperf.results.options import RunOptions
 from opperf.sweep.run import DEFAULT_TIMEOUT_S
@@ -39,7 +40,7 @@ from opperf.verdicts.compare.rendering import comparison_document
 from opperf.verdicts.compare.rendering import render_markdown as render_comparison
 from opperf.verdicts.compare.selection import COMMON, DEFAULT_OPERATORS, common_functions, configurations
 
-HELP = "compare one operator across namespaces (mx.nd, mx.np, jnp, torch) on the same inputs"
+HELP = "compare one operator across namespaces, of one framework or several, on the same inputs"
 FORMATS = ("md", "json")
 
 
@@ -48,7 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "namespaces",
         type=names,
         metavar="NAMESPACES",
-        help="comma-separated namespaces, e.g. mx.nd,mx.np,torch",
+        help="comma-separated namespaces, the first the base the others are judged against ("
+        + "; ".join(describe(name).namespaces for name in sorted(FRAMEWORKS))
+        + ")",
     )
     parser.add_argument(
         "--ops",

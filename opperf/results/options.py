@@ -137,6 +137,12 @@ def _frameworks() -> Sequence[str]:
     return tuple(FRAMEWORKS)
 
 
+THREADS_HELP = (
+    "intra-op threads of the framework, set as each framework sets them (docs/command-line.md), recorded "
+    "in the results; compare frameworks on the same count (default: the framework's own)"
+)
+"""What ``--threads`` is, whether one count (``RunOptions.threads``) or a sweep's factor."""
+
 AUTO_THREADS = "auto"
 """``--threads auto``: 1, 2, 4, ... up to the CPUs this process may use."""
 
@@ -356,8 +362,7 @@ class RunOptions(_Declared):
     threads: int | None = option(
         None,
         flag="--threads",
-        help="intra-op threads of the framework (OpenMP for MXNet, torch.set_num_threads for PyTorch), "
-        "recorded in the results; compare frameworks on the same count (default: the framework's own)",
+        help=THREADS_HELP,
         parse=_integer,
         check=_check_thread_count,
         keyed=True,
@@ -508,10 +513,9 @@ class SweepFactors(_Declared):
     thread_counts: tuple[int, ...] | str | None = option(
         None,
         flag="--threads",
-        help="intra-op threads of the framework (OpenMP for MXNet, torch.set_num_threads for PyTorch), "
-        "recorded in the results; compare frameworks on the same count (default: the framework's own). "
-        "A list (1,2) or auto (1, 2, 4, ... up to the usable CPUs) makes it a factor of a sweep: each "
-        "count gets its own pinned workers, interleaved per operator, and the report a scaling table",
+        help=f"{THREADS_HELP}. A list (1,2) or auto (1, 2, 4, ... up to the usable CPUs) makes it a "
+        "factor of a sweep: each count gets its own pinned workers, interleaved per operator, and the "
+        "report a scaling table",
         parse=_thread_setting,
         check=_check_threads,
         metavar="N|N,M,...|auto",
@@ -520,8 +524,8 @@ class SweepFactors(_Declared):
         ("eager",),
         flag="--stages",
         help=f"comma-separated stages each input configuration runs in, one record each: {', '.join(STAGES)} "
-        "(graph: MXNet's hybridized CachedOp, torch.jit for PyTorch; compile: torch.compile; cudagraph: "
-        "20 calls captured in a CUDA graph, replayed, divided: PyTorch on a GPU); the capture "
+        "(graph: MXNet's hybridized CachedOp, torch.jit for PyTorch; compile: torch.compile, jax.jit; "
+        "cudagraph: 20 calls captured in a CUDA graph, replayed, divided: PyTorch on a GPU); the capture "
         "or compile time is recorded once as compile_s and each stage's outputs are checked against eager; "
         "fused: the fusion backends of fused patterns (category fused), each proved from its graph",
         parse=parse_stages,

@@ -73,7 +73,7 @@ class Row:
 def compare(
     name: str,
     configurations: Sequence[Mapping[str, Any]],
-    namespaces: Sequence[str] = ("mx.nd", "mx.np", "torch"),
+    namespaces: Sequence[str],
     options: RunOptions | None = None,
     rounds: int = COMPARE_ROUNDS,
     min_rounds: int = COMPARE_MIN_ROUNDS,
@@ -86,7 +86,7 @@ def compare(
 
 def compare_operators(
     operators: Mapping[str, Sequence[Mapping[str, Any]]],
-    namespaces: Sequence[str] = ("mx.nd", "mx.np", "torch"),
+    namespaces: Sequence[str],
     options: RunOptions | None = None,
     rounds: int = COMPARE_ROUNDS,
     min_rounds: int = COMPARE_MIN_ROUNDS,
@@ -213,7 +213,7 @@ def forward_ratio(row: Row, namespace: str, first: str) -> float | None:
 
 
 def verdicts(rows: Sequence[Row], namespaces: Sequence[str]) -> dict[tuple[int, str, str], Versus]:
-    """Every other namespace against the first, per row and phase (``verdicts.namespaces``), at
+    """Every other namespace against the first, per row and phase (``verdicts.compare.namespaces``), at
     ``opperf diff``'s default threshold and FDR level."""
     return versus([row.rounds for row in rows], namespaces, DEFAULT_THRESHOLD, DEFAULT_ALPHA)
 
