@@ -58,6 +58,10 @@ STARTUP_TIMEOUT_S = 120.0
 STOP_GRACE_S = 5.0
 # How long a reply is awaited before the memory guard first looks at the worker.
 FIRST_LOOK_S = 0.05
+LARGEST_FRAME_BYTES = 1 << 30
+"""More than any message a worker sends (a registry's description is a few MB): a header claiming
+more is text the worker's interpreter printed on the pipe before the worker took it over (a
+wrapper script's ``echo``, a ``sitecustomize`` printing a banner), read as a length."""
 
 
 class _Prepared:
@@ -256,7 +260,7 @@ class WorkerStartError(OSError):
         super().__init__(f"the benchmark worker did not start: {self.why}")
 
 
-EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b.*$", re.MULTILINE)
+EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_][\w.]*)?(Error|Exception|Exit|Interrupt)\b.*$", re.MULTILINE)
 """How the exception that ends a Python traceback reads (``ModuleNotFoundError: No module named ...``)."""
 
 
@@ -484,11 +488,18 @@ class IsolatedRunner:
             if len(received) == wanted:
                 if not header:
                     return decode(bytes(received[_FRAME.size :]))
-                wanted, header = _FRAME.size + _FRAME.unpack(received)[0], False
+                length = _FRAME.unpack(received)[0]
+                if length > LARGEST_FRAME_BYTES:
+                    printed = bytes(received)
+                    raise WireError(
+                        f"the worker's interpreter printed on the pipe it answers on ({printed!r} ...): "
+                        "have what it runs at start-up print on stderr"
+                    )
+                wanted, header = _FRAME.size + length, False
                 continue
             left = deadline - time.monotonic()
             if left <= 0:
-                raise _StalledError
+                raise _StalledError(f"the benchmark worker did not answer in {timeout:.0f} s")
             readable, _, _ = select.select([descriptor], [], [], min(left, interval))
             if readable:
                 chunk = os.read(descriptor, wanted - len(received))
@@ -526,7 +537,13 @@ class IsolatedRunner:
         self._next = self._spawn(beside=True) if self._standby else None
         try:  # a worker that outgrows its memory while it starts is stopped as one that measures
             ready = self._receive(STARTUP_TIMEOUT_S)
-        except (_StalledError, EOFError, WireError):
+        except _StalledError:
+            printed = startup_failure(self._output_text())
+            said = f"; it printed: {printed}" if printed else ""
+            raise WorkerStartError(f"it was not ready in {STARTUP_TIMEOUT_S:.0f} s{said}") from None
+        except WireError as error:
+            raise WorkerStartError(str(error)) from None
+        except EOFError:
             ready = None
         if ready != "ready":
             raise WorkerStartError(startup_failure(self._output_text()))
