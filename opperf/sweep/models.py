@@ -1,8 +1,8 @@
 """Which model to capture: a framework's built-in models (``frameworks/<name>/models.py``) or a user's
 ``module:callable``, and the capture of one into a ``ConfigsFile``.
 
-A user's callable takes no arguments and returns ``(model, example_inputs)``: a Gluon ``Block`` or a
-``torch.nn.Module``, and a tuple of the arrays it is called with.
+A user's callable takes no arguments and returns ``(model, example_inputs)``: the framework's model
+(a Gluon ``Block``, a ``torch.nn.Module`` or a JAX function), and a tuple of what it is called with.
 """
 
 from __future__ import annotations

@@ -22,7 +22,9 @@ def counted(count: int, noun: str, plural: str | None = None) -> str:
 def one_of(names: Sequence[str]) -> str:
     """``names`` as alternatives.
 
-    >>> one_of(["jax", "mxnet", "torch"]), one_of(["torch"])
-    ('jax, mxnet or torch', 'torch')
+    >>> one_of(["jax", "mxnet", "torch"]), one_of(["torch"]), one_of([])
+    ('jax, mxnet or torch', 'torch', 'none')
     """
+    if not names:
+        return "none"
     return " or ".join(filter(None, (", ".join(names[:-1]), names[-1])))

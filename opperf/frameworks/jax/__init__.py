@@ -43,7 +43,8 @@ FRAMEWORK = Framework(
     profilers=("python",),
     profiler_note="JAX has no per-operator profiler opperf reads (its traces are TensorBoard files)",
     work_note="XLA's cost analysis of the compiled call (its FLOPs; bytes: every input read and output "
-    "written once), read as the configuration is prepared",
+    "written once), read as the configuration is prepared; the unoptimised program's where the compiled "
+    "one calls a library (oneDNN), none where both do (LAPACK's factorisations)",
     keeps_compiled=True,
 )
 """JAX as opperf knows it (``opperf.frameworks.contract``): it declares model capture (from a
