@@ -88,6 +88,27 @@ def test_arguments_come_from_signatures_with_annotations_or_names():
     assert not any(a.required for a in arguments(jax.numpy.piecewise) if a.type_string.startswith("*"))
 
 
+def test_evaluated_annotations_read_as_their_source_spells_them():
+    """JAX 0.10 evaluates some annotations (``lexsort``): its ``keys`` stay a list of arrays, not one
+    array of as many keys as rows (a sort on 1,024 keys that XLA took over 60 s to compile)."""
+    import collections.abc
+    import typing
+
+    import numpy as np
+
+    def lexsort(keys, axis=-1):
+        return keys
+
+    array_like = typing.Union[jax.Array, np.ndarray, np.bool_, np.number, bool, int, float, complex]  # noqa: UP007
+    lexsort.__annotations__ = {
+        "keys": jax.Array | np.ndarray | collections.abc.Sequence[array_like],
+        "axis": int,
+    }
+    keys, axis = arguments(lexsort)
+    assert keys.type_string == "Array | np.ndarray | Sequence[ArrayLike]" and keys.kind is ArgKind.TENSOR_LIST
+    assert (axis.type_string, axis.kind) == ("int", ArgKind.INT)
+
+
 def test_every_operator_has_inputs_or_a_stated_reason(registry):
     missing = {}
     for op in registry.operators:
@@ -131,6 +152,10 @@ def _mask_indices(n, mask_func, k=0, *, size=None):  # JAX 0.10's (*args, **kwar
     return {"n": n, "mask_func": mask_func}
 
 
+def _random_gamma_grad(*args):  # JAX 0.10's lax.random_gamma_grad ((a, x) in 0.4.30)
+    return {"args": len(args), "a": args[0], "x": args[1]}
+
+
 @pytest.mark.parametrize(
     ("name", "function", "given"),
     [
@@ -138,6 +163,7 @@ def _mask_indices(n, mask_func, k=0, *, size=None):  # JAX 0.10's (*args, **kwar
         ("left_shift", _left_shift, {"x": (1024, 1024), "y": (1024, 1024)}),
         ("special.beta", _beta, {"a": (1024, 1024), "b": (1024, 1024)}),
         ("mask_indices", _mask_indices, {"n": 1024, "mask_func": "_triu"}),  # the session's body
+        ("lax.random_gamma_grad", _random_gamma_grad, {"args": 2, "a": (1024, 1024), "x": (1024, 1024)}),
     ],
 )
 def test_an_override_written_for_jax_0_4_fits_a_newer_signature(registry, name, function, given):

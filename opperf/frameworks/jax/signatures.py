@@ -50,8 +50,35 @@ def arguments(function: Callable[..., object]) -> tuple[Argument, ...]:
     )
 
 
+_SPELLINGS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\b(typing|collections\.abc)\."), ""),
+    (re.compile(r"\bjax(\.\w+)*\.Array\b"), "Array"),
+    (re.compile(r"\bnumpy\.ndarray\b"), "np.ndarray"),
+    (re.compile(r"\bUnion\[Array, np\.ndarray, [^\[\]]*\]"), "ArrayLike"),
+)
+"""How an evaluated annotation reads as its source spells it: newer JAX evaluates some (``lexsort``'s
+``keys`` reads ``jax.jaxlib._jax.Array | numpy.ndarray | collections.abc.Sequence[typing.Union[
+jax.jaxlib._jax.Array, numpy.ndarray, numpy.bool, ...]]`` in JAX 0.10, where 0.4.30 keeps the text
+``Array | np.ndarray | Sequence[ArrayLike]``), and the kinds are read from the source's spelling."""
+
+
+def annotation_text(annotation: object) -> str:
+    """An annotation as its source spells it: text as written, a class by its name (``int``), an
+    evaluated type with its modules and ``ArrayLike``'s union put back (``_SPELLINGS``)."""
+    if annotation is inspect.Parameter.empty:
+        return ""
+    if isinstance(annotation, str):
+        return annotation
+    if isinstance(annotation, type):
+        return annotation.__name__
+    text = str(annotation)
+    for pattern, spelling in _SPELLINGS:
+        text = pattern.sub(spelling, text)
+    return text
+
+
 def _argument(parameter: inspect.Parameter, first: bool) -> Argument:
-    annotation = "" if parameter.annotation is inspect.Parameter.empty else str(parameter.annotation)
+    annotation = annotation_text(parameter.annotation)
     variadic = parameter.kind is inspect.Parameter.VAR_POSITIONAL
     required = (parameter.default is inspect.Parameter.empty and not variadic) or (variadic and first)
     nullable = bool(re.search(r"\bNone\b", annotation)) or parameter.default is None

@@ -140,16 +140,19 @@ def fit_to_signature(op: OpInfo, given: Mapping[str, InputValue]) -> dict[str, I
     parameters were renamed (``jnp.clip(x, /, ...)`` became ``clip(arr, /, ...)``, ``left_shift(x1,
     x2, /)`` became ``left_shift(x, y, /)``) and ``*args`` wrappers gained parameters
     (``special.beta(*args)`` became ``beta(a, b)``; ``mask_indices(*args, **kwargs)`` became
-    ``mask_indices(n, mask_func, k=0, *, size=None)``). A value whose name the signature lacks takes, in
-    order, the next parameter that can be passed by position and that nothing else gives; a ``*args``
-    tuple the signature has no place for is spread over them. Names left over stay as given: the
-    call fails saying which."""
+    ``mask_indices(n, mask_func, k=0, *, size=None)``), or the other way (``lax.random_gamma_grad(a,
+    x)`` became ``random_gamma_grad(*args)``). A value whose name the signature lacks takes, in order,
+    the next parameter that can be passed by position and that nothing else gives; a ``*args`` tuple
+    the signature has no place for is spread over them; values left over become the signature's own
+    ``*args`` where it has one, else stay as given: the call fails saying which."""
     names = {argument.name for argument in op.arguments}
     if all(name in names for name in given):
         return dict(given)
     by_position = (a for a in op.arguments if not a.keyword_only and a.kind is not ArgKind.TENSOR_LIST)
     open_positions = iter(a.name for a in by_position if a.name not in given)
+    variadic = next((a.name for a in op.arguments if a.type_string.startswith("*")), None)
     fitted: dict[str, InputValue] = {}
+    left_over: dict[str, InputValue] = {}
     for name, value in given.items():
         if name in names:
             fitted[name] = value
@@ -160,5 +163,10 @@ def fit_to_signature(op: OpInfo, given: Mapping[str, InputValue]) -> dict[str, I
             items = [(name, value)]
         for item_name, item in items:
             target = next(open_positions, None)
-            fitted[target if target is not None else item_name] = item
-    return fitted
+            if target is None:
+                left_over[item_name] = item
+            else:
+                fitted[target] = item
+    if left_over and variadic is not None and variadic not in fitted:
+        return {**fitted, variadic: tuple(left_over.values())}
+    return {**fitted, **left_over}
