@@ -19,8 +19,8 @@ from opperf.frameworks.jax.signatures import arguments
 DIMENSION_NUMBERS = {
     "lax.gather": "GatherDimensionNumbers",
     **dict.fromkeys(
-        ("lax.scatter", "lax.scatter_add", "lax.scatter_mul", "lax.scatter_min", "lax.scatter_max",
-         "lax.scatter_apply"),
+        ("lax.scatter", "lax.scatter_add", "lax.scatter_sub", "lax.scatter_mul", "lax.scatter_min",
+         "lax.scatter_max", "lax.scatter_apply"),
         "ScatterDimensionNumbers",
     ),
 }  # fmt: skip

@@ -79,7 +79,7 @@ _SORTING = (
 )  # fmt: skip
 _INDEXING = (
     "take", "take_along_axis", "put", "place", "choose", "compress", "select", "where", "gather",
-    "scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max", "scatter_apply",
+    "scatter", "scatter_add", "scatter_sub", "scatter_mul", "scatter_min", "scatter_max", "scatter_apply",
     "dynamic_slice", "dynamic_slice_in_dim", "dynamic_update_slice", "dynamic_update_slice_in_dim",
     "dynamic_index_in_dim", "dynamic_update_index_in_dim", "index_in_dim", "slice", "slice_in_dim",
     "diagonal", "diag", "diag_indices_from", "tril_indices_from", "triu_indices_from", "fill_diagonal",

@@ -158,6 +158,7 @@ _LAX_INTEGER_BINARY = (
     "lax.and_",
     "lax.or_",
     "lax.xor",
+    "lax.mulhi",
 )
 _LAX_INTEGER_UNARY = ("lax.population_count", "lax.clz", "lax.not_", "lax.bitwise_not")
 _SERIES = ("special.exp1", "special.expi")
@@ -235,6 +236,11 @@ def _overrides() -> dict[str, Override]:
         "ix_": lambda c: {"args": (T((min(rows(c), VECTOR),), dtype=INDEX_DTYPE),) * 2},
         "nn.one_hot": lambda c: {"x": index((rows(c),), 16), "num_classes": 16},
         "take_along_axis": _take_along,
+        "put_along_axis": lambda c: {  # JAX 0.5 and later; in place is refused
+            **_take_along(c), "values": T(c.shape), "inplace": False,
+        },
+        "lax.unstack": _given(axis=-1),  # JAX 0.6 and later; along the rows, 10,000 outputs
+        "lax.split": lambda c: {"sizes": (_half(c), rows(c) - _half(c)), "axis": 0},
         "take": lambda c: {"a": T(c.shape), "indices": index((rows(c),), numel(c))},
         "choose": lambda c: {"a": index(c.shape, 3), "choices": (T(c.shape),) * 3},
         "put": lambda c: {"ind": index((rows(c),), numel(c)), "v": T((rows(c),)), "inplace": False},
@@ -343,6 +349,7 @@ def _overrides() -> dict[str, Override]:
         "lax.scatter_mul": _scatter(),
         "lax.scatter_min": _scatter(),
         "lax.scatter_max": _scatter(),
+        "lax.scatter_sub": _scatter(),  # JAX 0.5 and later
         "lax.scatter_apply": lambda c: {**_scatter("exp")(c), "update_shape": _matrix_of(c)},
         "lax.concatenate": lambda c: {"operands": (T(c.shape),) * 3, "dimension": 0},
         "lax.rng_uniform": lambda c: {"a": 0.0, "b": 1.0, "shape": c.shape},
