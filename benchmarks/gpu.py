@@ -71,6 +71,7 @@ def _stop_on_sigterm() -> None:
     signal."""
 
     def stop(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one must not cut the clean-up short
         raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGTERM, stop)

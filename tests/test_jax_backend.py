@@ -180,6 +180,27 @@ def test_an_override_written_for_jax_0_4_fits_a_newer_signature(registry, name, 
     assert jax_inputs_for(registry.by_name[name], STANDARD, "cpu")[0].keys() != configuration.keys()
 
 
+def test_overrides_fit_the_pinned_jaxs_signatures_as_written(registry):
+    """On the JAX the overrides were written for, fitting changes nothing: each names its operator's
+    own parameters (a binary operator keeps the profile's broadcast pairs)."""
+    from opperf.frameworks.jax.rules.derived import fit_to_signature
+    from opperf.frameworks.jax.rules.overrides import OVERRIDES
+    from opperf.operators.rules.generic import RuleContext
+
+    checked = 0
+    for name, override in OVERRIDES.items():
+        op = registry.by_name.get(name)
+        if op is None:  # an operator of a newer JAX
+            continue
+        for shape, pair in zip(STANDARD.shapes, STANDARD.broadcast_pairs, strict=True):
+            given = override(RuleContext(op=op, shape=shape, pair=pair))
+            assert fit_to_signature(op, given) == given, name
+        checked += 1
+    assert checked > 150
+    gamma = inputs_for(registry.by_name["lax.random_gamma_grad"], STANDARD, "cpu")
+    assert [(c["a"].shape, c["x"].shape) for c in gamma] == list(STANDARD.broadcast_pairs)
+
+
 def test_eager_forward_and_backward_through_vjp(backend, registry):
     measured = _measured(backend, registry, "exp")
     assert measured.status is Status.OK, measured.reason
@@ -524,15 +545,24 @@ def test_each_jax_build_keeps_its_programs_apart(tmp_path):
     (an A/B job's new side) gets a folder of its own."""
     from opperf.frameworks.jax.compiled import build_folder
 
-    package = tmp_path / "jaxlib"
-    package.mkdir()
-    library = package / "xla_extension.so"
-    library.write_bytes(b"base build")
+    package, plugin = tmp_path / "jaxlib", tmp_path / "jax_cuda12_plugin"
+    (package / "mlir").mkdir(parents=True)
+    plugin.mkdir()
+    library, nested, compiler = package / "xla_extension.so", package / "mlir" / "_mlir.so", plugin / "xla.so"
+    for path in (library, nested, compiler):
+        path.write_bytes(b"base build")
     (package / "version.py").write_text("__version__ = '0.4.30'")
-    base = build_folder("/cache", str(package), "0.4.30")
-    assert base.startswith("/cache/jaxlib-0.4.30-") and base == build_folder("/cache", str(package), "0.4.30")
-    library.write_bytes(b"the new build")
-    assert build_folder("/cache", str(package), "0.4.30") != base
+    packages = [str(package), str(plugin)]
+    base = build_folder("/cache", packages, "0.4.30")
+    assert base.startswith("/cache/jaxlib-0.4.30-") and base == build_folder("/cache", packages, "0.4.30")
+    seen = {base}
+    for path in (library, nested, compiler):  # jaxlib, a library within it, the GPU plugin's compiler
+        path.write_bytes(b"the new build")
+        rebuilt = build_folder("/cache", packages, "0.4.30")
+        assert rebuilt not in seen
+        seen.add(rebuilt)
+    os.utime(compiler, ns=(0, 0))  # the same bytes rebuilt: only the time tells
+    assert build_folder("/cache", packages, "0.4.30") not in seen
 
 
 def test_a_runners_workers_share_what_jax_compiled_and_the_compile_stage_compiles_afresh():

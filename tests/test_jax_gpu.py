@@ -79,8 +79,12 @@ def test_two_sweeps_share_one_gpu_each_measuring_everything(tmp_path):
     finally:  # neither sweep outlives the test
         for sweep in sweeps:
             if sweep.poll() is None:
-                sweep.kill()
-                sweep.wait()
+                sweep.terminate()  # SIGTERM: a sweep stops its workers too
+                try:
+                    sweep.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    sweep.kill()
+                    sweep.wait()
     for sweep, output in zip(sweeps, outputs, strict=True):
         assert sweep.returncode == 0, output
     for i in range(2):

@@ -1,5 +1,5 @@
-"""``opperf compare NAMESPACES``: each operator in each namespace (``mx.nd``, ``mx.np``, ``jnp``,
-``torch``) on the same input configurations, in rounds in which the namespaces take turns; each other
+"""``opperf compare NAMESPACES``: each operator in each namespace (of one framework or several, as
+each declares them) on the same input configurations, in rounds in which the namespaces take turns; each other
 namespace's ratio against the first with its 95% interval and verdict, as one Markdown table, or as a
 JSON document (every record, and the rows that pair them)."""
 

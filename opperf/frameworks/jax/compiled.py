@@ -5,13 +5,15 @@ JAX's key for a program holds the program, the jaxlib version string, XLA's flag
 and the platform, not the build: two builds of one jaxlib version (a local XLA change against the
 build it started from, which is what ``opperf ab`` compares) would read each other's programs from
 one folder, and the new side would run what the base side compiled. So each build keeps its
-programs in a subfolder named by its jaxlib version and a digest of its shared libraries' names,
-sizes and modification times."""
+programs in a subfolder named by its jaxlib version and a digest of the shared libraries of jaxlib
+and its device plugins (names, sizes and modification times)."""
 
 from __future__ import annotations
 
 import hashlib
 import os
+import sys
+from collections.abc import Sequence
 
 USER_FOLDER = "JAX_COMPILATION_CACHE_DIR"
 """JAX's own setting naming a folder for compiled programs; where it is set, the workers keep theirs
@@ -28,17 +30,35 @@ def user_folder() -> str | None:
         return None
     import jaxlib
 
-    return build_folder(root, os.path.dirname(jaxlib.__file__), jaxlib.__version__)
+    return build_folder(root, [os.path.dirname(jaxlib.__file__), *_plugin_folders()], jaxlib.__version__)
 
 
-def build_folder(root: str, package: str, version: str) -> str:
-    """``root``'s subfolder for the jaxlib installed in ``package``: its version and a digest of its
-    shared libraries (name, size, modification time), which a rebuild changes."""
-    with os.scandir(package) as entries:
-        libraries = sorted(
-            f"{entry.name}:{entry.stat().st_size}:{entry.stat().st_mtime_ns}"
-            for entry in entries
-            if entry.is_file() and entry.name.endswith((".so", ".pyd", ".dylib"))
-        )
+PLUGINS = ("jax_plugins", "jax_cuda", "jax_rocm")
+"""How the packages holding JAX's device plugins begin (``jax_cuda12_plugin``, ``jax_plugins``): a
+GPU's compiler lives in one, not in jaxlib."""
+
+
+def _plugin_folders() -> list[str]:
+    found: set[str] = set()
+    for entry in sys.path:
+        if not os.path.isdir(entry):
+            continue
+        with os.scandir(entry) as entries:
+            found.update(
+                e.path for e in entries if e.is_dir() and e.name.startswith(PLUGINS) and "." not in e.name
+            )
+    return sorted(found)
+
+
+def build_folder(root: str, packages: Sequence[str], version: str) -> str:
+    """``root``'s subfolder for the jaxlib (and device plugins) installed in ``packages``: its version
+    and a digest of their shared libraries (path, size, modification time), which a rebuild changes."""
+    libraries = sorted(
+        f"{os.path.relpath(os.path.join(folder, name), package)}:{status.st_size}:{status.st_mtime_ns}"
+        for package in packages
+        for folder, _, names in os.walk(package)
+        for name in names
+        if name.endswith((".so", ".pyd", ".dylib")) and (status := os.stat(os.path.join(folder, name)))
+    )
     digest = hashlib.sha256("\n".join(libraries).encode()).hexdigest()[:12]
     return os.path.join(root, f"jaxlib-{version}-{digest}")

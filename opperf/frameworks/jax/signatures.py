@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import typing
 from collections.abc import Callable
 
 from opperf.operators.info import ArgKind, Argument
@@ -69,7 +70,7 @@ def annotation_text(annotation: object) -> str:
         return ""
     if isinstance(annotation, str):
         return annotation
-    if isinstance(annotation, type):
+    if isinstance(annotation, type) and typing.get_origin(annotation) is None:  # not ``tuple[int, ...]``
         return annotation.__name__
     text = str(annotation)
     for pattern, spelling in _SPELLINGS:

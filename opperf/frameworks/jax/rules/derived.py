@@ -144,13 +144,14 @@ def fit_to_signature(op: OpInfo, given: Mapping[str, InputValue]) -> dict[str, I
     x)`` became ``random_gamma_grad(*args)``). A value whose name the signature lacks takes, in order,
     the next parameter that can be passed by position and that nothing else gives; a ``*args`` tuple
     the signature has no place for is spread over them; values left over become the signature's own
-    ``*args`` where it has one, else stay as given: the call fails saying which."""
+    ``*args`` where it has one, else stay as given: the call fails saying which. The override's values
+    are taken in the order it gives them, which is its signature's order in 0.4.30."""
     names = {argument.name for argument in op.arguments}
     if all(name in names for name in given):
         return dict(given)
-    by_position = (a for a in op.arguments if not a.keyword_only and a.kind is not ArgKind.TENSOR_LIST)
-    open_positions = iter(a.name for a in by_position if a.name not in given)
     variadic = next((a.name for a in op.arguments if a.type_string.startswith("*")), None)
+    by_position = (a for a in op.arguments if not a.keyword_only and a.name != variadic)
+    open_positions = iter(a.name for a in by_position if a.name not in given)
     fitted: dict[str, InputValue] = {}
     left_over: dict[str, InputValue] = {}
     for name, value in given.items():

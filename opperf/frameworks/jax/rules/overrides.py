@@ -190,7 +190,7 @@ def _overrides() -> dict[str, Override]:
         "polyfit": lambda c: {"x": T((rows(c),)), "y": T((rows(c),)), "deg": 2},
         **{name: _matrices("a", "b") for name in ("matmul", "dot", "inner", "tensordot")},
         "vecdot": _matrices("x1", "x2"),
-        "lax.random_gamma_grad": lambda c: {"a": T(c.shape), "x": T(c.shape)},  # (*args) in JAX 0.10
+        "lax.random_gamma_grad": lambda c: {"a": T(c.pair[0]), "x": T(c.pair[1])},  # (*args) in JAX 0.10
         "matvec": lambda c: {"x1": T(c.shape), "x2": T((c.shape[-1],))},  # JAX 0.6 and later
         "vecmat": lambda c: {"x1": T((rows(c),)), "x2": T(c.shape)},
         "vdot": _matrices("a", "b"),
