@@ -172,6 +172,16 @@ _POLYNOMIALS = ("poly", "polyder", "polyint", "roots", "trim_zeros")
 _POLYNOMIAL_PAIRS = ("polyadd", "polysub", "polymul", "polydiv")
 
 
+def _spherical_harmonics(c: RuleContext) -> dict[str, InputValue]:
+    return {
+        "m": T((rows(c),), dtype=INDEX_DTYPE, low=0, high=1, integral=True),
+        "n": T((rows(c),), dtype=INDEX_DTYPE, low=1, high=2, integral=True),
+        "theta": T((rows(c),)),
+        "phi": T((rows(c),)),
+        "n_max": 1,
+    }
+
+
 def _overrides() -> dict[str, Override]:
     table: dict[str, Override] = {
         **{name: _integers("x1", "x2") for name in _INTEGER_BINARY},
@@ -190,6 +200,11 @@ def _overrides() -> dict[str, Override]:
         "polyfit": lambda c: {"x": T((rows(c),)), "y": T((rows(c),)), "deg": 2},
         **{name: _matrices("a", "b") for name in ("matmul", "dot", "inner", "tensordot")},
         "vecdot": _matrices("x1", "x2"),
+        "lax.scaled_dot": _matrices("lhs", "rhs"),  # JAX 0.7 and later; unscaled
+        "nn.scaled_matmul": lambda c: {  # JAX 0.6 and later: blocks of 32 scaled
+            "lhs": T((8, MATRIX, MATRIX)), "rhs": T((8, MATRIX, MATRIX)),
+            "lhs_scales": T((8, MATRIX, MATRIX // 32)), "rhs_scales": T((8, MATRIX, MATRIX // 32)),
+        },
         "lax.random_gamma_grad": lambda c: {"a": T(c.pair[0]), "x": T(c.pair[1])},  # (*args) in JAX 0.10
         "matvec": lambda c: {"x1": T(c.shape), "x2": T((c.shape[-1],))},  # JAX 0.6 and later
         "vecmat": lambda c: {"x1": T((rows(c),)), "x2": T(c.shape)},
@@ -298,13 +313,8 @@ def _overrides() -> dict[str, Override]:
         "special.bernoulli": _given(n=64),
         "special.lpmn": lambda c: {"m": 2, "n": 2, "z": T((rows(c),))},
         "special.lpmn_values": lambda c: {"m": 2, "n": 2, "z": T((rows(c),)), "is_normalized": False},
-        "special.sph_harm": lambda c: {
-            "m": T((rows(c),), dtype=INDEX_DTYPE, low=0, high=1, integral=True),
-            "n": T((rows(c),), dtype=INDEX_DTYPE, low=1, high=2, integral=True),
-            "theta": T((rows(c),)),
-            "phi": T((rows(c),)),
-            "n_max": 1,
-        },
+        "special.sph_harm": _spherical_harmonics,
+        "special.sph_harm_y": _spherical_harmonics,  # JAX 0.6 and later, sph_harm's successor
         "nn.dot_product_attention": lambda c: {
             "query": T((4, 128, 8, 64)), "key": T((4, 128, 8, 64)), "value": T((4, 128, 8, 64)),
         },
