@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 USER_FOLDER = "JAX_COMPILATION_CACHE_DIR"
 """JAX's own setting naming a folder for compiled programs; where it is set, the workers keep theirs
@@ -53,12 +53,16 @@ def _plugin_folders() -> list[str]:
 def build_folder(root: str, packages: Sequence[str], version: str) -> str:
     """``root``'s subfolder for the jaxlib (and device plugins) installed in ``packages``: its version
     and a digest of their shared libraries (path, size, modification time), which a rebuild changes."""
-    libraries = sorted(
-        f"{os.path.relpath(os.path.join(folder, name), package)}:{status.st_size}:{status.st_mtime_ns}"
-        for package in packages
-        for folder, _, names in os.walk(package)
-        for name in names
-        if name.endswith((".so", ".pyd", ".dylib")) and (status := os.stat(os.path.join(folder, name)))
-    )
+    libraries = sorted(line for package in packages for line in _libraries(package))
     digest = hashlib.sha256("\n".join(libraries).encode()).hexdigest()[:12]
     return os.path.join(root, f"jaxlib-{version}-{digest}")
+
+
+def _libraries(package: str) -> Iterator[str]:
+    """Each shared library under ``package``: its path within it, size and modification time."""
+    for folder, _, names in os.walk(package):
+        for name in names:
+            if name.endswith((".so", ".pyd", ".dylib")):
+                path = os.path.join(folder, name)
+                status = os.stat(path)
+                yield f"{os.path.relpath(path, package)}:{status.st_size}:{status.st_mtime_ns}"
