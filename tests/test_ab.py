@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from interpreters import without_site_packages
 
 from opperf.cli import main
 from opperf.measure.isolation import IsolatedRunner
@@ -231,9 +232,7 @@ def test_a_configuration_that_did_not_measure_gets_no_further_round():
 def test_a_side_whose_workers_cannot_start_is_refused_before_the_first_round(tmp_path, capsys, interpreter):
     """``--new-python /bin/true`` ran to the end and exited 0, every row of the new side failing."""
     if interpreter == "python-without-numpy":
-        interpreter = str(tmp_path / "python")  # an interpreter that starts without site-packages
-        (tmp_path / "python").write_text(f'#!/bin/sh\nexec {sys.executable} -S "$@"\n')
-        (tmp_path / "python").chmod(0o755)
+        interpreter = without_site_packages(tmp_path / "python")
     output = tmp_path / "ab.json"
     argv = ["ab", "--ops", "exp", *QUICK, "--new-python", interpreter, "--output-file", str(output)]
     assert main(argv) == 2

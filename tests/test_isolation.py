@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from interpreters import script
 
 from opperf.measure.isolation import IsolatedRunner, describe_exit, startup_failure
 from opperf.results.measurement import BenchmarkSpec, Status, TensorSpec, freeze_inputs
@@ -164,10 +165,8 @@ def test_a_worker_that_never_says_it_is_ready_is_named_as_stalled(tmp_path, monk
     from opperf.measure import isolation
 
     monkeypatch.setattr(isolation, "STARTUP_TIMEOUT_S", 1.0)
-    hanging = tmp_path / "python"
-    hanging.write_text("#!/bin/sh\necho loading plugins >&2\nexec sleep 60\n")
-    hanging.chmod(0o755)
-    with IsolatedRunner("mxnet", python=str(hanging)) as runner, pytest.raises(OSError) as raised:
+    hanging = script(tmp_path / "python", "echo loading plugins >&2\nexec sleep 60")
+    with IsolatedRunner("mxnet", python=hanging) as runner, pytest.raises(OSError) as raised:
         runner.describe()
     assert str(raised.value) == "it was not ready in 1 s; it printed: loading plugins"
 
@@ -175,10 +174,8 @@ def test_a_worker_that_never_says_it_is_ready_is_named_as_stalled(tmp_path, monk
 def test_an_interpreter_that_prints_on_the_reply_pipe_is_refused_saying_so(tmp_path):
     """A wrapper that echoes a line before starting Python writes on the pipe the worker answers on:
     its text read as a message's length was 7e18 bytes, and the sweep died of a MemoryError."""
-    wrapper = tmp_path / "python"
-    wrapper.write_text(f'#!/bin/sh\necho loading modules\nexec {sys.executable} "$@"\n')
-    wrapper.chmod(0o755)
-    with IsolatedRunner("mxnet", python=str(wrapper)) as runner, pytest.raises(OSError) as raised:
+    wrapper = script(tmp_path / "python", f'echo loading modules\nexec {sys.executable} "$@"')
+    with IsolatedRunner("mxnet", python=wrapper) as runner, pytest.raises(OSError) as raised:
         runner.describe()
     assert "printed on the pipe it answers on (b'loading '" in str(raised.value)
     assert str(raised.value).endswith("have what it runs at start-up print on stderr")

@@ -12,6 +12,7 @@ import sys
 from dataclasses import replace
 
 import pytest
+from interpreters import without_site_packages
 
 from opperf.frameworks import get_backend
 from opperf.measure.harness import harness_overhead, measure
@@ -479,10 +480,8 @@ def test_what_needs_the_framework_here_is_refused_when_it_runs_elsewhere(tmp_pat
     )  # fmt: skip
     assert missing.returncode == 2
     assert missing.stderr.startswith("error: OPPERF_JAX_PYTHON=/nonexistent/python is no executable file")
-    bare = tmp_path / "python"  # an interpreter that starts without site-packages: no numpy
-    bare.write_text(f'#!/bin/sh\nexec {sys.executable} -S "$@"\n')
-    bare.chmod(0o755)
-    environment["OPPERF_JAX_PYTHON"] = str(bare)
+    bare = without_site_packages(tmp_path / "python")  # no numpy
+    environment["OPPERF_JAX_PYTHON"] = bare
     without = subprocess.run(
         [sys.executable, OPPERF, "--framework", "jax", "--ops", "exp"],
         env=environment, capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path,
