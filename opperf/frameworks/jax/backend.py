@@ -27,13 +27,6 @@ _X64 = (
 )
 
 
-JAX_SETTINGS = (devices.AS_NEEDED[0],)
-"""JAX's environment settings a record names with how it measured (``framework_settings``, in lower
-case): how a GPU's memory is taken. Where compiled programs are kept is recorded beside them
-(``jax_compilation_cache_dir``): it changes no measurement, and shards of one sweep may keep theirs
-in different folders."""
-
-
 class JaxBackend(BackendBase):
     """Benchmarks JAX's public array functions (``jax.numpy``, ``jax.nn``, ``jax.scipy.special``,
     ``jax.lax``)."""
@@ -133,9 +126,10 @@ class JaxBackend(BackendBase):
             "framework_settings": {
                 "x64": bool(jax.config.read("jax_enable_x64")),
                 "xla_flags": os.environ.get("XLA_FLAGS", ""),
-                # JAX's own settings as this process sets them (None: not set)
-                **{name.lower(): os.environ.get(name) for name in JAX_SETTINGS},
+                # how a GPU's memory is taken, as this process sets it (None: not set)
+                "xla_python_client_preallocate": os.environ.get(devices.AS_NEEDED[0]),
             },
+            # where compiled programs are kept changes no measurement, and shards may keep theirs apart
             "jax_compilation_cache_dir": user_folder(),  # None: each runner's own, removed with it
             "jax_compilation_cache_max_size": os.environ.get(USER_FOLDER_LIMIT),
             "jax_version": jax.__version__,
