@@ -127,6 +127,17 @@ def _opperf(arguments: list[str], seconds: float, log: Path, environment: dict |
                 return process.wait()
 
 
+def _swept(framework: str, device: str, ops: str, results: Path, seconds: float) -> int:
+    """Sweep ``ops`` of ``framework`` on ``device`` into ``results`` (its log beside it, ``.log``)."""
+    arguments = ["--framework", framework, "--ctx", device, "--ops", ops, "--quiet"]
+    return _opperf([*arguments, "--output-file", str(results)], seconds, results.with_suffix(".log"))
+
+
+def _shapes(record: dict) -> dict:
+    """The shapes of a record's tensor inputs, by name."""
+    return {k: v["shape"] for k, v in record["inputs"].items() if isinstance(v, dict) and "shape" in v}
+
+
 def events(out: Path, device: str, seconds: float) -> list[str]:
     import torch
     from torch.profiler import ProfilerActivity, profile, record_function
@@ -181,18 +192,7 @@ def _pytest(log: Path, tests: str, seconds: float) -> str:
 
 def fidelity(out: Path, device: str, seconds: float) -> list[str]:
     results = out / "ops.json"
-    arguments = [
-        "--framework",
-        "torch",
-        "--ctx",
-        device,
-        "--ops",
-        OPS,
-        "--quiet",
-        "--output-file",
-        str(results),
-    ]
-    code = _opperf(arguments, seconds * 0.6, out / "ops.log")
+    code = _swept("torch", device, OPS, results, seconds * 0.6)
     document = json.loads(results.read_text())
     records = [r for r in document["results"] if r["status"] == "ok" and r.get("forward")]
     lines = [f"sweep exit {code}: {len(records)} of {len(document['results'])} records ok"]
@@ -213,14 +213,13 @@ def fidelity(out: Path, device: str, seconds: float) -> list[str]:
         host_ratio = host / loop_s if host else float("nan")
         device_ratios.append(device_ratio)
         host_ratios.append(host_ratio)
-        shapes = {k: v["shape"] for k, v in record["inputs"].items() if isinstance(v, dict) and "shape" in v}
         kernels = [
             f"{w['name'][:40]}x{w['per_call']:g}"
             for w in record.get("device_work", [])
             if w["phase"] == "forward"
         ]
         lines.append(
-            f"{record['op']:<11} {json.dumps(shapes)[:44]:<44} timer {record.get('timer')}: "
+            f"{record['op']:<11} {json.dumps(_shapes(record))[:44]:<44} timer {record.get('timer')}: "
             f"{median * 1e6:9.2f} us, profiler loop {kernel_s * 1e6:9.2f} us ({device_ratio:.3f}); "
             f"host {host * 1e6 if host else float('nan'):8.2f} us, synchronised loop {loop_s * 1e6:8.2f} us "
             f"({host_ratio:.3f}); {', '.join(kernels)[:120]}"
@@ -428,18 +427,7 @@ def jax_phase(out: Path, device: str, seconds: float) -> list[str]:
     started = time.monotonic()
     lines = [_pytest(out / "jax_tests.log", "tests/test_jax_gpu.py", seconds * 0.5)]
     results = out / "jax.json"
-    arguments = [
-        "--framework",
-        "jax",
-        "--ctx",
-        device,
-        "--ops",
-        JAX_OPS,
-        "--quiet",
-        "--output-file",
-        str(results),
-    ]
-    code = _opperf(arguments, seconds * 0.3, out / "jax.log")
+    code = _swept("jax", device, JAX_OPS, results, seconds * 0.3)
     if not results.exists():
         return [*lines, f"sweep exit {code}: no results file (see jax.log)"]
     document = json.loads(results.read_text())
@@ -463,9 +451,8 @@ def jax_phase(out: Path, device: str, seconds: float) -> list[str]:
             continue
         median = record["forward"]["median_s"]
         ratios.append(median / loop_s)
-        shapes = {k: v["shape"] for k, v in record["inputs"].items() if isinstance(v, dict) and "shape" in v}
         lines.append(
-            f"{record['op']:<24} {json.dumps(shapes)[:50]:<50} {median * 1e6:9.2f} us, plain loop "
+            f"{record['op']:<24} {json.dumps(_shapes(record))[:50]:<50} {median * 1e6:9.2f} us, plain loop "
             f"{loop_s * 1e6:9.2f} us ({median / loop_s:.3f}); memory {record.get('memory_peak_bytes')}"
         )
     within = sum(1 / 1.2 <= ratio <= 1.2 for ratio in ratios)
