@@ -16,15 +16,9 @@ from typing import Any, cast
 from opperf.frameworks.jax.bodies import FUNCTION_ARGUMENTS, body
 from opperf.frameworks.jax.signatures import arguments
 
-DIMENSION_NUMBERS = {
-    "lax.gather": "GatherDimensionNumbers",
-    **dict.fromkeys(
-        ("lax.scatter", "lax.scatter_add", "lax.scatter_sub", "lax.scatter_mul", "lax.scatter_min",
-         "lax.scatter_max", "lax.scatter_apply"),
-        "ScatterDimensionNumbers",
-    ),
-}  # fmt: skip
-"""Operators whose ``dimension_numbers`` is a JAX record, and the record's name in ``jax.lax``."""
+DIMENSION_NUMBERS = (("lax.gather", "GatherDimensionNumbers"), ("lax.scatter", "ScatterDimensionNumbers"))
+"""Operators whose ``dimension_numbers`` is a JAX record, by how their names begin (``lax.scatter_add``,
+``lax.scatter_sub`` in newer JAX), and the record's name in ``jax.lax``."""
 
 
 @dataclass(frozen=True)
@@ -136,10 +130,11 @@ def _constant(operator: str, name: str, value: object) -> object:
     gather and scatter dimension numbers, nested lists as tuples (JAX wants hashable static values)."""
     if name in FUNCTION_ARGUMENTS and value is not None:
         return body(value)
-    if name == "dimension_numbers" and operator in DIMENSION_NUMBERS and isinstance(value, (tuple, list)):
+    record_name = next((record for start, record in DIMENSION_NUMBERS if operator.startswith(start)), None)
+    if name == "dimension_numbers" and record_name is not None and isinstance(value, (tuple, list)):
         import jax.lax
 
-        record = getattr(jax.lax, DIMENSION_NUMBERS[operator])
+        record = getattr(jax.lax, record_name)
         return record(**{key: _tupled(item) for key, item in value})
     return _tupled(value)
 
