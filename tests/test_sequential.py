@@ -83,6 +83,17 @@ def test_only_undecided_configurations_get_another_round():
     assert {verdicts[size] for size in range(31, 35)} == {"inconclusive"}
 
 
+def test_every_active_configuration_gets_a_round_while_the_sides_share_none():
+    """Rounds that cannot be diffed yet (the base side measured one configuration, the new side
+    another) leave every active configuration open, cheapest first within the budget."""
+    first, second = _spec(1), _spec(2)
+    book = RoundBook()
+    for index in range(2):
+        book.add(index, "base", _measured(first, 1e-3))
+        book.add(index, "new", _measured(second, 1e-3))
+    assert book.undecided(Schedule(min_rounds=2, max_rounds=5), [first, second]) == [first, second]
+
+
 def test_the_rounds_after_the_minimum_go_to_undecided_configurations_within_the_jobs_budget():
     """Three rounds cost 33 s of sampling: 30 settled configurations at 0.1 s a side and round,
     three undecided ones at 0.5 s and one at 1 s (rounds of 1 s and 2 s, both sides). A budget of a

@@ -181,7 +181,7 @@ class RoundBook:
                 self.runs("base"), self.runs("new"), schedule.threshold, schedule.alpha, paired=True
             ).rows
         except OpperfError:
-            open_specs, decisive = set(active), set()
+            open_specs, decisive, promising = set(active), set(), set()
         else:
             undecided_rows = [row for row in rows if row.key in self._specs and not decided(row, schedule)]
             open_specs = {self._specs[row.key] for row in undecided_rows}
