@@ -107,6 +107,19 @@ def test_each_namespace_gets_a_ratio_interval_and_verdict_against_the_first():
     assert (0, "mx.np", "backward") not in found  # neither side measured it
 
 
+def test_a_namespace_whose_passes_read_0_s_gets_no_ratio_on_either_side():
+    """A timer that read 0 s for a namespace's passes leaves its row without a ratio, whichever side
+    it is on (the other namespace's or the first's), as a phase one side did not measure."""
+    from opperf.verdicts.compare.namespaces import versus
+
+    base, zero = [1e-3] * 3, [0.0] * 3
+    for first, other in ((base, zero), (zero, base)):
+        rounds = {"mx.nd": _rounds(first), "mx.np": _rounds(other), "torch": _rounds(base)}
+        found = versus([rounds], ["mx.nd", "mx.np", "torch"], 0.05, 0.05)
+        assert (0, "mx.np", "forward") not in found
+        assert ((0, "torch", "forward") in found) is (first is base)
+
+
 def test_a_phase_one_namespace_does_no_work_in_is_noted():
     from opperf.verdicts.compare.namespaces import no_work_note
 

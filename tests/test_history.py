@@ -83,6 +83,20 @@ def test_add_is_idempotent_and_detect_gates_on_a_current_regression(tmp_path, ca
     assert "step x1.5" in capsys.readouterr().out
 
 
+def test_a_run_whose_timer_read_0_s_is_no_point_of_its_series(tmp_path, capsys):
+    """A run whose exp passes read 0 s is stored, but gives its series no point: detect and show go
+    on over the other runs (the step after run 4 is still found)."""
+    db = str(tmp_path / "history.sqlite")
+    runs = _runs(tmp_path, [1.0, 1.01, 0.0, 0.99, 1.5, 1.49, 1.51])
+    assert main(["history", "add", *map(str, runs), "--db", db]) == 0
+    with History(db) as history:
+        series = history.series("exp")
+    assert series and all(len(s.points) == len(runs) - 1 for s in series)
+    assert main(["history", "detect", "--db", db, "--fail-on", "regression"]) == 1
+    assert "x1.5" in capsys.readouterr().out
+    assert main(["history", "show", "--db", db, "--op", "exp"]) == 0
+
+
 def test_a_regression_undone_no_longer_gates(tmp_path):
     db = str(tmp_path / "history.sqlite")
     runs = _runs(tmp_path, [1.0, 1.0, 1.0, 1.6, 1.6, 1.6, 1.0, 1.0, 1.0])

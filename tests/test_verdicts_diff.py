@@ -226,6 +226,21 @@ def test_missing_and_mismatched_files(tmp_path):
         run(arguments(good, write(tmp_path, "renamed.json", renamed)))
 
 
+@pytest.mark.parametrize("zeroed", ["base", "new"])
+def test_a_median_of_0_s_is_inconclusive_and_no_crash(tmp_path, capsys, zeroed):
+    """A phase whose timer read 0 s in most passes has no ratio: its row is inconclusive, says why,
+    and the diff goes on (exit 0), on either side."""
+    documents = {"base": quiet(sweep(1)), "new": quiet(sweep(2))}
+    record(documents[zeroed], "exp")["forward"]["samples_s"] = [0.0, 0.0, 1e-6]
+    base, new = (write(tmp_path, f"{name}.json", documents[name]) for name in ("base", "new"))
+    assert run(arguments(base, new)) == 0
+    out = capsys.readouterr().out
+    assert "median is 0 s" in out
+    rows = {(row.key.op, row.phase): row for row in diff(read_side([base]), read_side([new]), 0.05, 0.05).rows}
+    zero = [row for (op, phase), row in rows.items() if op == "exp" and phase == "forward"]
+    assert any(row.verdict is Verdict.INCONCLUSIVE and row.ratio is None for row in zero)
+
+
 def test_three_sweeps_a_side_find_a_slowdown_and_call_nothing_else():
     """Rows of three runs a side are tested on their own scale: most injected rows above 100 us
     are called slower, no other row either way; two runs a side keep the raw null's caution, and

@@ -376,7 +376,21 @@ def _paired(
     rows, compared = [], []
     for phase in PHASES:
         b, n = side(base, phase), side(new, phase)
-        if b is not None and n is not None:
+        if b is not None and n is not None and min((*b.run_medians, *n.run_medians)) <= 0:
+            rows.append(
+                Row(
+                    key=key,
+                    phase=phase,
+                    verdict=Verdict.INCONCLUSIVE,
+                    base_status=base_status,
+                    new_status=new_status,
+                    base=b,
+                    new=n,
+                    indicative=indicative,
+                    reason="a run's median is 0 s: below its timer's resolution, no ratio to take",
+                )
+            )
+        elif b is not None and n is not None:
             median_estimate = None
             if rounds and b.runs == n.runs:
                 ratios = [math.log(y / x) for x, y in zip(b.run_paired, n.run_paired, strict=True)]

@@ -164,7 +164,7 @@ def _contrast(base: Sequence[Measurement], new: Sequence[Measurement], phase: st
     """The rounds' log ratios of their fastest passes (new over base), where both sides measured the
     phase in every round."""
     pairs = [(getattr(b, phase), getattr(n, phase)) for b, n in zip(base, new, strict=False)]
-    if not pairs or len(pairs) != len(base) or any(not b or not n or min(b) <= 0 for b, n in pairs):
+    if not pairs or len(pairs) != len(base) or any(not b or not n or min(*b, *n) <= 0 for b, n in pairs):
         return None
     ratios = [math.log(min(n) / min(b)) for b, n in pairs]
     noise = [_own_variance(b) + _own_variance(n) for b, n in pairs]

@@ -355,9 +355,11 @@ class History(StoreBase):
 
 SERIES_QUERY = (
     "SELECT rows.key, rows.phase, runs.started, rows.median_s, rows.low_s, rows.high_s, rows.flags, "
-    "runs.source, runs.id, {tick} FROM rows JOIN runs ON rows.run_id = runs.id WHERE rows.status = 'ok'"
+    "runs.source, runs.id, {tick} FROM rows JOIN runs ON rows.run_id = runs.id "
+    "WHERE rows.status = 'ok' AND rows.median_s > 0"
 )
-"""The points of every row that measured, as ``series_of`` reads them (``{tick}``: the tick column)."""
+"""The points of every row that measured, as ``series_of`` reads them (``{tick}``: the tick column); a
+median of 0 s (a timer that read nothing for half the passes) is no level a step could leave."""
 
 
 def series_of(found: Sequence[Sequence[Any]]) -> list[Series]:
