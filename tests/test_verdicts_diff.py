@@ -209,6 +209,15 @@ def test_malformed_files_name_the_file(tmp_path, content, message):
     assert str(bad) in str(error.value)
 
 
+def test_a_record_whose_threads_is_a_list_is_refused_by_name(tmp_path):
+    """A record measures one thread count (the environment's sweep factor may list several)."""
+    document = sweep(2)
+    document["results"][0]["threads"] = [1, 2]
+    bad = write(tmp_path, "bad.json", document)
+    with pytest.raises(OpperfError, match=r"threads is \[1, 2\]; expected a non-negative integer or null"):
+        run(arguments(write(tmp_path, "good.json", sweep(1)), bad))
+
+
 def test_missing_and_mismatched_files(tmp_path):
     good = write(tmp_path, "good.json", sweep(1))
     with pytest.raises(OpperfError, match="missing.json: no such file"):

@@ -145,7 +145,7 @@ OPTIONAL: Mapping[str, Expect] = {
     "cache": TEXT,
     "mode": TEXT.or_null,
     "run_backward": FLAG,
-    "threads": THREADS,
+    "threads": COUNT.or_null,
     "values": TEXT,
     "layout": TEXT,
     "backward_reason": TEXT.or_null,
@@ -242,7 +242,7 @@ ENVIRONMENT: Mapping[str, Expect] = {
     **{name: TEXT.or_null for name in ("started", "finished", "cpu_model", "python", "shard", "kind")},
     "wall_seconds": SECONDS.or_null,
     "cpu_count": COUNT.or_null,
-    "threads": THREADS,
+    "threads": COUNT.or_null,
     "command_line": Expect(lambda value: value is None or _texts(value), "a list of text or null"),
     "merged_from": Expect(
         lambda value: isinstance(value, list) and all(isinstance(item, dict) for item in value),
