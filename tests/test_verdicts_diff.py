@@ -166,6 +166,23 @@ def test_summary_machine_factor_and_geomean(tmp_path):
     assert result.summary.machine_shift
 
 
+def test_too_few_rows_to_weigh_the_machine_factor_are_judged_as_measured_and_say_so(tmp_path, capsys):
+    """Five records, every one 1.3x slower: too few rows to take the median ratio for the machine's,
+    so the rows are called, and the report says that, not that they were left inconclusive."""
+    documents = []
+    for factor, number in ((1.0, 1), (1.3, 2)):
+        document = quiet(sweep(number))
+        document["results"] = document["results"][:5]
+        for entry in document["results"]:
+            scale(entry, factor)
+        documents.append(write(tmp_path, f"{number}.json", document))
+    result = diff(read_side(documents[:1]), read_side(documents[1:]), threshold=0.05, alpha=0.05)
+    assert not result.summary.machine_shift and result.summary.unweighed_shift
+    assert run(arguments(*documents)) == 0
+    out = capsys.readouterr().out
+    assert "too few to take it for the machine's change" in out and "are inconclusive then" not in out
+
+
 def test_exit_codes_and_formats(sides, tmp_path, capsys):
     base, new = sides
     assert run(arguments(base, new)) == 1  # a slower and a newly failing row

@@ -116,10 +116,18 @@ class Summary:
     @property
     def machine_shift(self) -> bool:
         """Whether the whole new side of separate sweeps ran faster or slower than the base beyond the
-        threshold. Never for paired rounds: their sides took turns on the machine, round by round,
-        so no stretch of it fell on one side only (a median ratio beyond the threshold there is
-        the operators' change)."""
-        if self.paired or self.machine_factor is None:
+        threshold, so that its rows were left inconclusive (``shift_doubt``): the centre of the rows
+        the diff could call, which takes ``MIN_ROWS`` of them. Never for paired rounds: their sides
+        took turns on the machine, round by round, so no stretch of it fell on one side only (a
+        median ratio beyond the threshold there is the operators' change)."""
+        return not self.paired and shift_doubt(self.model, self.threshold) is not None
+
+    @property
+    def unweighed_shift(self) -> bool:
+        """Whether the median ratio of separate sweeps is beyond the threshold where too few rows
+        could be called to take it for the machine's (``machine_shift`` then does not hold): the rows
+        were judged as measured."""
+        if self.paired or self.machine_shift or self.machine_factor is None:
             return False
         return abs(math.log(self.machine_factor)) > math.log1p(self.threshold)
 
@@ -489,7 +497,7 @@ def _timing_rows(
     q_of = {
         c: q for c, q in zip(tested, bh_qvalues([cast(RowTest, test_of[c]).p for c in tested]), strict=True)
     }
-    shifted = None if paired else _shift_doubt(model, threshold)
+    shifted = None if paired else shift_doubt(model, threshold)
     rows = []
     for c in compared:
         test, q = test_of.get(c), q_of.get(c)
@@ -557,7 +565,7 @@ def _same_by_medians(compared: Compared, threshold: float) -> bool:
     return estimate is None or abs(estimate) < math.log1p(threshold)
 
 
-def _shift_doubt(model: NoiseModel | None, threshold: float) -> str | None:
+def shift_doubt(model: NoiseModel | None, threshold: float) -> str | None:
     """Why no row of separate sweeps is called when their sides ran at different speeds: with the
     whole new side beyond the threshold of the base (the machine factor), operators respond to what
     slowed the machine unequally (memory-bound ones more), and that spread is read as their change.

@@ -11,6 +11,7 @@ from opperf.utils.words import counted
 from opperf.verdicts.decide import Verdict
 from opperf.verdicts.diff import Diff, Row, Summary
 from opperf.verdicts.document import significant
+from opperf.verdicts.inference import MIN_ROWS
 
 SECTIONS = (
     (Verdict.SLOWER, "Slower"),
@@ -97,6 +98,14 @@ def summary_lines(summary: Summary) -> list[str]:
             "The machine factor is beyond the threshold: one side probably ran in a slower stretch of "
             "the machine, or on another machine (or every operator changed alike). Rows of separate "
             "sweeps are inconclusive then: measure both sides interleaved with opperf ab.",
+        ]
+    if summary.unweighed_shift:
+        lines += [
+            "",
+            f"The median ratio is beyond the threshold, but fewer than {MIN_ROWS} rows could be called: "
+            "too few to take it for the machine's change (a slower stretch, another machine) apart from "
+            "the operators'. Rows are judged as measured; where one side may have run slower, measure "
+            "both interleaved with opperf ab.",
         ]
     if summary.indicative:
         lines += [
