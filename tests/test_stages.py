@@ -201,6 +201,16 @@ def test_a_stage_an_operator_cannot_take_leaves_its_coverage_ok_unless_nothing_e
     assert Coverage.of([eager, failed], registered=1).operators[0].status is Status.FAILED
 
 
+def test_an_operators_coverage_gives_the_reason_of_its_worst_status():
+    """A skipped configuration's reason never stands beside a failure: each status keeps its own."""
+    spec = BenchmarkSpec("mx.nd", "Pooling", (), category="pooling")
+    skipped = Measurement(spec=spec, status=Status.SKIPPED, reason="no backward on this device")
+    failed = Measurement(spec=spec, status=Status.FAILED, reason="kernel larger than input")
+    for order in ([skipped, failed], [failed, skipped]):
+        (state,) = Coverage.of(order, registered=1).operators
+        assert (state.status, state.reason) == (Status.FAILED, "kernel larger than input")
+
+
 def test_a_pass_of_several_calls_gives_per_call_figures():
     """A CUDA graph's replay runs ``calls`` calls: its samples, host latency and device work are
     divided among them."""

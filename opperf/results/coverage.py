@@ -44,19 +44,19 @@ class Coverage:
         aliases: Mapping[str, Sequence[str]] | None = None,
     ) -> Coverage:
         worst: dict[tuple[str, str], Status] = {}
-        reasons: dict[str, str] = {}
+        reasons: dict[tuple[str, str], str | None] = {}  # the first reason given with the worst status
         for m in _counted(list(measurements)):
             key = (m.spec.category, m.spec.op)
             if key not in worst or SEVERITY[m.status] > SEVERITY[worst[key]]:
-                worst[key] = m.status
-            if m.status is not Status.OK and m.reason:
-                reasons.setdefault(m.spec.op, m.reason)
+                worst[key], reasons[key] = m.status, m.reason
+            elif m.status is worst[key] and not reasons[key]:
+                reasons[key] = m.reason
         states = tuple(
             OperatorState(
                 op=op,
                 category=category,
                 status=status,
-                reason=reasons.get(op) if status is not Status.OK else None,
+                reason=reasons[category, op] if status is not Status.OK else None,
                 aliases=tuple((aliases or {}).get(op, ())),
             )
             for (category, op), status in sorted(worst.items(), key=lambda item: item[0][1])
