@@ -125,6 +125,19 @@ def _records(path) -> dict[str, list[dict]]:
     return records
 
 
+def test_a_configuration_named_by_an_alias_and_by_its_operator_is_replayed_once(tmp_path):
+    """Names are made canonical before configurations merge: one configuration, its counts added."""
+    from opperf.results.replay import load_replay
+
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    _write_configs(first, "mxnet", [{"op": "relu", "inputs": {"data": {"shape": [4, 4]}}, "count": 2}])
+    _write_configs(second, "mxnet", [{"op": "_relu_alias", "inputs": {"data": {"shape": [4, 4]}}}])
+    chosen = load_replay(
+        [str(first), str(second)], "mxnet", lambda op: frozenset({"data"}), {"_relu_alias": "relu"}
+    )
+    assert [(c.op, c.count) for c in chosen] == [("relu", 3)]
+
+
 def test_a_torch_file_cannot_write_to_a_file_through_from_file(tmp_path, capsys):
     """The trial's first finding: ``from_file`` with ``shared`` grew any writable file to 4 MB."""
     victim = tmp_path / "victim.txt"

@@ -21,7 +21,13 @@ def load_replay(
         read_dlop(path, arguments, framework) if is_dlop(path) else read(path, arguments, framework)
         for path in paths
     ]
-    return tuple(replace(c, op=canonical.get(c.op, c.op)) for c in merge(files))
+    # Canonical names first: a configuration named by an alias in one line and by its operator in
+    # another is one configuration, measured once with its counts added.
+    named = [
+        replace(f, configurations=tuple(replace(c, op=canonical.get(c.op, c.op)) for c in f.configurations))
+        for f in files
+    ]
+    return merge(named)
 
 
 def replay_framework(paths: Sequence[str]) -> str:
