@@ -109,6 +109,9 @@ def test_sweep_compare_honours_output_format_and_json_file(tmp_path, capsys, mon
         (["--threads", "1,2"], "at one thread count; --threads varies a sweep's rows"),
         (["--stages", "graph"], "eager, at one thread count; --stages varies a sweep's rows"),
         (["--in-place", "--shapes", "fuzz"], "--shapes, --in-place vary a sweep's rows: leave them out"),
+        (["--history", "h.sqlite"], "--history is a sweep's: leave it out, or sweep on its own"),
+        (["--fail-on", "failed", "--coverage"], "--coverage, --fail-on are a sweep's: leave them out"),
+        (["--categories", "unary", "--engine", "naive"], "--categories, --engine are a sweep's"),
     ],
 )
 def test_compare_refuses_what_it_cannot_write(tmp_path, monkeypatch, capsys, flags, expected):

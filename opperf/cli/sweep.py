@@ -263,6 +263,31 @@ def _compared_alone(arguments: argparse.Namespace) -> None:
             f"{', '.join(given)} {'vary' if len(given) > 1 else 'varies'} a sweep's rows: leave "
             f"{'them' if len(given) > 1 else 'it'} out"
         )
+    ignored = [flag for dest, (flag, default) in _sweep_only().items() if getattr(arguments, dest) != default]
+    if ignored:
+        raise OpperfError(
+            f"--compare writes a comparison, not a sweep's results, and takes `opperf compare`'s options; "
+            f"{', '.join(ignored)} {'are' if len(ignored) > 1 else 'is'} a sweep's: leave "
+            f"{'them' if len(ignored) > 1 else 'it'} out, or sweep on its own"
+        )
+
+
+def _sweep_only() -> dict[str, tuple[str, object]]:
+    """The options ``sweep`` has and ``compare`` has not, by destination, each with its flag and
+    default (the sweep's factors, which ``_compared_alone`` names apart, left out): what a comparison
+    would ignore."""
+    own, theirs = argparse.ArgumentParser(), argparse.ArgumentParser()
+    add_arguments(own)
+    compare.add_arguments(theirs)
+    known = {action.dest for action in theirs._actions}
+    factors = {SweepFactors.declared(name).flag for name in SweepFactors().settings()}
+    return {
+        action.dest: (action.option_strings[0], action.default)
+        for action in own._actions
+        if action.option_strings
+        and action.dest not in known | {"compare", "help"}
+        and not factors & set(action.option_strings)
+    }
 
 
 def _replayed_framework(arguments: argparse.Namespace) -> None:
