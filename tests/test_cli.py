@@ -213,3 +213,22 @@ def test_output_paths_that_cannot_be_written_are_refused_before_anything_runs(
     code = main(["--ops", "exp", "--output-file", str(tmp_path / name) + ("/" if name.endswith("/") else "")])
     assert code == 2
     assert message in capsys.readouterr().err
+
+
+RUN1, RUN2 = (str(Path(__file__).parent / "data" / "verdicts" / f"mxnet_run{n}.json") for n in (1, 2))
+
+
+@pytest.mark.parametrize(
+    ("command", "flag"),
+    [
+        (["--ops", "exp", "--output-file", "{tmp}/out.json"], "--json-file"),
+        (["--ops", "exp", "--output-file", "{tmp}/out.json"], "--history"),
+        (["diff", RUN1, RUN2], "--json-file"),
+        (["compare", "mx.nd,mx.np", "--ops", "exp"], "--json-file"),
+    ],
+)
+def test_an_output_that_cannot_be_written_is_named_by_its_own_flag(tmp_path, capsys, command, flag):
+    argv = [part.format(tmp=tmp_path) for part in command]
+    assert main([*argv, flag, str(tmp_path / "no" / "such.file")]) == 2
+    assert capsys.readouterr().err.strip().endswith(f"create it or choose another {flag}")
+    assert not (tmp_path / "out.json").exists()

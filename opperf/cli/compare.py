@@ -92,8 +92,9 @@ def run(arguments: argparse.Namespace) -> int:
     chosen = report_format(arguments.output_format, arguments.output_file, default="md")
     if chosen not in FORMATS:
         raise OpperfError(f"a comparison is written as {' or '.join(FORMATS)}, not {chosen}")
-    for path in filter(None, (arguments.output_file, arguments.json_file)):
-        check_writable(path)
+    for flag, path in (("--output-file", arguments.output_file), ("--json-file", arguments.json_file)):
+        if path:
+            check_writable(path, flag, "comparison.json" if flag == "--json-file" else f"comparison.{chosen}")
     options = comparison_options(RunOptions.from_arguments(arguments, device=arguments.device or "cpu"))
     check_namespaces(namespaces)
     check_devices(namespaces, options)

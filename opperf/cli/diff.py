@@ -131,8 +131,9 @@ def _same_file(first: str, second: str) -> bool:
 def run(arguments: argparse.Namespace) -> int:
     """Diff, write the report(s), and return the exit status the gate asks for (0 or 1)."""
     chosen = report_format(arguments.output_format, arguments.output_file, default="md")
-    for target in filter(None, (arguments.output_file, arguments.json_file)):
-        check_writable(target)
+    for flag, path in (("--output-file", arguments.output_file), ("--json-file", arguments.json_file)):
+        if path:
+            check_writable(path, flag, "diff.json" if flag == "--json-file" else f"diff.{chosen}")
     if chosen in WORKBOOKS:
         if not arguments.output_file:
             raise OpperfError(f"--output-format {chosen} is a file format; add --output-file DIFF.{chosen}")
