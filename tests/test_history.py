@@ -97,6 +97,18 @@ def test_a_run_whose_timer_read_0_s_is_no_point_of_its_series(tmp_path, capsys):
     assert main(["history", "show", "--db", db, "--op", "exp"]) == 0
 
 
+def test_a_file_that_repeats_a_configuration_is_refused_as_diff_refuses_it(tmp_path, capsys):
+    """History reads records as diff does: a repeated configuration is named, nothing is added."""
+    db, (run,) = str(tmp_path / "history.sqlite"), _runs(tmp_path, [1.0])
+    document = json.loads(run.read_text())
+    document["results"].append(document["results"][0])
+    run.write_text(json.dumps(document))
+    assert main(["history", "add", str(run), "--db", db]) == 2
+    assert f"{run}: results[{len(document['results']) - 1}] repeats" in capsys.readouterr().err
+    with History(db) as history:
+        assert history.runs() == 0
+
+
 def test_a_regression_undone_no_longer_gates(tmp_path):
     db = str(tmp_path / "history.sqlite")
     runs = _runs(tmp_path, [1.0, 1.0, 1.0, 1.6, 1.6, 1.6, 1.0, 1.0, 1.0])

@@ -129,6 +129,12 @@ def _results(path: str, document: dict[str, Any] | None = None) -> list:
 
 
 def _run(name: str, path: str, results: Sequence[object], found: Mapping[str, Any] | None = None) -> Run:
+    return Run(path=name, records=records_by_key(path, results), fingerprint=dict(found or {}))
+
+
+def records_by_key(path: str, results: Sequence[object]) -> dict[Key, Record]:
+    """The records of a results list (of the file at ``path``) by their keys; OpperfError naming the
+    record that cannot be read or that repeats a configuration."""
     records: dict[Key, Record] = {}
     for index, record in enumerate(results):
         parsed = read_record(record, f"{path}: results[{index}]", path)
@@ -138,7 +144,7 @@ def _run(name: str, path: str, results: Sequence[object], found: Mapping[str, An
                 "a result file holds one record per configuration, so merge shards with `opperf merge`"
             )
         records[parsed.key] = parsed
-    return Run(path=name, records=records, fingerprint=dict(found or {}))
+    return records
 
 
 def differences(runs: Sequence[Run], fields: Sequence[str]) -> list[str]:

@@ -22,6 +22,7 @@ from opperf.verdicts.history.store import (
     RUN_COLUMNS,
     SCHEMA_VERSION,
     StoreBase,
+    run_records,
     run_rows,
     run_values,
     schema,
@@ -129,6 +130,7 @@ class PostgresHistory(StoreBase):
         """Add one results document (from ``source``); the number of rows added, or None when this
         run is in the store already (added before, or by another writer at the same moment)."""
         values = run_values(document, source)
+        records = run_records(document, source)
 
         def insert() -> int | None:
             cursor = self._connection.cursor()
@@ -140,7 +142,7 @@ class PostgresHistory(StoreBase):
             inserted = cursor.fetchone()
             if inserted is None:
                 return None
-            rows = run_rows(inserted[0], document)
+            rows = run_rows(inserted[0], records)
             cursor.executemany(
                 "INSERT INTO rows VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
                 f"ON CONFLICT (run_id, key, phase) DO UPDATE SET ({', '.join(_REPLACED)}) = "

@@ -17,18 +17,18 @@ from __future__ import annotations
 import abc
 import json
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from opperf.results.document import is_ab
 from opperf.results.inputs import describe_inputs
-from opperf.results.key import Key, record_key
+from opperf.results.key import Key
+from opperf.results.load import records_by_key
 from opperf.results.migrations import digest as written_digest
-from opperf.results.record import PHASES, timer_tick
+from opperf.results.record import PHASES, Record
 from opperf.utils.errors import OpperfError
-from opperf.utils.stats import summarize
 
 T = TypeVar("T")
 Store = TypeVar("Store", bound="StoreBase")
@@ -300,6 +300,7 @@ class History(StoreBase):
         """Add one results document (from ``source``); the number of rows added, or None when this
         run is in the store already."""
         values = run_values(document, source)
+        records = run_records(document, source)
         if self._legacy:
             self._write(self._upgrade)
 
@@ -309,7 +310,7 @@ class History(StoreBase):
             )
             if cursor.rowcount == 0:
                 return None
-            rows = run_rows(cast(int, cursor.lastrowid), document)
+            rows = run_rows(cast(int, cursor.lastrowid), records)
             self._connection.executemany(
                 "INSERT OR REPLACE INTO rows VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows
             )
@@ -376,9 +377,28 @@ def series_of(found: Sequence[Sequence[Any]]) -> list[Series]:
     ]
 
 
-def run_rows(run_id: int, document: Mapping[str, Any]) -> list[tuple[object, ...]]:
-    """The rows a results document adds to a store, for its run ``run_id``."""
-    return list(_rows(run_id, document.get("results") or []))
+def run_records(document: Mapping[str, Any], source: str) -> Mapping[Key, Record]:
+    """The records of a results document (from ``source``) by key, read as ``diff`` reads them;
+    OpperfError naming a record that cannot be read or repeats a configuration."""
+    return records_by_key(source, document.get("results") or [])
+
+
+def run_rows(run_id: int, records: Mapping[Key, Record]) -> list[tuple[object, ...]]:
+    """The rows a run's records add to a store, for its run ``run_id``: one per phase measured, and
+    one status row (no figures) for a record that did not run."""
+    rows: list[tuple[object, ...]] = []
+    for key, record in records.items():
+        where = (run_id, json.dumps(key.as_mapping(), sort_keys=True), key.op, key.namespace, key.inputs)
+        flags = json.dumps(list(record.flags))
+        if record.status != "ok":
+            rows.append((*where, PHASES[0], record.status, None, None, None, None, flags, None))
+            continue
+        for phase in PHASES:
+            measured = record.phases.get(phase)
+            if measured is not None:
+                figures = (measured.median, measured.low, measured.high, len(measured.samples))
+                rows.append((*where, phase, record.status, *figures, flags, measured.tick))
+    return rows
 
 
 def _statements(script: str) -> list[str]:
@@ -396,30 +416,3 @@ def _reason(error: sqlite3.OperationalError) -> str:
     if "full" in text:
         return "the disk is full; make room and add again"
     return text
-
-
-def _rows(run_id: int, results: list) -> Iterator[tuple[object, ...]]:
-    for record in results:
-        key = record_key(record)
-        encoded = json.dumps(key.as_mapping(), sort_keys=True)
-        ok = record["status"] == "ok"
-        for phase in PHASES if ok else PHASES[:1]:  # a record that did not run has one status row
-            block = record.get(phase) if ok else None
-            if ok and not block:
-                continue
-            summary = summarize(block["samples_s"]) if block else None
-            yield (
-                run_id,
-                encoded,
-                key.op,
-                key.namespace,
-                key.inputs,
-                phase,
-                record["status"],
-                summary.median if summary else None,
-                summary.median_low if summary else None,
-                summary.median_high if summary else None,
-                summary.n if summary else None,
-                json.dumps(record.get("flags") or []),
-                timer_tick(block["samples_s"]) if block else None,
-            )
