@@ -20,7 +20,6 @@ def _side(runs: int, imprecise: int = 0, busy: int = 0) -> Side:
         noisy=False,
         imprecise=imprecise > 0,
         busy=busy > 0,
-        busy_runs=busy,
         imprecise_runs=imprecise,
     )
 

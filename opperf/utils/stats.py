@@ -120,6 +120,19 @@ def summarize(samples: Sequence[float]) -> Summary:
     )
 
 
+MAD_TO_SD = 1.4826
+"""A normal's standard deviation per median absolute deviation."""
+
+
+def robust_sd(values: Sequence[float]) -> float:
+    """The standard deviation of ``values`` from their median absolute deviation (0 for fewer than
+    two): what one wild value cannot move."""
+    if len(values) < 2:
+        return 0.0
+    centre = statistics.median(values)
+    return MAD_TO_SD * statistics.median(abs(value - centre) for value in values)
+
+
 def _stdev(samples: Sequence[float]) -> float:
     """The sample standard deviation in floating point (0 for one sample): ``statistics.stdev``
     computes it exactly in fractions, which made converting records a third of ``opperf diff``'s

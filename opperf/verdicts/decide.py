@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from enum import Enum
 
+from opperf.results.load import FAILING
 from opperf.verdicts.inference import RowTest
 
 
@@ -61,10 +62,9 @@ class FailOn(str, Enum):
 def status_verdict(base: str | None, new: str | None) -> Verdict | None:
     """The verdict of a status transition (ok, skipped, failed, crashed, timeout; None: absent),
     or None when both sides ran and the timings decide. Skipped counts as not measured."""
-    failing = {"failed", "crashed", "timeout"}
-    if base == "ok" and new in failing:
+    if base == "ok" and new in FAILING:
         return Verdict.NEWLY_FAILING
-    if base in failing and new == "ok":
+    if base in FAILING and new == "ok":
         return Verdict.FIXED
     if base == "ok" and new == "ok":
         return None

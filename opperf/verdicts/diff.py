@@ -47,7 +47,6 @@ class Side:
     noisy: bool
     imprecise: bool
     busy: bool
-    busy_runs: int = 0
     imprecise_runs: int = 0
     run_paired: tuple[float, ...] = ()
     tick: float | None = None
@@ -168,7 +167,6 @@ def side(records: Sequence[Record], phase: str) -> Side | None:
         noisy=any(m.noisy for _, m in measured),
         imprecise=any(r.imprecise for r, _ in measured),
         busy=any(r.busy for r, _ in measured),
-        busy_runs=sum(r.busy for r, _ in measured),
         imprecise_runs=sum(r.imprecise for r, _ in measured),
         run_paired=tuple(m.paired_figure for _, m in measured),
         tick=min((m.tick for _, m in measured if m.tick is not None), default=None),

@@ -105,10 +105,6 @@ def t_sf(t: float, df: float) -> float:
     return tail if t >= 0 else 1.0 - tail
 
 
-def t_cdf(t: float, df: float) -> float:
-    return t_sf(-t, df)
-
-
 @functools.lru_cache(maxsize=4096)
 def t_ppf(p: float, df: float) -> float:
     """Student's t quantile of ``p`` in (0, 1), by bisection on the cdf (monotone, so it always

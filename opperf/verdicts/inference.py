@@ -296,12 +296,6 @@ class RowTest:
     in log units; None where the rounds' mean did."""
 
 
-def robust_centre_scale(values: Sequence[float]) -> tuple[float, float]:
-    """The median and the median absolute deviation from it (unscaled)."""
-    centre = statistics.median(values)
-    return centre, statistics.median(abs(v - centre) for v in values)
-
-
 def fit_variance_prior(
     variances: Sequence[float], dfs: Sequence[int], levels: Sequence[float | None] | None = None
 ) -> Prior | None:

@@ -24,7 +24,7 @@ from opperf.measure.roofline.assessment import Calibration
 from opperf.measure.roofline.assessment import flags as measurement_flags
 from opperf.results.measurement import Measurement
 from opperf.results.record import timer_tick
-from opperf.utils.stats import summarize
+from opperf.utils.stats import robust_sd, summarize
 from opperf.verdicts.decide import Verdict, noise, timing_verdict
 from opperf.verdicts.diff import TICK_FLOOR
 from opperf.verdicts.inference import Contrast, RowTest, assess, bh_qvalues
@@ -146,18 +146,13 @@ got a fresh worker, which made rounds independent replicates: five comparisons o
 (load 1.6-3.6), replayed 100 times over reorderings of their rounds, kept every row's verdict in 4 of
 5 runs with a probability of 0.77 with the guard and 0.13 without it (softmax (1024, 1024) rounds
 scatter 6-19% under load, and whether their mean's interval fits the band was then the draw)."""
-SPREAD_FACTOR = 1.4826
-"""The median absolute deviation's factor that makes it a normal's standard deviation."""
 
 
 def round_spread(ratios: Sequence[float]) -> float:
     """The robust spread of a row's rounds' log ratios: their median absolute deviation from their
     median, scaled to a normal's standard deviation (0 for fewer than three rounds). One disturbed
     round does not move it; rounds that scatter everywhere do."""
-    if len(ratios) < 3:
-        return 0.0
-    centre = statistics.median(ratios)
-    return SPREAD_FACTOR * statistics.median(abs(ratio - centre) for ratio in ratios)
+    return robust_sd(ratios) if len(ratios) >= 3 else 0.0
 
 
 def _contrast(base: Sequence[Measurement], new: Sequence[Measurement], phase: str) -> Contrast | None:

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, cast
 
+from opperf.utils.stats import robust_sd
 from opperf.verdicts.distributions import t_sf
 from opperf.verdicts.inference import bh_qvalues
 
@@ -45,9 +46,6 @@ WINDOW = 2 * MIN_HOLD - 1
 
 NOISE_FACTOR = 4.0
 """A step must exceed this many robust standard deviations of the series' runs."""
-
-MAD_TO_SD = 1.4826
-"""A normal's standard deviation per median absolute deviation."""
 
 DEFAULT_ALPHA = 0.05
 """The false discovery rate level over every step of every series, unless ``--alpha`` says otherwise."""
@@ -75,14 +73,6 @@ class Step:
     @property
     def regression(self) -> bool:
         return self.after > self.before
-
-
-def robust_sd(values: Sequence[float]) -> float:
-    """The MAD-based standard deviation of ``values`` (0 for fewer than two)."""
-    if len(values) < 2:
-        return 0.0
-    centre = statistics.median(values)
-    return MAD_TO_SD * statistics.median(abs(v - centre) for v in values)
 
 
 def detect_steps(medians: Sequence[float], threshold: float, floor: float = 0.0) -> list[Step]:
