@@ -30,6 +30,7 @@ from opperf.verdicts.inference import (
     RowTest,
     assess,
     bh_qvalues,
+    own_variance,
     trimmed,
 )
 
@@ -427,19 +428,12 @@ def _paired(
 
 
 def round_noise(base: Side, new: Side) -> list[float]:
-    """Each round's own variance of its log ratio, from the two sides' median intervals in it (a
-    relative half-width is about 1.96 standard errors; an interval of no width, a single pass,
-    counts as the other side's)."""
-    z = t_ppf(0.975, math.inf)
+    """Each round's own variance of its log ratio: the two sides' (``own_variance``; an interval of
+    no width, a single pass, adds nothing to the other side's)."""
     return [
-        (min(b, MAX_PRECISION) / z) ** 2 + (min(n, MAX_PRECISION) / z) ** 2
+        own_variance(b) + own_variance(n)
         for b, n in zip(base.run_precisions, new.run_precisions, strict=True)
     ]
-
-
-MAX_PRECISION = 1.0
-"""A round's relative median interval half-width counts as at most this (the interval of a round of
-two passes can be as wide as the passes are far apart)."""
 
 
 def _status_reason(base: Sequence[Record], new: Sequence[Record]) -> str | None:

@@ -260,6 +260,17 @@ class Prior:
         return y0 if x1 == x0 else y0 + (y1 - y0) * (level - x0) / (x1 - x0)
 
 
+MAX_PRECISION = 1.0
+"""A round's relative median interval half-width counts as at most this (the interval of a round of
+two passes can be as wide as the passes are far apart)."""
+
+
+def own_variance(precision: float) -> float:
+    """The variance of a round's log figure from its median's relative 95% interval half-width
+    (``precision``, at most ``MAX_PRECISION``): a half-width is about 1.96 standard errors."""
+    return (min(precision, MAX_PRECISION) / t_ppf(0.975, math.inf)) ** 2
+
+
 @dataclass(frozen=True)
 class NoiseModel:
     """What the whole diff says about noise: the null's ``centre`` (the log machine factor), the

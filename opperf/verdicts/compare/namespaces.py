@@ -24,10 +24,10 @@ from opperf.measure.roofline.assessment import Calibration
 from opperf.measure.roofline.assessment import flags as measurement_flags
 from opperf.results.measurement import Measurement
 from opperf.results.record import timer_tick
-from opperf.utils.stats import robust_sd, summarize
+from opperf.utils.stats import relative_precision, robust_sd
 from opperf.verdicts.decide import Verdict, noise, timing_verdict
 from opperf.verdicts.diff import TICK_FLOOR
-from opperf.verdicts.inference import Contrast, RowTest, assess, bh_qvalues
+from opperf.verdicts.inference import Contrast, RowTest, assess, bh_qvalues, own_variance
 
 STOP_SHARE = 0.1
 """A changed verdict settles a configuration's rounds only when its q-value is within this share of
@@ -167,15 +167,8 @@ def _contrast(base: Sequence[Measurement], new: Sequence[Measurement], phase: st
 
 
 def _own_variance(samples: Sequence[float]) -> float:
-    """A round's own variance of its log figure, from its median's 95% interval (one pass: none)."""
-    summary = summarize(samples)
-    if summary.median <= 0 or len(samples) < 2:
-        return 0.0
-    return ((summary.median_high - summary.median_low) / (2 * summary.median) / NORMAL_95) ** 2
-
-
-NORMAL_95 = 1.959964
-"""A normal's 97.5% quantile: a 95% interval's half-width in standard errors."""
+    """A round's own variance of its log figure (``own_variance``; one pass: none)."""
+    return own_variance(relative_precision(samples)) if len(samples) >= 2 else 0.0
 
 
 def _tick_floor(measurements: Sequence[Measurement], phase: str) -> float:
