@@ -304,6 +304,31 @@ def test_sigterm_stops_a_job_with_143_and_resume_measures_only_what_its_journal_
     assert len(document["results"]) == 2 * 2 * len(configurations) > 2 * len(journaled)
 
 
+@pytest.mark.slow
+def test_sigterm_before_the_first_pair_exits_143_and_writes_nothing(tmp_path):
+    """Stopped once its workers are up (the journal's header is written) and before a pair is
+    measured: exit 143 and a line that says so, where it said the selection measured nothing."""
+    import signal
+    import subprocess
+    import time
+    from pathlib import Path
+
+    output = tmp_path / "ab.json"
+    journal = Path(f"{output}.journal.jsonl")
+    script = Path(__file__).resolve().parent.parent / "opperf.py"
+    command = [sys.executable, str(script), "ab", "--ops", "Convolution", *QUICK, "--output-file"]
+    command.append(str(output))
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not journal.exists() and time.monotonic() < deadline:
+        time.sleep(0.005)
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 143, err
+    assert "interrupted before the first pair was measured: nothing written" in err
+    assert "--resume" in err and not output.exists()
+
+
 def test_a_journal_is_never_overwritten_nor_resumed_with_other_settings(tmp_path, capsys):
     """Without --resume or --fresh an interrupted job's journal is refused; resuming it with
     other settings, or resuming a sweep's journal, is refused by name; all before any worker runs."""

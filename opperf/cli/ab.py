@@ -183,6 +183,11 @@ def run(arguments: argparse.Namespace) -> int:
         finally:
             if bar is not None:
                 bar.close()
+        if not result.pairs and result.interrupted:
+            kept = os.path.exists(journal)
+            kept = f"; the journal is kept: continue with --resume ({journal})" if kept else ""
+            print(f"interrupted before the first pair was measured: nothing written{kept}", file=sys.stderr)
+            return exit_status(stopping.received[0] if stopping.received else signal.SIGINT)
         if not result.pairs:
             raise OpperfError("the selection measured nothing on both sides; choose operators with --ops")
         write_atomically(arguments.output_file, render_json(ab_document(result, ab_environment(result))))

@@ -424,7 +424,7 @@ def _report(
         return 1
     if arguments.coverage and len(coverage.operators) != result.selected:
         print(
-            f"error: {result.selected - len(coverage.operators)} selected operators have no record",
+            f"--coverage: {result.selected - len(coverage.operators)} selected operators have no record",
             file=sys.stderr,
         )
         return 1
