@@ -247,6 +247,13 @@ def test_a_side_whose_workers_cannot_start_is_refused_before_the_first_round(tmp
         assert "Traceback" not in err and 'File "' not in err
 
 
+def test_more_minimum_rounds_than_rounds_are_refused_before_anything_runs(tmp_path, capsys):
+    output = tmp_path / "ab.json"
+    argv = ["ab", "--ops", "exp", "--min-rounds", "5", "--rounds", "2", "--output-file", str(output)]
+    assert main(argv) == 2
+    assert "--min-rounds 5 exceeds --rounds 2" in capsys.readouterr().err and not list(tmp_path.iterdir())
+
+
 def test_two_jobs_naming_one_output_file_are_refused(tmp_path, capsys):
     from opperf.utils.files import claimed
 

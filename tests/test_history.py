@@ -73,7 +73,7 @@ def test_add_is_idempotent_and_detect_gates_on_a_current_regression(tmp_path, ca
     assert main(["history", "add", str(runs[0]), "--db", db]) == 0
     assert "already in the store" in capsys.readouterr().err
     with History(db) as history:
-        assert history.runs() == len(runs)
+        assert history.run_count() == len(runs)
         series = history.series("exp")
     assert series and all(len(s.points) == len(runs) for s in series)
     assert main(["history", "detect", "--db", db, "--fail-on", "regression"]) == 1
@@ -106,7 +106,7 @@ def test_a_file_that_repeats_a_configuration_is_refused_as_diff_refuses_it(tmp_p
     assert main(["history", "add", str(run), "--db", db]) == 2
     assert f"{run}: results[{len(document['results']) - 1}] repeats" in capsys.readouterr().err
     with History(db) as history:
-        assert history.runs() == 0
+        assert history.run_count() == 0
 
 
 def test_a_regression_undone_no_longer_gates(tmp_path):
@@ -215,7 +215,7 @@ def test_two_writers_both_land(tmp_path):
     ]
     assert [writer.wait(timeout=120) for writer in writers] == [0, 0]
     with History(db) as history:
-        assert history.runs() == 8
+        assert history.run_count() == 8
 
 
 def test_a_store_of_the_previous_version_is_read_and_upgraded_on_add(tmp_path):
@@ -234,7 +234,7 @@ def test_a_store_of_the_previous_version_is_read_and_upgraded_on_add(tmp_path):
     assert main(["history", "detect", "--db", str(db)]) == 0
     assert main(["history", "add", str(first), str(second), "--db", str(db)]) == 0
     with History(str(db)) as history:
-        assert history.runs() == 2
+        assert history.run_count() == 2
     with sqlite3.connect(db) as connection:
         assert "tick_s" in {row[1] for row in connection.execute("PRAGMA table_info(rows)")}
         assert dict(connection.execute("SELECT key, value FROM meta"))["format"] == "opperf-history"
@@ -246,7 +246,7 @@ def test_a_sweep_adds_itself(tmp_path):
     arguments = ["--ops", "exp", "--runs", "2", "--warmup", "0", "--quiet", "--history", str(db)]
     assert main([*arguments, "--output-file", str(tmp_path / "a.json")]) == 0
     with History(str(db)) as history:
-        assert history.runs() == 1 and history.series("exp")
+        assert history.run_count() == 1 and history.series("exp")
 
 
 def _series_of(

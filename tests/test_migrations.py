@@ -121,4 +121,4 @@ def test_a_file_a_history_store_held_before_migration_is_added_once(tmp_path):
     with History(str(tmp_path / "h.sqlite"), create=True) as store:
         assert store.add(as_written, str(path))  # as the opperf before migrations added it
         assert store.add(check_document(json.loads(path.read_text())), str(path)) is None
-        assert store.runs() == 1
+        assert store.run_count() == 1

@@ -114,13 +114,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--min-rounds",
-        default=DEFAULT_MIN_ROUNDS,
+        default=None,
         type=whole(1, "min-rounds"),
         help="the rounds every configuration gets; after them, one gets another round only while "
         "the diff of its rounds so far leaves it undecided (those whose ratio lies beyond the "
         "threshold first, then the cheapest first), while the further "
         f"rounds have spent under {EXTRA_SHARE:g} of what these spent (same as --rounds: a fixed "
-        f"number) (default: {DEFAULT_MIN_ROUNDS})",
+        f"number) (default: {DEFAULT_MIN_ROUNDS}, or --rounds where fewer)",
     )
     add_affinity(parser, "both sides' workers", "; each side's next worker starts on the others meanwhile")
     parser.add_argument("--output-file", required=True, help="the A/B file to write (JSON)")
@@ -146,6 +146,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(arguments: argparse.Namespace) -> int:
     if arguments.resume and arguments.fresh:
         raise OpperfError("--resume continues the journal and --fresh discards it; choose one")
+    if arguments.min_rounds is None:
+        arguments.min_rounds = min(DEFAULT_MIN_ROUNDS, arguments.rounds)
+    elif arguments.min_rounds > arguments.rounds:
+        raise OpperfError(
+            f"--min-rounds {arguments.min_rounds} exceeds --rounds {arguments.rounds}, the most a "
+            "configuration gets; raise --rounds or lower --min-rounds"
+        )
     check_writable(arguments.output_file)
     journal = arguments.output_file + JOURNAL_SUFFIX
     builds = {

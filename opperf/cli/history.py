@@ -79,7 +79,7 @@ def run(arguments: argparse.Namespace) -> int:
             removed = history.remove(arguments.run)
             print(
                 f"removed run {removed.id} ({removed.source}, {counted(removed.rows, 'row')}); "
-                f"{counted(history.runs(), 'run')} left",
+                f"{counted(history.run_count(), 'run')} left",
                 file=sys.stderr,
             )
             return 0
@@ -95,7 +95,7 @@ def _add(history: HistoryStore, documents: list[tuple[str, dict[str, Any]]]) -> 
             f"{path}: " + ("already in the store" if added is None else f"{counted(added, 'row')} added"),
             file=sys.stderr,
         )
-    print(f"{counted(history.runs(), 'run')} in the store", file=sys.stderr)
+    print(f"{counted(history.run_count(), 'run')} in the store", file=sys.stderr)
     return 0
 
 

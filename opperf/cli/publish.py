@@ -44,7 +44,7 @@ def run(arguments: argparse.Namespace) -> int:
             f"--output-file {arguments.output_file!r} is a file; name a folder for the dashboard"
         )
     with open_history(arguments.db) as history:
-        runs, series = history.runs(), history.series()
+        runs, series = history.run_count(), history.series()
     if not series:
         raise OpperfError(f"{arguments.db}: no runs with results; add result files with `opperf history add`")
     bar = CountBar("publish", "files") if wanted(arguments) else None

@@ -164,7 +164,7 @@ def differences(runs: Sequence[Run], fields: Sequence[str]) -> list[str]:
 
 def read_side(paths: Sequence[str]) -> tuple[Run, ...]:
     """The runs of one side, checked to be repeats of one sweep: every file's records carry the
-    same settings (dtype, device, profiler, mode, threads, cache, run_backward, stage)."""
+    same settings (each setting of the row key, ``key.SETTINGS``)."""
     if not paths:
         raise OpperfError("a side of the diff names no result file; pass FILE or FILE1,FILE2,...")
     runs = tuple(read_run(path) for path in paths)

@@ -192,7 +192,8 @@ class StoreBase(abc.ABC):
         )
         return [StoredRun(i, started or "", source, count) for i, started, source, count in self._read(query)]
 
-    def runs(self) -> int:
+    def run_count(self) -> int:
+        """How many runs the store holds."""
         return self._read("SELECT COUNT(*) FROM runs")[0][0]
 
     def series(self, op: str | None = None) -> list[Series]:
