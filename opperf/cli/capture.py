@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 
 from opperf.cli.common import add_quiet, check_writable
 from opperf.cli.progress import Stages, wanted
@@ -29,8 +30,8 @@ def input_shape(text: str) -> tuple[int, ...]:
     return shape
 
 
-def add_model_arguments(parser: argparse.ArgumentParser) -> None:
-    """The flags naming a model, shared with ``opperf model``."""
+def add_model_arguments(parser: argparse.ArgumentParser, modes: Sequence[str] = MODES) -> None:
+    """The flags naming a model, shared with ``opperf model``, which runs it in fewer ``modes``."""
     parser.add_argument(
         "--framework", required=True, choices=sorted(FRAMEWORKS), help="the model's framework"
     )
@@ -49,9 +50,11 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--mode",
         default="inference",
-        choices=MODES,
+        choices=modes,
         help="inference: a forward pass; training: a forward pass in training mode and its backward "
-        "(default: inference)",
+        "(default: inference)"
+        if "training" in modes
+        else "inference, a forward pass (capture training with opperf capture --mode training)",
     )
     add_quiet(parser)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from opperf.frameworks import DEFAULT_FRAMEWORK, FRAMEWORKS, describe, framework_module, get_backend
+from opperf.frameworks import describe, framework_module, get_backend
 from opperf.measure.harness import drawn_input
 from opperf.measure.roofline.work import count_work, counters
 from opperf.operators import fused, longtail
@@ -30,10 +30,10 @@ HELP = "explain how opperf benchmarks one operator: category, rule, inputs, roof
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("op", metavar="OP", help="an operator's registry name or alias, e.g. Convolution")
+    option_argument(parser, "framework")
     parser.add_argument(
-        "--framework", default=DEFAULT_FRAMEWORK, choices=tuple(FRAMEWORKS), help="whose registry"
+        "--ctx", default="cpu", help="the device kind whose rules and skips apply (default: cpu)"
     )
-    parser.add_argument("--ctx", default="cpu", help="the device kind whose skips apply (default: cpu)")
     for name in ("dtype", "values", "layout"):
         option_argument(parser, name)
 

@@ -23,7 +23,7 @@ from opperf.results.document import is_ab, read_document
 from opperf.utils.errors import OpperfError
 from opperf.utils.words import counted
 from opperf.verdicts.history import HistoryStore, open_history
-from opperf.verdicts.history.steps import DEFAULT_ALPHA, Step, steps_of
+from opperf.verdicts.history.steps import DEFAULT_ALPHA, DEFAULT_THRESHOLD, Step, steps_of
 from opperf.verdicts.history.store import Series
 
 ADD_FIX = "add the JSON results files of sweeps (`opperf --output-format json` or `--json-file`)"
@@ -52,7 +52,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action.add_argument("--db", default=DEFAULT_DB, help=f"the history database (default: {DEFAULT_DB})")
     for action in (show, detect):
         action.add_argument(
-            "--threshold", type=fraction, default=0.05, help="smallest step worth reporting (0.05)"
+            "--threshold",
+            type=fraction,
+            default=DEFAULT_THRESHOLD,
+            help=f"smallest step worth reporting ({DEFAULT_THRESHOLD:g})",
         )
         action.add_argument(
             "--alpha",

@@ -11,8 +11,9 @@ from collections.abc import Iterable
 from tabulate import tabulate
 
 from opperf.cli.common import SHOW_TAGS, add_selection, add_tag_selection, selected_tags
-from opperf.frameworks import DEFAULT_FRAMEWORK, FRAMEWORKS, get_backend
+from opperf.frameworks import get_backend
 from opperf.operators import longtail
+from opperf.results.options import option_argument
 from opperf.sweep.run import select_operators
 from opperf.utils.words import counted
 
@@ -20,9 +21,7 @@ HELP = "list the operators a sweep would run (name, category, entry point, alias
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--framework", default=DEFAULT_FRAMEWORK, choices=tuple(FRAMEWORKS), help="whose registry"
-    )
+    option_argument(parser, "framework")
     add_selection(parser)
     add_tag_selection(parser, listing=True)
 

@@ -33,7 +33,7 @@ FORMATS = ("md", "xlsx")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_model_arguments(parser)
+    add_model_arguments(parser, modes=("inference",))
     parser.add_argument(
         "--passes",
         default=DEFAULT_PASSES,
@@ -60,10 +60,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(arguments: argparse.Namespace) -> int:
-    if arguments.mode != "inference":
-        raise OpperfError(
-            "opperf model profiles inference; capture training with `opperf capture --mode training`"
-        )
     output_format = report_format(arguments.output_format, arguments.output_file, "md")
     if output_format == "xlsx":
         if not arguments.output_file:

@@ -12,9 +12,9 @@ import statistics
 from tabulate import tabulate
 
 from opperf.cli.common import add_costs, add_selection, whole
-from opperf.frameworks import DEFAULT_FRAMEWORK, FRAMEWORKS, get_backend
+from opperf.frameworks import get_backend
 from opperf.operators.rules import NoRuleError
-from opperf.results.options import RunOptions
+from opperf.results.options import RunOptions, option_argument
 from opperf.sweep.costs import read_costs
 from opperf.sweep.run import SweepConfig, configurations_for, select_operators, shard_plan
 
@@ -23,9 +23,7 @@ HELP = "print how a sweep would split into shards: each shard's operators and ex
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shards", required=True, type=whole(1, "shards"), help="how many shards")
-    parser.add_argument(
-        "--framework", default=DEFAULT_FRAMEWORK, choices=tuple(FRAMEWORKS), help="whose registry"
-    )
+    option_argument(parser, "framework")
     add_selection(parser)
     add_costs(parser)
 

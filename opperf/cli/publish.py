@@ -17,6 +17,7 @@ from opperf.report.dashboard import publish
 from opperf.utils.errors import OpperfError
 from opperf.utils.words import counted
 from opperf.verdicts.history import open_history
+from opperf.verdicts.history.steps import DEFAULT_THRESHOLD
 
 HELP = "a static HTML dashboard over the history store: index, a page per operator, regressions"
 
@@ -33,7 +34,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="the folder to write the pages into (--out is the same flag)",
     )
-    parser.add_argument("--threshold", type=fraction, default=0.05, help="smallest step worth marking (0.05)")
+    parser.add_argument(
+        "--threshold",
+        type=fraction,
+        default=DEFAULT_THRESHOLD,
+        help=f"smallest step worth marking ({DEFAULT_THRESHOLD:g})",
+    )
     add_quiet(parser)
 
 

@@ -50,6 +50,9 @@ NOISE_FACTOR = 4.0
 DEFAULT_ALPHA = 0.05
 """The false discovery rate level over every step of every series, unless ``--alpha`` says otherwise."""
 
+DEFAULT_THRESHOLD = 0.05
+"""The smallest relative step worth reporting, unless ``--threshold`` says otherwise."""
+
 TICK_FLOOR = 1.5
 """Ticks of a quantising timer a step must exceed (as a paired row's change must, ``verdicts.diff``)."""
 
