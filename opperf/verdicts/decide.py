@@ -59,6 +59,19 @@ class FailOn(str, Enum):
         return False
 
 
+TICK_FLOOR = 1.5
+"""Ticks of a quantising timer a change must exceed (a diff's or comparison's row, a history step):
+more than one, so that a ratio of exactly one tick (5 us against 4 us, 1.25) is not called for a
+rounding error in the tick's estimate (a 10% slowdown A/A job here called ``sum`` (10000, 1)
+backward 1.25x slower so), and two ticks are."""
+
+
+def tick_floor(share: float) -> float:
+    """``TICK_FLOOR`` ticks of a quantising timer as a log change, where one tick is ``share`` of the
+    time (0: a timer that does not quantise)."""
+    return math.log1p(TICK_FLOOR * share)
+
+
 def status_verdict(base: str | None, new: str | None) -> Verdict | None:
     """The verdict of a status transition (ok, skipped, failed, crashed, timeout; None: absent),
     or None when both sides ran and the timings decide. Skipped counts as not measured."""

@@ -21,7 +21,7 @@ from opperf.results.load import AbJob, Run, worst_status
 from opperf.results.record import PHASES, Record
 from opperf.utils.errors import OpperfError
 from opperf.utils.words import counted
-from opperf.verdicts.decide import Verdict, noise, resolution, status_verdict, timing_verdict
+from opperf.verdicts.decide import Verdict, noise, resolution, status_verdict, tick_floor, timing_verdict
 from opperf.verdicts.distributions import t_ppf
 from opperf.verdicts.inference import (
     REPLICATED_RUNS,
@@ -449,17 +449,10 @@ def measured_noise(c: Compared) -> float:
     fastest pass, with a share of the budget, and its median's interval says little of it: measured
     here, 15% wide intervals held back rows whose six rounds agreed on a 10% change within 3%), so
     only the floor remains."""
-    floor = math.log1p(TICK_FLOOR * tick_share(c.base, c.new))
+    floor = tick_floor(tick_share(c.base, c.new))
     if not c.contrast.from_rounds:
         return max(resolution(c.base.precision, c.new.precision), floor)
     return floor
-
-
-TICK_FLOOR = 1.5
-"""Ticks of a quantising timer a paired row's change must exceed: more than one, so that a ratio of
-exactly one tick (5 us against 4 us, 1.25) is not called for a rounding error in the tick's
-estimate (a 10% slowdown A/A job here called ``sum`` (10000, 1) backward 1.25x slower so), and
-two ticks are."""
 
 
 def tick_share(base: Side | None, new: Side | None) -> float:

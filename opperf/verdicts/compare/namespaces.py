@@ -25,8 +25,7 @@ from opperf.measure.roofline.assessment import flags as measurement_flags
 from opperf.results.measurement import Measurement
 from opperf.results.record import timer_tick
 from opperf.utils.stats import relative_precision, robust_sd
-from opperf.verdicts.decide import Verdict, noise, timing_verdict
-from opperf.verdicts.diff import TICK_FLOOR
+from opperf.verdicts.decide import Verdict, noise, tick_floor, timing_verdict
 from opperf.verdicts.inference import Contrast, RowTest, assess, bh_qvalues, own_variance
 
 STOP_SHARE = 0.1
@@ -177,7 +176,7 @@ def _tick_floor(measurements: Sequence[Measurement], phase: str) -> float:
     samples = [getattr(m, phase) or () for m in measurements]
     ticks = [tick for found in samples if (tick := timer_tick(found))]
     fastest = min((min(found) for found in samples if found), default=0.0)
-    return math.log1p(TICK_FLOOR * min(ticks) / fastest) if ticks and fastest > 0 else 0.0
+    return tick_floor(min(ticks) / fastest) if ticks and fastest > 0 else 0.0
 
 
 def _flags(*sides: Sequence[Measurement]) -> tuple[str, ...]:

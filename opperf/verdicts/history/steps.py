@@ -13,7 +13,7 @@ after it: one or two odd runs are noise, three at a new level are a step (six sw
 code had steps of 0.68x and 0.86x from a run at twice the time, or two at the end 15% faster).
 A step qualifies when it exceeds both the threshold and the series' own noise: ``NOISE_FACTOR``
 robust standard deviations (MAD) of the runs around the series' running median, so a series that
-wanders by 30% needs a larger step than one that holds within 1%, and than ``TICK_FLOOR`` ticks of
+wanders by 30% needs a larger step than one that holds within 1%, and than ``decide.TICK_FLOOR`` ticks of
 a quantising timer (9 us against 8 us is one tick of MXNet's profiler, not an 11% step). Binary
 segmentation takes the qualifying step whose windows' means differ most, then looks again on each
 side of it. Each step found gets a p-value (its segments' means against the series' own noise,
@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, cast
 
 from opperf.utils.stats import robust_sd
+from opperf.verdicts.decide import tick_floor
 from opperf.verdicts.distributions import t_sf
 from opperf.verdicts.inference import bh_qvalues
 
@@ -52,9 +53,6 @@ DEFAULT_ALPHA = 0.05
 
 DEFAULT_THRESHOLD = 0.05
 """The smallest relative step worth reporting, unless ``--threshold`` says otherwise."""
-
-TICK_FLOOR = 1.5
-"""Ticks of a quantising timer a step must exceed (as a paired row's change must, ``verdicts.diff``)."""
 
 
 @dataclass(frozen=True)
@@ -80,7 +78,7 @@ class Step:
 
 def detect_steps(medians: Sequence[float], threshold: float, floor: float = 0.0) -> list[Step]:
     """The steps of a series of positive medians (run order), earliest first, each with its p-value
-    (``step_p``); a step must exceed ``floor`` too (log units: a timer's ticks, ``tick_floor``)."""
+    (``step_p``); a step must exceed ``floor`` too (log units: a timer's ticks, ``decide.tick_floor``)."""
     logs = [math.log(m) for m in medians]
     sd = robust_sd(_around_running_median(logs))
     noise = NOISE_FACTOR * sd
@@ -111,11 +109,6 @@ def step_p(before: Sequence[float], after: Sequence[float], sd: float) -> float:
     return min(1.0, 2 * t_sf(abs(statistic), max(1, len(before) + len(after) - 2)))
 
 
-def tick_floor(tick: float | None, level: float) -> float:
-    """``TICK_FLOOR`` ticks of a quantising timer as a log step at ``level`` seconds; 0 without one."""
-    return math.log1p(TICK_FLOOR * tick / level) if tick and level > 0 else 0.0
-
-
 def run_factors(series: Sequence[Sequence[tuple[int, float]]]) -> dict[int, float]:
     """Each run's machine factor, in log units: the median, over the series it measured, of its log
     median less that series' median log median. A run on a slow stretch of the machine moves every
@@ -144,7 +137,8 @@ def judge(
     for points, tick in zip(series, ticks, strict=True):
         normalised = [median / math.exp(factors.get(run, 0.0)) for run, median in points]
         level = statistics.median(median for _, median in points) if points else 0.0
-        found.append(detect_steps(normalised, threshold, tick_floor(tick, level)) if normalised else [])
+        floor = tick_floor(tick / level) if tick and level > 0 else 0.0
+        found.append(detect_steps(normalised, threshold, floor) if normalised else [])
     flat = [step for steps in found for step in steps]
     q_values = iter(bh_qvalues([step.p for step in flat]))
     judged = [[replace(step, q=next(q_values)) for step in steps] for steps in found]
