@@ -8,14 +8,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from opperf.measure.stages import EAGER, IN_PLACE
-from opperf.results.measurement import Measurement, Status
+from opperf.results.measurement import SEVERITY, Measurement, Status
 from opperf.utils.markdown_table import markdown_table
 from opperf.utils.words import counted
 
 STATUS_KEYS = tuple(s.value for s in Status)
-SEVERITY = {Status.OK: 0, Status.SKIPPED: 1, Status.TIMEOUT: 2, Status.FAILED: 3, Status.CRASHED: 4}
-"""An operator with several configurations takes its worst one's status; a stage or form it cannot
-take (a skipped graph, compile, fused or in-place record) counts only when nothing else of it ran."""
 
 
 @dataclass(frozen=True)
@@ -43,6 +40,8 @@ class Coverage:
         registered: int,
         aliases: Mapping[str, Sequence[str]] | None = None,
     ) -> Coverage:
+        """Each operator's worst status over its configurations (``SEVERITY``) with that status's
+        reason; a stage or form it cannot take counts only where nothing else of it ran."""
         worst: dict[tuple[str, str], Status] = {}
         reasons: dict[tuple[str, str], str | None] = {}  # the first reason given with the worst status
         for m in _counted(list(measurements)):

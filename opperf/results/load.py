@@ -16,7 +16,8 @@ from typing import Any, cast
 from opperf.results.document import is_ab, read_document
 from opperf.results.environment import fingerprint
 from opperf.results.key import SETTINGS, Key
-from opperf.results.record import FIX, SEVERITY, Record, read_record
+from opperf.results.measurement import SEVERITY
+from opperf.results.record import FIX, Record, read_record
 from opperf.utils.errors import OpperfError
 
 FAILING = frozenset({"failed", "crashed", "timeout"})
@@ -115,6 +116,7 @@ def _side_options(path: str, job: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 SIDES = ("base", "new")
+"""The sides of an A/B file, base first: the build a change is judged against, then the changed one."""
 
 
 def _document(path: str) -> dict[str, Any]:

@@ -29,6 +29,17 @@ class Status(str, Enum):
     TIMEOUT = "timeout"
 
 
+SEVERITY: dict[str, int] = {
+    Status.OK: 0,
+    Status.SKIPPED: 1,
+    Status.TIMEOUT: 2,
+    Status.FAILED: 3,
+    Status.CRASHED: 4,
+}
+"""Each status by how bad it is (a status's text finds its member): a row's side takes its worst
+run's, an operator's coverage its worst configuration's."""
+
+
 Storage = Literal[
     "default",
     "csr",

@@ -23,13 +23,12 @@ from opperf.measure.stages import StageCheck
 from opperf.operators import longtail
 from opperf.results.inputs import describe_inputs
 from opperf.results.key import Key, record_key
+from opperf.results.measurement import SEVERITY
 from opperf.utils.errors import OpperfError
 from opperf.utils.load import BUSY_THRESHOLD
 from opperf.utils.stats import summarize
 
 PHASES = ("forward", "backward")
-SEVERITY = {"ok": 0, "skipped": 1, "timeout": 2, "failed": 3, "crashed": 4}
-"""Each status by how bad it is: a side's status for a row is its worst run's."""
 _REQUIRED = ("framework", "namespace", "op", "inputs", "status")
 FIX = "pass JSON result files written by `opperf --output-format json` or `--json-file`"
 """What to do about a results file opperf cannot read, for the messages that name one."""

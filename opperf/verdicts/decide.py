@@ -59,6 +59,11 @@ class FailOn(str, Enum):
         return False
 
 
+STOP_SHARE = 0.1
+"""A changed row stops getting rounds (an A/B job's, a comparison's) only when its q-value is within
+this share of the FDR level: the looks after each round would otherwise add to its false-call rate."""
+
+
 TICK_FLOOR = 1.5
 """Ticks of a quantising timer a change must exceed (a diff's or comparison's row, a history step):
 more than one, so that a ratio of exactly one tick (5 us against 4 us, 1.25) is not called for a

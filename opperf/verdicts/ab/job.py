@@ -45,6 +45,7 @@ from opperf.measure.sampling import WARMUP_SHARE, SamplingPlan
 from opperf.results.document import AB_KIND, SCHEMA_VERSION, record
 from opperf.results.environment import Machine
 from opperf.results.key import Key
+from opperf.results.load import SIDES
 from opperf.results.measurement import BenchmarkSpec, Measurement, Status
 from opperf.results.options import RunOptions
 from opperf.sweep.checkpoint import JournalWriter
@@ -57,7 +58,6 @@ from opperf.verdicts.ab.sequential import RoundBook, Schedule, rounds_run
 
 T = TypeVar("T")
 
-SIDES = ("base", "new")
 DEFAULT_ROUNDS = 10
 """The most rounds a configuration gets (``--rounds``): in a job with a 10% slowdown injected into
 58 rows above 100 us, read back with its rounds cut at 8, 10 and 12, 49, 55 and 55 were found, and

@@ -47,11 +47,9 @@ from opperf.results.load import Run
 from opperf.results.measurement import BenchmarkSpec, Measurement
 from opperf.results.record import Record, read_record
 from opperf.utils.errors import OpperfError
-from opperf.verdicts.decide import Verdict
+from opperf.verdicts.decide import STOP_SHARE, Verdict
 from opperf.verdicts.diff import DEFAULT_ALPHA, DEFAULT_THRESHOLD, Row, below_resolution, diff
 
-STOP_SHARE = 0.1
-"""A changed row stops early only when its q-value is within this share of the FDR level."""
 EXTRA_SHARE = 0.5
 """The sampling all rounds after ``min_rounds`` may spend together, as a share of what the
 ``min_rounds`` rounds spent: a job costs at most 1.5 times its minimum rounds. Recorded full-registry

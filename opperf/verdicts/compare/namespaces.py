@@ -25,12 +25,9 @@ from opperf.measure.roofline.assessment import flags as measurement_flags
 from opperf.results.measurement import Measurement
 from opperf.results.record import timer_tick
 from opperf.utils.stats import relative_precision, robust_sd
-from opperf.verdicts.decide import Verdict, noise, tick_floor, timing_verdict
+from opperf.verdicts.decide import STOP_SHARE, Verdict, noise, tick_floor, timing_verdict
 from opperf.verdicts.inference import Contrast, RowTest, assess, bh_qvalues, own_variance
 
-STOP_SHARE = 0.1
-"""A changed verdict settles a configuration's rounds only when its q-value is within this share of
-the level (the looks after each round would otherwise add to its false-call rate)."""
 STOP_WIDENING = 2.575829 / 1.959964
 """A ``same`` settles a configuration's rounds only when its interval, widened from 95% to 99%,
 still lies inside the band, as a call settles them only at a tenth of the level: a look after every
@@ -60,7 +57,7 @@ class Versus:
 
     def settled(self, alpha: float, threshold: float) -> bool:
         """Whether more rounds would hardly change the verdict: called at a tenth of the level (as an
-        A/B job stops a row, ``sequential.STOP_SHARE``), ``same`` with its interval widened to 99%
+        A/B job stops a row, ``decide.STOP_SHARE``), ``same`` with its interval widened to 99%
         (``STOP_WIDENING``) still inside the band, or inconclusive below the timer's resolution."""
         if self.verdict is Verdict.INCONCLUSIVE:
             return self.below_resolution
