@@ -194,3 +194,37 @@ def test_costs_charge_an_operator_the_time_its_crashes_took(tmp_path, monkeypatc
     assert costs.by_operator["_contrib_quantize_asym"] == pytest.approx(
         spent + besides * len(crashed) / len(records), rel=1e-6
     )
+
+
+def test_shards_of_a_sweep_over_thread_counts_merge(tmp_path):
+    """Rows that differ only in their thread count are two configurations, not a repeat."""
+    parts = [tmp_path / f"shard{k}.json" for k in (1, 2)]
+    for k, part in enumerate(parts, start=1):
+        argv = ["--ops", "exp,log", "--threads", "1,2", "--warmup", "1", "--runs", "2", "--shard", f"{k}/2"]
+        assert main([*argv, "--output-file", str(part)]) == 0
+    merged = tmp_path / "merged.json"
+    assert main(["merge", *map(str, parts), "--output-file", str(merged)]) == 0
+    records = json.loads(merged.read_text())["results"]
+    assert {r["threads"] for r in records} == {1, 2}
+    assert len(records) == sum(len(json.loads(p.read_text())["results"]) for p in parts)
+
+
+@pytest.mark.parametrize(
+    ("coverage", "message"),
+    [
+        ({"registered": "many"}, "coverage.registered is 'many', not a count"),
+        ({"registered": 3, "by_operator": [{"status": "ok"}]}, "coverage.by_operator holds {'status': 'ok'}"),
+        ({"registered": 3, "by_operator": [{"op": "exp", "aliases": [1]}]}, "holds {'op': 'exp', 'aliases'"),
+    ],
+)
+def test_a_parts_malformed_coverage_is_named(tmp_path, capsys, coverage, message):
+    parts = [tmp_path / f"shard{k}.json" for k in (1, 2)]
+    for k, part in enumerate(parts, start=1):
+        assert main([*QUICK, "--shard", f"{k}/2", "--output-file", str(part)]) == 0
+    document = json.loads(parts[1].read_text())
+    document["coverage"] = coverage
+    parts[1].write_text(json.dumps(document))
+    capsys.readouterr()
+    assert main(["merge", *map(str, parts), "--output-file", str(tmp_path / "merged.json")]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"error: {parts[1]}: coverage.") and message in error

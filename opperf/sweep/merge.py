@@ -9,13 +9,13 @@ whole. Imports no framework.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from typing import Any
 
 from opperf.results.coverage import Coverage
 from opperf.results.document import SCHEMA_VERSION, is_ab, measurement_from_record
+from opperf.results.key import Key, record_key
 from opperf.results.options import RunOptions, SweepFactors
 from opperf.sweep.shards import Shard
 from opperf.utils.errors import OpperfError
@@ -35,14 +35,6 @@ PART_FIELDS = ("shard", "batch_job", "device_workers", "started", "wall_seconds"
 
 FIX = "pass the JSON results files of one sweep's shards (`opperf sweep --shard K/N`)"
 """Which files merge takes, for a message about one it cannot read."""
-
-
-def _record_key(record: Mapping[str, Any]) -> str:
-    keyed = {
-        name: record.get(name)
-        for name in ("framework", "namespace", "op", "inputs", "stage", "variant", "mode")
-    }
-    return json.dumps(keyed, sort_keys=True)
 
 
 def merge(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
@@ -65,10 +57,10 @@ def merge(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
     shards = [document["environment"].get("shard") for _, document in documents]
     _check_shards([path for path, _ in documents], shards)
     results: list[Mapping[str, Any]] = []
-    seen: dict[str, str] = {}
+    seen: dict[Key, str] = {}
     for path, document in documents:
         for record in document["results"]:
-            key = _record_key(record)
+            key = record_key(record)
             if key in seen:
                 raise OpperfError(
                     f"{path} and {seen[key]} both measured {record.get('op')} {record.get('inputs')}; "
@@ -76,12 +68,9 @@ def merge(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
                 )
             seen[key] = path
             results.append(record)
-    registered = max(int(document.get("coverage", {}).get("registered", 0)) for _, document in documents)
-    aliases = {
-        entry["op"]: tuple(entry.get("aliases", ()))
-        for _, document in documents
-        for entry in document.get("coverage", {}).get("by_operator", ())
-    }
+    counted = [_coverage(path, document) for path, document in documents]
+    registered = max(found for found, _ in counted)
+    aliases = {op: names for _, each in counted for op, names in each.items()}
     coverage = Coverage.of([measurement_from_record(dict(r)) for r in results], registered, aliases)
     environment = {
         **reference,
@@ -142,3 +131,20 @@ def missing_shards(document: Mapping[str, Any]) -> list[str]:
     count = parts[0].count
     present = {part.index for part in parts}
     return [f"{index}/{count}" for index in range(1, count + 1) if index not in present]
+
+
+def _coverage(path: str, document: Mapping[str, Any]) -> tuple[int, dict[str, tuple[str, ...]]]:
+    """What a part's coverage block gives the merged one: how many operators are registered, and
+    each operator's aliases; OpperfError naming the file where the block does not hold them."""
+    coverage = document.get("coverage") or {}
+    registered = coverage.get("registered", 0)
+    if not isinstance(registered, int) or isinstance(registered, bool) or registered < 0:
+        raise OpperfError(f"{path}: coverage.registered is {registered!r:.40}, not a count; {FIX}")
+    aliases: dict[str, tuple[str, ...]] = {}
+    for entry in coverage.get("by_operator") or ():
+        op = entry.get("op") if isinstance(entry, dict) else None
+        names = entry.get("aliases", []) if isinstance(entry, dict) else None
+        if not (isinstance(op, str) and isinstance(names, list) and all(isinstance(n, str) for n in names)):
+            raise OpperfError(f"{path}: coverage.by_operator holds {entry!r:.60}, not an operator; {FIX}")
+        aliases[op] = tuple(names)
+    return registered, aliases
