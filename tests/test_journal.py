@@ -173,11 +173,18 @@ def test_a_file_that_is_no_journal_is_refused_with_the_way_out(tmp_path, header)
         load_journal(str(path))
 
 
-def test_two_sweeps_cannot_share_a_journal(tmp_path):
+@pytest.mark.parametrize("append", [True, False])
+def test_two_sweeps_cannot_share_a_journal_and_the_refused_one_leaves_it_as_it_was(tmp_path, append):
+    """The second writer (resuming it, or starting afresh) is refused before it empties or cuts
+    the journal the first is writing, a torn last line included."""
     path = str(tmp_path / "j.jsonl")
     first = JournalWriter(path, {"dtype": "float32"}, append=False)
+    first.write({"op": "exp", "records": []})
+    first._file.write(b'{"op": "lo')  # the first sweep is mid-line
+    written = Path(path).read_bytes()
     with pytest.raises(OpperfError, match="another sweep is writing"):
-        JournalWriter(path, {"dtype": "float32"}, append=True)
+        JournalWriter(path, {"dtype": "float32"}, append=append)
+    assert Path(path).read_bytes() == written
     first.close()
 
 

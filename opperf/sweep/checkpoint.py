@@ -107,11 +107,11 @@ class JournalWriter:
     waits for the last), under an exclusive lock held until it is closed."""
 
     def __init__(self, path: str, settings: dict[str, Any], *, append: bool, kind: str = "sweep") -> None:
-        if append:
-            _cut_torn_line(path)
         # Unbuffered: a line is on its way to the disk when ``write`` returns, and nothing is left in
-        # a buffer for ``close`` to fail on (a full disk would raise again there).
-        self._file: BinaryIO = open(path, "ab" if append else "wb", buffering=0)  # noqa: SIM115
+        # a buffer for ``close`` to fail on (a full disk would raise again there). Opened to append,
+        # and emptied or cut back only once locked: a job refused the lock leaves the journal of the
+        # job that holds it as it was.
+        self._file: BinaryIO = open(path, "ab", buffering=0)  # noqa: SIM115
         try:
             fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -120,6 +120,11 @@ class JournalWriter:
                 f"another {KINDS[kind]} is writing {path}; wait for it to finish, or choose another "
                 "--output-file"
             ) from None
+        if append:
+            _cut_torn_line(path)
+        else:
+            os.ftruncate(self._file.fileno(), 0)
+        self._file.seek(0, os.SEEK_END)
         self._syncer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="opperf-journal")
         self._syncing: Future | None = None
         if not append:
