@@ -147,8 +147,21 @@ def _measurement(op: str) -> Measurement:
     return Measurement(spec, Status.OK, forward=(1e-3,))
 
 
+SHAPELESS = b'{"framework": "mxnet", "namespace": "mx.nd", "op": "sqrt", "inputs": [], "status": "ok"}'
+"""A record whose inputs are a list: JSON, but no record a results file holds."""
+
+
 @pytest.mark.parametrize(
-    "damage", [b'{"op": "exp", "recor', b"garbage", b'{"hello": 1}', b"\xff\xfe not utf-8"]
+    "damage",
+    [
+        b'{"op": "exp", "recor',
+        b"garbage",
+        b'{"hello": 1}',
+        b"\xff\xfe not utf-8",
+        b'{"op": "sqrt", "records": [' + SHAPELESS + b"]}",
+        b'{"op": 7, "records": []}',
+        b"[1, 2]",
+    ],
 )
 def test_a_damaged_line_in_the_middle_is_skipped_and_counted_and_later_lines_kept(tmp_path, damage):
     journal = load_journal(_journal_with(tmp_path, b"EXP", damage, b"LOG"))

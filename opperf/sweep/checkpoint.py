@@ -24,6 +24,7 @@ from typing import Any, BinaryIO
 
 from opperf.results.document import measurement_from_record, record
 from opperf.results.measurement import Measurement
+from opperf.results.schema import record_problem
 from opperf.utils.errors import OpperfError
 
 FORMAT_VERSION = 1
@@ -86,9 +87,12 @@ def load_journal(path: str) -> Journal | None:
     finished: dict[str, tuple[Measurement, ...]] = {}
     damaged = 0
     for entry in lines.entries:
+        op, records = (entry.get("op"), entry.get("records")) if isinstance(entry, dict) else (None, None)
         try:
-            finished[entry["op"]] = tuple(measurement_from_record(r) for r in entry["records"])
-        except (TypeError, KeyError, ValueError):
+            if not isinstance(op, str) or not isinstance(records, list) or any(map(record_problem, records)):
+                raise ValueError("not a journal entry")
+            finished[op] = tuple(measurement_from_record(r) for r in records)
+        except ValueError:  # a damaged line (or a setting no option takes): measured again
             damaged += 1
     return Journal(settings=lines.settings, finished=finished, damaged=damaged, torn=lines.torn)
 
