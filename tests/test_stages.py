@@ -108,6 +108,9 @@ def test_compare_allows_size_one_axes_only_and_tolerance_1e_4():
     assert "shape" in compare([np.ones((2, 3))], [np.ones((3, 2))]).detail
     assert not compare([np.array([1.0, np.inf])], [np.array([1.0, 5.0])]).agrees
     assert "2 outputs" in compare([np.ones(1)], [np.ones(1), np.ones(1)]).detail
+    spectrum = np.array([1 + 1j, 2 + 2j])
+    assert compare([spectrum], [spectrum.copy()]).agrees
+    assert not compare([spectrum], [spectrum.conj()]).agrees  # the imaginary parts count
 
 
 def test_every_configuration_runs_in_every_stage_asked_for_one_after_another():

@@ -90,8 +90,11 @@ def _compare_one(index: int, reference: np.ndarray, staged: np.ndarray) -> Stage
     expected, actual = np.asarray(reference), np.asarray(staged)
     if _squeezed(expected.shape) != _squeezed(actual.shape):
         return StageCheck(False, None, f"output {index} has shape {actual.shape}, eager {expected.shape}")
-    expected = expected.astype(np.float64).reshape(-1)
-    actual = actual.astype(np.float64).reshape(-1)
+    # Complex outputs (an FFT's) compare as complex numbers: a float64 view would drop their
+    # imaginary parts, and a stage that got them wrong would agree with eager.
+    as_number = np.complex128 if np.iscomplexobj(expected) or np.iscomplexobj(actual) else np.float64
+    expected = expected.astype(as_number).reshape(-1)
+    actual = actual.astype(as_number).reshape(-1)
     if not np.array_equal(np.isfinite(expected), np.isfinite(actual)):
         return StageCheck(False, None, f"output {index} is not finite where eager's is, or the reverse")
     finite = np.isfinite(expected)
