@@ -198,6 +198,17 @@ def test_samples_a_stretch_of_load_inflated_are_measured_again():
     assert result.kept == (0, 1, 2, 10, 11, 12, 13, 7, 8, 9)
 
 
+def test_a_retake_never_judges_precision_from_fewer_samples_than_without_one():
+    """Three samples of a minimum of three, one of them retaken: short of the five precision is
+    judged from, with the retake as without it."""
+    clock = FakeClock()
+    times = [100e-3] * 3 + [200e-3] + [100e-3] * 10  # the warm-up pass, then the second sample inflated
+    run_pass, measure_pass = scripted(clock, times, backward_ratio=None)
+    plan = SamplingPlan(budget_s=0.2, warmup=1, min_runs=3)
+    retaken = sample(run_pass, measure_pass, plan, clock, meter=loaded_meter(clock, [(0.25, 0.45)]))
+    assert retaken.retaken == 1 and len(retaken.forward) == 3 and retaken.met_target is False
+
+
 def test_a_configuration_inflated_throughout_says_so():
     """From its fourth pass on, every pass runs at twice its time under load: the retakes find no
     quiet stretch, and the record says the load dominated it."""

@@ -183,6 +183,16 @@ def is_precise(samples: Sequence[float], target: float) -> bool:
     return relative_precision(samples) <= target
 
 
+def met_target(forward: Sequence[float], backward: Sequence[float] | None, target: float) -> bool:
+    """Whether samples meet a precision ``target``: ``JUDGED_RUNS`` of them or more, and each phase's
+    median known within it."""
+    return (
+        len(forward) >= JUDGED_RUNS
+        and is_precise(forward, target)
+        and (not backward or is_precise(backward, target))
+    )
+
+
 class _LoadWindows:
     """Whether each measured pass ran in a busy window: consecutive passes are metered together for
     at least ``LOAD_WINDOW_S``, and each takes its window's verdict."""
@@ -234,8 +244,7 @@ def collect(
         retaken = retake_inflated(sampled, windows, take, forward, backward)
         if met is None or not retaken.retaken:
             return retaken
-        kept = [retaken.forward, *([retaken.backward] if retaken.backward else [])]
-        return replace(retaken, met_target=all(is_precise(times, plan.target) for times in kept))
+        return replace(retaken, met_target=met_target(retaken.forward, retaken.backward, plan.target))
 
     if plan.runs is not None:
         for _ in range(plan.runs):
@@ -243,12 +252,7 @@ def collect(
         return result(StopReason.FIXED, None)
 
     def precise() -> bool:
-        judged = len(forward) >= JUDGED_RUNS
-        return (
-            judged
-            and is_precise(forward, plan.target)
-            and (not backward or is_precise(backward, plan.target))
-        )
+        return met_target(forward, backward, plan.target)
 
     start, next_check = clock(), max(plan.min_runs, JUDGED_RUNS)
     extended = False  # the budget ran out before the minimum samples were taken

@@ -37,7 +37,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from opperf.measure.harness import HostLatency, Passes, Samples, UnmeasurableError
-from opperf.measure.sampling import SamplingPlan, is_precise, sample
+from opperf.measure.sampling import SamplingPlan, met_target, sample
 from opperf.measure.timing import PythonTimer
 from opperf.results.measurement import DeviceWork
 from opperf.utils.load import snapshot
@@ -121,7 +121,7 @@ class NativeSampler:
         backward_s = tuple(self._seconds(work) for work in backward_work) or None
         every = (w for work in (*forward_work, *backward_work) for w in work)
         operators = {w.launched_by.removeprefix(ENGINE_PREFIX) for w in every}
-        met = None if sampled.met_target is None else _precise(forward_s, backward_s, plan.target)
+        met = None if sampled.met_target is None else met_target(forward_s, backward_s, plan.target)
         sampled = replace(sampled, forward=forward_s, backward=backward_s, met_target=met)
         if not self.on_gpu:
             return Samples(sampled, tuple(sorted(operators)), peak_bytes, timer="profiler")
@@ -291,10 +291,6 @@ class Work:
     def launched_by(self) -> str:
         """The operator this work belongs to: itself on the host, the launching one on a GPU."""
         return self.operator or self.name
-
-
-def _precise(forward: Sequence[float], backward: Sequence[float] | None, target: float) -> bool:
-    return is_precise(forward, target) and (not backward or is_precise(backward, target))
 
 
 # kineto, the profiler's backend, writes two lines to stderr per session ("profiler_start",
