@@ -97,6 +97,23 @@ def test_every_operator_is_measured_once_by_whichever_worker_is_free():
     assert {placed["0"][0], placed["1"][0]} == {operators[-1].name, operators[-2].name}
 
 
+def test_a_pool_that_finished_retires_its_workers_and_kills_none():
+    """Each worker exits as a retired one does, asked to, when the pool closes: the thread that
+    started it waits for that (the kernel kills a worker whose starting thread has ended)."""
+    pool, operators, measure = _pool_and_measure()
+    processes = []
+
+    def measured(op, runner):
+        results = measure(op, runner)
+        processes.append(runner._process)
+        return results
+
+    with pool:
+        assert len(list(pool.completed(operators, {}, measured))) == len(operators)
+        assert all(process.poll() is None for process in processes)  # alive once the GPUs are done
+    assert {process.wait(timeout=10) for process in processes} == {0}
+
+
 def _children() -> set[int]:
     """This process's child processes, as the kernel lists them."""
     found: set[int] = set()

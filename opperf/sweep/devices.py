@@ -110,6 +110,8 @@ class DevicePool:
             for index, share in zip(devices, cpus, strict=True)
         }
         self._stop = threading.Event()
+        self._closed = threading.Event()
+        self._threads: list[threading.Thread] = []
         self.placement: dict[str, list[str]] = {str(index): [] for index in devices}
         """The operators each GPU measured, by its index."""
         self.in_flight: dict[int, str] = {}
@@ -121,6 +123,9 @@ class DevicePool:
     def __exit__(self, *exc_info: object) -> None:
         for runner in self._runners.values():
             runner.close()
+        self._closed.set()
+        for thread in self._threads:
+            thread.join()
 
     @property
     def first(self) -> IsolatedRunner:
@@ -142,16 +147,16 @@ class DevicePool:
         for op in sorted(operators, key=lambda op: -costs.get(op.name, 0.0)):
             pending.put(op)
         finished: queue.Queue[tuple[OpInfo, list[Measurement]] | BaseException | None] = queue.Queue()
-        workers = [
+        self._threads = [
             threading.Thread(
                 target=self._serve, args=(index, runner, pending, finished, measure), daemon=True
             )
             for index, runner in self._runners.items()
         ]
-        for worker in workers:
-            worker.start()
+        for thread in self._threads:
+            thread.start()
+        running = len(self._threads)
         try:
-            running = len(workers)
             while running:
                 item = finished.get()
                 if item is None:
@@ -162,9 +167,8 @@ class DevicePool:
                     yield item
         finally:
             self._stop.set()
-            self._abandon_workers()
-            for worker in workers:
-                worker.join()
+            if running:  # stopped before every GPU was done: what they still measure is abandoned
+                self._abandon_workers()
 
     def _serve(
         self,
@@ -193,6 +197,9 @@ class DevicePool:
             finished.put(error)
         finally:
             finished.put(None)
+            # The kernel kills a worker when the thread that started it ends (PR_SET_PDEATHSIG,
+            # ``opperf.utils.child``): this one outlives its workers, which the pool's close retires.
+            self._closed.wait()
 
     def _abandon_workers(self) -> None:
         """Abandon every runner: its worker is killed, so a thread waiting on one returns at once, and
