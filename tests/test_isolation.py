@@ -51,7 +51,8 @@ def test_hang_becomes_a_timeout_for_the_rest_of_the_operator():
         results = list(runner.run([HANGING, HANGING]))
         (after,) = list(runner.run([HEALTHY]))
     assert [m.status for m in results] == [Status.TIMEOUT, Status.TIMEOUT]
-    assert "time limit of 4 s" in results[0].reason
+    assert "time limit of 4 s" in results[0].reason and "the worker was killed" in results[0].reason
+    assert results[1].reason.startswith("not run: the operator's earlier configurations spent its time limit")
     assert after.status is Status.OK
 
 

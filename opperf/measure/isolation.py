@@ -357,7 +357,7 @@ class IsolatedRunner:
                 return
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                yield from (self._timed_out(j) for j in jobs[index:])
+                yield from (self._not_run(j) for j in jobs[index:])
                 return
             yield self._run_one(job, remaining)
 
@@ -514,6 +514,14 @@ class IsolatedRunner:
 
     def _timed_out(self, job: BenchmarkSpec) -> Measurement:
         reason = f"exceeded the time limit of {self._timeout_s:g} s (--timeout); the worker was killed"
+        return Measurement(spec=job, status=Status.TIMEOUT, reason=reason)
+
+    def _not_run(self, job: BenchmarkSpec) -> Measurement:
+        """A configuration the operator's time limit left no time for: never sent to a worker."""
+        reason = (
+            f"not run: the operator's earlier configurations spent its time limit of {self._timeout_s:g} s "
+            "(--timeout)"
+        )
         return Measurement(spec=job, status=Status.TIMEOUT, reason=reason)
 
     def _crashed(self, job: BenchmarkSpec) -> Measurement:
