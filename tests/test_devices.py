@@ -182,3 +182,14 @@ def test_a_resumed_sweep_on_devices_gives_the_journals_results_then_measures_the
     fresh = sorted(op.name for op, _, was_fresh in outcomes if was_fresh)
     assert fresh == sorted(op.name for op in operators[3:])
     assert sorted(resumed.placement["0"] + resumed.placement["1"]) == fresh
+
+
+def test_harness_efficiency_is_a_share_of_each_workers_wall_time():
+    """Four GPUs each sampling 9 s of a 10 s sweep ran 90% of the time, not 360%."""
+    from opperf.results.measurement import BenchmarkSpec, Measurement
+    from opperf.sweep.run import harness_efficiency
+
+    spec = BenchmarkSpec("mx.nd", "exp", ())
+    measured = [Measurement(spec, Status.OK, forward=(1e-3,), sampling_s=9.0) for _ in range(4)]
+    assert harness_efficiency(measured, 10.0, workers=4) == 0.9
+    assert harness_efficiency(measured[:1], 10.0) == 0.9

@@ -346,7 +346,7 @@ def run_sweep(
         threads=threads,
         worker_cpus=tuple(cpus) if cpus else None,
         harness_overhead_s=overhead,
-        harness_efficiency=harness_efficiency(measured_now, wall_seconds),
+        harness_efficiency=harness_efficiency(measured_now, wall_seconds, max(1, len(config.devices))),
         machine_peaks=peaks,
         shard=str(config.shard) if config.shard else None,
         batch_job=config.batch_job.describe() if config.batch_job else None,
@@ -538,11 +538,14 @@ def _in_shard(operators: Sequence[OpInfo], config: SweepConfig) -> list[OpInfo]:
     return [op for op, _ in shard_plan(operators, config, shard.count)[shard.index - 1]]
 
 
-def harness_efficiency(measurements: Sequence[Measurement], wall_seconds: float) -> float | None:
+def harness_efficiency(
+    measurements: Sequence[Measurement], wall_seconds: float, workers: int = 1
+) -> float | None:
     """The share of a sweep's wall time its operators ran (warm-up and measured passes, ``sampling_s``),
-    rather than opperf preparing, probing, messaging or starting workers; None before anything ran."""
+    rather than opperf preparing, probing, messaging or starting workers, per worker measuring at
+    once (``--devices``: one a GPU); None before anything ran."""
     sampled = sum(m.sampling_s or 0.0 for m in measurements)
-    return round(sampled / wall_seconds, 4) if sampled and wall_seconds > 0 else None
+    return round(sampled / (wall_seconds * workers), 4) if sampled and wall_seconds > 0 else None
 
 
 class InProcessRunner:
