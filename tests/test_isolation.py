@@ -180,3 +180,15 @@ def test_an_interpreter_that_prints_on_the_reply_pipe_is_refused_saying_so(tmp_p
         runner.describe()
     assert "printed on the pipe it answers on (b'loading '" in str(raised.value)
     assert str(raised.value).endswith("have what it runs at start-up print on stderr")
+
+
+def test_an_interpreter_that_cannot_be_run_is_named_and_leaks_no_descriptor():
+    """A worker whose interpreter is gone is a crash that says so, and leaves no log file open."""
+    open_before = len(os.listdir("/proc/self/fd"))
+    with IsolatedRunner(timeout_s=30, python="/nonexistent/python") as runner:
+        (lost,) = list(runner.run([HEALTHY]))
+    assert lost.status is Status.CRASHED
+    assert lost.reason == (
+        "the benchmark worker did not start: /nonexistent/python cannot be run (No such file or directory)"
+    )
+    assert len(os.listdir("/proc/self/fd")) == open_before

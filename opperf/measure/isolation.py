@@ -427,6 +427,9 @@ class IsolatedRunner:
         if isinstance(error, _StalledError) and self._live.poll() is None:
             self._kill()
             return self._timed_out(job)
+        if isinstance(error, WorkerStartError):
+            self._kill()
+            return Measurement(spec=job, status=Status.CRASHED, reason=str(error))
         return self._crashed(job)
 
     def _replace_worker(self) -> None:
@@ -567,16 +570,20 @@ class IsolatedRunner:
         if self._compiled is None and describe(self._framework).keeps_compiled:
             self._compiled = tempfile.mkdtemp(prefix="opperf-compiled-")
         compiled = ["--compiled", self._compiled] if self._compiled else []
-        process = subprocess.Popen(
-            opperf_command(
-                "opperf.measure.worker", self._framework, *threads, *cpus, *compiled, python=self._python
-            ),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=log,
-            bufsize=0,
-            env={**os.environ, **thread_environment(self._threads), **self._environment},
-        )
+        try:
+            process = subprocess.Popen(
+                opperf_command(
+                    "opperf.measure.worker", self._framework, *threads, *cpus, *compiled, python=self._python
+                ),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                bufsize=0,
+                env={**os.environ, **thread_environment(self._threads), **self._environment},
+            )
+        except OSError as error:  # the interpreter is gone, or no program
+            os.close(log)
+            raise WorkerStartError(f"{self._python} cannot be run ({error.strerror})") from None
         others = self._other_cpus()
         if beside and others:
             with contextlib.suppress(OSError):
