@@ -13,7 +13,8 @@ from opperf.cli.common import add_quiet, check_writable
 from opperf.cli.progress import Stages, wanted
 from opperf.frameworks import FRAMEWORKS
 from opperf.results.configs import render
-from opperf.sweep.models import MODES, built_in_names, capture_model, load_model
+from opperf.results.options import MODES
+from opperf.sweep.models import built_in_names, capture_model, load_model
 from opperf.utils.files import write_atomically
 
 HELP = "record the operator configurations a model calls, for `sweep --configs`"

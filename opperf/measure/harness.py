@@ -415,7 +415,7 @@ def _measure_passes(
     return Measurement(
         spec=spec,
         status=Status.OK,
-        reason=note or memory_problem,
+        reason="; ".join(filter(None, (note, memory_problem))) or None,
         forward=sampled.forward,
         backward=sampled.backward,
         backward_reason=samples.backward_reason or passes.backward_reason,

@@ -285,7 +285,6 @@ def retake_inflated(
     kept = list(range(len(sampled.forward)))
     budget = int(RETAKE_SHARE * len(kept))
     retaken = 0
-    inflated = _inflated(kept, windows.busy, forward, backward)
     for _ in range(RETAKE_ROUNDS):
         inflated = _inflated(kept, windows.busy, forward, backward)
         count = min(len(inflated), budget - retaken)

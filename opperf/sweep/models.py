@@ -16,8 +16,6 @@ from typing import TypeVar
 from opperf.results.configs import Captured, ConfigsFile, Header, distinct
 from opperf.utils.errors import OpperfError, suggest
 
-MODES = ("inference", "training")
-
 T = TypeVar("T")
 
 
@@ -69,8 +67,11 @@ def load_model(framework: str, name: str, shape: tuple[int, ...] | None) -> Load
     models = built_in(framework)
     if name not in models:
         raise OpperfError(
-            f"unknown {framework} model {name!r}{suggest(name, models)}; built-in: {', '.join(models)}, "
-            "or module:callable returning (model, example_inputs)"
+            f"unknown {framework} model {name!r}{suggest(name, models)}; built-in: "
+            + ", ".join(
+                f"{key} ({model.description})" if model.description else key for key, model in models.items()
+            )
+            + ", or module:callable returning (model, example_inputs)"
         )
     chosen = models[name]
     shape = shape or chosen.default_shape
