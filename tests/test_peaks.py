@@ -12,8 +12,8 @@ import pytest
 from opperf.measure.roofline.peaks import (
     CACHE_FILE_NAME,
     CACHE_SCHEMA_VERSION,
-    Calibration,
     MachinePeaks,
+    PeakProbes,
     calibrate_peaks,
     load_peaks,
     machine_identity,
@@ -21,7 +21,7 @@ from opperf.measure.roofline.peaks import (
     measure_gemm,
 )
 
-QUICK = Calibration(copy_bytes=8 * 2**20, gemm_size=128, repeats=2)
+QUICK = PeakProbes(copy_bytes=8 * 2**20, gemm_size=128, repeats=2)
 
 
 def ticking_clock(step: float):

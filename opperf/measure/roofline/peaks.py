@@ -48,7 +48,7 @@ FLOAT32_ITEMSIZE = 4
 
 
 @dataclass(frozen=True)
-class Calibration:
+class PeakProbes:
     """How the peaks are measured.
 
     The copy (256 MiB a side) is eight times the largest last-level cache of the machines opperf runs
@@ -65,7 +65,7 @@ class Calibration:
     gemm_repeats: int = 30
 
 
-DEFAULT_CALIBRATION = Calibration()
+DEFAULT_PROBES = PeakProbes()
 
 
 @dataclass(frozen=True)
@@ -189,7 +189,7 @@ GemmElsewhere = Callable[[int, int], Mapping[str, tuple[float, str]]]
 
 
 def calibrate_peaks(
-    calibration: Calibration = DEFAULT_CALIBRATION,
+    calibration: PeakProbes = DEFAULT_PROBES,
     clock: Clock = time.perf_counter,
     gemm_elsewhere: GemmElsewhere | None = None,
 ) -> MachinePeaks:
