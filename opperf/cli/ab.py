@@ -191,8 +191,8 @@ def run(arguments: argparse.Namespace) -> int:
             if bar is not None:
                 bar.close()
         if not result.pairs and result.interrupted:
-            kept = os.path.exists(journal)
-            kept = f"; the journal is kept: continue with --resume ({journal})" if kept else ""
+            resumable = os.path.exists(journal)
+            kept = f"; the journal is kept: continue with --resume ({journal})" if resumable else ""
             print(f"interrupted before the first pair was measured: nothing written{kept}", file=sys.stderr)
             return exit_status(stopping.received[0] if stopping.received else signal.SIGINT)
         if not result.pairs:
