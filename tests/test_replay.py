@@ -138,6 +138,15 @@ def test_a_configuration_named_by_an_alias_and_by_its_operator_is_replayed_once(
     assert [(c.op, c.count) for c in chosen] == [("relu", 3)]
 
 
+def test_a_configs_file_without_configurations_is_refused_before_anything_runs(tmp_path, capsys):
+    """An empty replay selects nothing, where an empty selection elsewhere is the whole registry."""
+    configs, output = tmp_path / "empty.jsonl", tmp_path / "out.json"
+    _write_configs(configs, "mxnet", [])
+    assert main(["sweep", "--configs", str(configs), "--output-file", str(output)]) == 2
+    assert f"{configs} holds no configuration" in capsys.readouterr().err
+    assert not list(tmp_path.glob("out.json*"))
+
+
 def test_a_torch_file_cannot_write_to_a_file_through_from_file(tmp_path, capsys):
     """The trial's first finding: ``from_file`` with ``shared`` grew any writable file to 4 MB."""
     victim = tmp_path / "victim.txt"

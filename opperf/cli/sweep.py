@@ -234,6 +234,11 @@ def replay_configurations(arguments: argparse.Namespace) -> tuple[configs.Config
     canonical = canonical_names(get_backend(arguments.framework).operators())
     capture = capability_part(arguments.framework, "capture", "capture")
     chosen = replay.load_replay(arguments.configs, arguments.framework, capture.accepted_arguments, canonical)
+    if not chosen:  # an empty replay would select nothing, which is the whole registry elsewhere
+        raise OpperfError(
+            f"{', '.join(arguments.configs)} {'holds' if len(arguments.configs) == 1 else 'hold'} no "
+            "configuration; capture some with `opperf capture`, or pass a results file that has records"
+        )
     return configs.sample(chosen, arguments.configs_sample, arguments.seed)
 
 
