@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from interpreters import without_site_packages
@@ -600,3 +601,33 @@ def test_the_cpu_roof_probe_runs_on_the_cpu_whatever_platform_jax_is_told():
     done = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=120, check=True)
     reading = json.loads(done.stdout.strip().splitlines()[-1])
     assert reading["method"].endswith("(jit, cpu)") and reading["gemm_flops_per_s"] > 0
+
+
+SWEEP = ("--framework", "jax", "--ops", "exp", "--output-file", "out.json")
+LISTING = ("list", "--framework", "jax")
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "problem", "commands"),
+    [
+        # a backend JAX cannot start: refused where it would run (listing the registry needs none)
+        ("JAX_PLATFORMS", "tpu", "RuntimeError: Unable to initialize backend 'tpu'", (SWEEP,)),
+        # settings JAX refuses as it is imported: refused by every command
+        ("JAX_COMPILATION_CACHE_MAX_SIZE", "banana", 'Invalid value "banana" for JAX flag', (SWEEP, LISTING)),
+        ("JAX_ENABLE_X64", "banana", "invalid truth value 'banana'", (SWEEP, LISTING)),
+    ],
+)
+def test_a_jax_that_cannot_start_here_is_refused_before_anything_runs(
+    tmp_path, variable, value, problem, commands
+):
+    """A setting JAX reads from the environment and refuses: one line naming it, exit 2, before a
+    worker measures anything (every configuration failed, then the report was lost to a traceback)."""
+    environment = {**os.environ, variable: value}
+    for command in commands:
+        found = subprocess.run(
+            [sys.executable, str(Path(__file__).resolve().parents[1] / "opperf.py"), *command],
+            capture_output=True, text=True, cwd=tmp_path, env=environment, check=False,
+        )  # fmt: skip
+        assert found.returncode == 2, found.stderr
+        assert found.stderr.startswith("error: jax fails to start here (") and found.stderr.count("\n") == 1
+        assert problem in found.stderr and not list(tmp_path.iterdir())

@@ -161,13 +161,40 @@ def get_backend(framework: str = DEFAULT_FRAMEWORK) -> Backend:
             if not described.installed:
                 raise ImportError(f"no module named {described.imports!r}")
             module = importlib.import_module(f"opperf.frameworks.{framework}.{module_name}")
+            importlib.import_module(described.imports)
         except ImportError as error:
             raise OpperfError(
                 f"framework {framework!r} is not installed ({error}); "
                 f"install it with `pip install 'opperf[{framework}]'` (or `make venv`)"
             ) from error
+        except Exception as error:  # it reads a setting it refuses at import (JAX_ENABLE_X64=banana)
+            raise OpperfError(f"{framework} fails to start here ({_one_line(error)}); {START_FIX}") from None
         _instances[framework] = getattr(module, class_name)()
     return _instances[framework]
+
+
+START_FIX = "fix or unset the environment variable it names (JAX_*, XLA_FLAGS, MXNET_*, OMP_*)"
+"""What to do about a framework that fails to start: the settings it reads from the environment."""
+
+
+def started_environment(backend: Backend) -> dict[str, object]:
+    """``backend.environment()``, which starts the framework's runtime (JAX's backend, its devices);
+    OpperfError where it cannot start, before anything is measured (``JAX_PLATFORMS=cuda`` on a
+    machine without one): otherwise every configuration fails, and the run ends in the same error."""
+    try:
+        return backend.environment()
+    except OpperfError:
+        raise
+    except Exception as error:
+        raise OpperfError(
+            f"{backend.framework} fails to start here ({_one_line(error)}); {START_FIX}"
+        ) from None
+
+
+def _one_line(error: BaseException) -> str:
+    """An exception as one line: its type and its message's first line."""
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
 
 
 def check_framework(framework: str) -> str:

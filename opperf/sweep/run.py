@@ -13,7 +13,14 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Se
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple, cast
 
-from opperf.frameworks import Backend, framework_module, gemm_rates, get_backend, worker_python
+from opperf.frameworks import (
+    Backend,
+    framework_module,
+    gemm_rates,
+    get_backend,
+    started_environment,
+    worker_python,
+)
 from opperf.measure import harness
 from opperf.measure.benchmark import RunOptions
 from opperf.measure.isolation import STOP_GRACE_S, IsolatedRunner
@@ -457,7 +464,9 @@ def _machine_peaks(config: SweepConfig) -> MachinePeaks:
 def _checked(config: SweepConfig, backend: Backend) -> SweepConfig:
     """``config`` with its options and factors validated; raises OpperfError for what is refused
     before the journal opens: a bad option or factor, a malformed ``OPPERF_MEMORY_LIMIT``, large
-    tensors the build lacks, measuring in this process a framework that runs in another interpreter."""
+    tensors the build lacks, measuring in this process a framework that runs in another interpreter,
+    a framework that cannot start here (``started_environment``)."""
+    started_environment(backend)
     config = replace(
         config,
         options=config.options.validated(backend),

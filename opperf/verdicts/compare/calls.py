@@ -15,7 +15,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, cast
 
-from opperf.frameworks import FRAMEWORKS, describe, framework_module, framework_of_namespace, get_backend
+from opperf.frameworks import (
+    FRAMEWORKS,
+    describe,
+    framework_module,
+    framework_of_namespace,
+    get_backend,
+    started_environment,
+)
 from opperf.measure.benchmark import RunOptions, holds_tensors, signature_of, specs_of
 from opperf.operators.counterparts import Counterpart
 from opperf.results.measurement import BenchmarkSpec
@@ -119,9 +126,11 @@ def function_in(namespace: str, name: str) -> Callable[..., object]:
 
 
 def check_devices(namespaces: Sequence[str], options: RunOptions) -> None:
-    """Raise OpperfError, before anything runs, when a framework of the comparison lacks the device
-    (``cpu(5)``, a GPU the build or machine has not): otherwise every record would fail with it."""
+    """Raise OpperfError, before anything runs, when a framework of the comparison cannot start here
+    or lacks the device (``cpu(5)``, a GPU the build or machine has not): otherwise every record
+    would fail with it."""
     for framework in dict.fromkeys(framework_of_namespace(namespace) for namespace in namespaces):
+        started_environment(get_backend(framework))  # one that cannot start here at all
         options.validated(get_backend(framework))
 
 
