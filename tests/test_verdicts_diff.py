@@ -235,6 +235,17 @@ def test_a_record_whose_threads_is_a_list_is_refused_by_name(tmp_path):
         run(arguments(write(tmp_path, "good.json", sweep(1)), bad))
 
 
+def test_samples_too_large_for_statistics_are_refused_by_name(tmp_path):
+    """1e308 s is finite, but its statistics overflow: refused as the file check refuses NaN."""
+    document = sweep(2)
+    document["results"][0]["forward"]["samples_s"] = [1e308] * 3
+    bad = write(tmp_path, "bad.json", document)
+    with pytest.raises(
+        OpperfError, match=r"forward\.samples_s is .*expected a non-empty list of seconds from 0"
+    ):
+        run(arguments(write(tmp_path, "good.json", sweep(1)), bad))
+
+
 def test_missing_and_mismatched_files(tmp_path):
     good = write(tmp_path, "good.json", sweep(1))
     with pytest.raises(OpperfError, match="missing.json: no such file"):

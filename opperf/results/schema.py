@@ -51,8 +51,13 @@ def _number(value: object) -> TypeGuard[float]:
     return _integer(value) or (isinstance(value, float) and not math.isnan(value))
 
 
+LONGEST_SECONDS = 1e9
+"""The longest time a results file may hold (31 years): no pass or sweep comes near it, and figures
+far beyond it overflow the statistics taken of them (1e308 s overflowed a sum)."""
+
+
 def _seconds(value: object) -> bool:
-    return _number(value) and 0 <= value < math.inf
+    return _number(value) and 0 <= value <= LONGEST_SECONDS
 
 
 def _texts(value: object) -> bool:
@@ -97,7 +102,7 @@ _STATUSES = tuple(status.value for status in Status)
 TEXT = Expect(lambda value: isinstance(value, str), "text")
 COUNT = Expect(_count, "a non-negative integer")
 NUMBER = Expect(_number, "a number")
-SECONDS = Expect(_seconds, "non-negative seconds")
+SECONDS = Expect(_seconds, "seconds from 0 to 1e9")
 FLAG = Expect(lambda value: isinstance(value, bool), "true or false")
 TEXTS = Expect(_texts, "a list of text")
 OBJECT = Expect(lambda value: isinstance(value, dict), "an object")
@@ -313,7 +318,7 @@ def record_problem(record: object) -> str | None:
 def _timing_problem(block: Mapping[str, Any]) -> str | None:
     samples = block.get("samples_s")
     if not isinstance(samples, list) or not samples or not all(map(_seconds, samples)):
-        return f"samples_s is {_shown(samples)}; expected a non-empty list of non-negative seconds"
+        return f"samples_s is {_shown(samples)}; expected a non-empty list of seconds from 0 to 1e9"
     interval = block.get("median_ci95_s")
     if interval is not None and not (
         isinstance(interval, list) and len(interval) == 2 and all(map(SECONDS.or_null.check, interval))
