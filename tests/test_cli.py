@@ -232,3 +232,27 @@ def test_an_output_that_cannot_be_written_is_named_by_its_own_flag(tmp_path, cap
     assert main([*argv, flag, str(tmp_path / "no" / "such.file")]) == 2
     assert capsys.readouterr().err.strip().endswith(f"create it or choose another {flag}")
     assert not (tmp_path / "out.json").exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["--ops", "exp", "--output-file", "{tmp}/x.md", "--json-file", "{tmp}/./x.md"],
+        ["diff", RUN1, RUN2, "--output-file", "{tmp}/x.md", "--json-file", "{tmp}/x.md"],
+        [
+            "compare",
+            "mx.nd,mx.np",
+            "--ops",
+            "exp",
+            "--output-file",
+            "{tmp}/x.md",
+            "--json-file",
+            "{tmp}/x.md",
+        ],
+    ],
+)
+def test_two_outputs_naming_one_file_are_refused_before_anything_runs(tmp_path, capsys, command):
+    """The second written would replace the first: the Markdown report was lost to the JSON one."""
+    assert main([part.format(tmp=tmp_path) for part in command]) == 2
+    assert "--output-file and --json-file name the same file" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())

@@ -171,6 +171,20 @@ JOURNAL_SUFFIX = ".journal.jsonl"
 """What a sweep's journal adds to its report's name (``opperf.sweep.checkpoint``)."""
 
 
+def check_outputs(*outputs: tuple[str, str | None, str]) -> None:
+    """Refuse, before anything runs, outputs (each its flag, its path or None, an example name) that
+    could not be written (``check_writable``) or that two flags name alike: the second written would
+    replace the first."""
+    named: dict[str, str] = {}
+    for flag, path, example in outputs:
+        if not path:
+            continue
+        check_writable(path, flag, example)
+        same = named.setdefault(os.path.realpath(path), flag)
+        if same != flag:
+            raise OpperfError(f"{same} and {flag} name the same file {path!r}; choose a file for each")
+
+
 def check_writable(path: str, flag: str = "--output-file", example: str = "results.json") -> None:
     """Refuse, before anything runs, an output file that could not be written: a folder, a device or
     pipe (renaming the report into place would replace it), a folder that does not exist or cannot

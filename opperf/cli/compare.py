@@ -14,7 +14,7 @@ from opperf.cli.common import (
     add_isolation,
     add_quiet,
     add_timeout,
-    check_writable,
+    check_outputs,
     names,
     report_format,
     whole,
@@ -92,9 +92,10 @@ def run(arguments: argparse.Namespace) -> int:
     chosen = report_format(arguments.output_format, arguments.output_file, default="md")
     if chosen not in FORMATS:
         raise OpperfError(f"a comparison is written as {' or '.join(FORMATS)}, not {chosen}")
-    for flag, path in (("--output-file", arguments.output_file), ("--json-file", arguments.json_file)):
-        if path:
-            check_writable(path, flag, "comparison.json" if flag == "--json-file" else f"comparison.{chosen}")
+    check_outputs(
+        ("--output-file", arguments.output_file, f"comparison.{chosen}"),
+        ("--json-file", arguments.json_file, "comparison.json"),
+    )
     options = comparison_options(RunOptions.from_arguments(arguments, device=arguments.device or "cpu"))
     check_namespaces(namespaces)
     check_devices(namespaces, options)

@@ -11,7 +11,7 @@ import argparse
 import os
 from collections.abc import Sequence
 
-from opperf.cli.common import check_writable, fraction, report_format, write_or_print
+from opperf.cli.common import check_outputs, fraction, report_format, write_or_print
 from opperf.report.xlsx import require_openpyxl, write_workbook
 from opperf.report.xlsx_tables import diff_tables
 from opperf.results.environment import BUILD_FIELDS, MACHINE_FIELDS
@@ -131,9 +131,10 @@ def _same_file(first: str, second: str) -> bool:
 def run(arguments: argparse.Namespace) -> int:
     """Diff, write the report(s), and return the exit status the gate asks for (0 or 1)."""
     chosen = report_format(arguments.output_format, arguments.output_file, default="md")
-    for flag, path in (("--output-file", arguments.output_file), ("--json-file", arguments.json_file)):
-        if path:
-            check_writable(path, flag, "diff.json" if flag == "--json-file" else f"diff.{chosen}")
+    check_outputs(
+        ("--output-file", arguments.output_file, f"diff.{chosen}"),
+        ("--json-file", arguments.json_file, "diff.json"),
+    )
     if chosen in WORKBOOKS:
         if not arguments.output_file:
             raise OpperfError(f"--output-format {chosen} is a file format; add --output-file DIFF.{chosen}")

@@ -11,7 +11,7 @@ import signal
 import sys
 
 from opperf.cli.capture import add_model_arguments
-from opperf.cli.common import check_writable, report_format, whole, write_or_print
+from opperf.cli.common import check_outputs, report_format, whole, write_or_print
 from opperf.cli.progress import Stages, SweepBar, wanted
 from opperf.frameworks import capability_part, get_backend
 from opperf.report.model_markdown import render_model_markdown
@@ -65,14 +65,11 @@ def run(arguments: argparse.Namespace) -> int:
         if not arguments.output_file:
             raise OpperfError("--output-format xlsx writes a workbook; name it with --output-file model.xlsx")
         require_openpyxl()
-    outputs = (
+    check_outputs(
         ("--output-file", arguments.output_file, f"model.{output_format}"),
         ("--json-file", arguments.json_file, "model.json"),
         ("--configs-file", arguments.configs_file, "configs.jsonl"),
     )
-    for flag, path, example in outputs:
-        if path:
-            check_writable(path, flag, example)
     framework = arguments.framework
     threads = get_backend(framework).set_threads(arguments.threads)
     stages = Stages("model", wanted(arguments))

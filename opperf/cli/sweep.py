@@ -21,7 +21,7 @@ from opperf.cli.common import (
     add_sharding,
     add_tag_selection,
     add_timeout,
-    check_writable,
+    check_outputs,
     names,
     on_off,
     report_format,
@@ -332,14 +332,11 @@ def run(arguments: argparse.Namespace) -> int:
         raise OpperfError("--resume continues the journal and --fresh discards it; choose one")
     chosen = report_format(arguments.output_format, arguments.output_file, default="json")
     output_file = arguments.output_file or f"{arguments.framework}_operator_benchmarks.{chosen}"
-    outputs = (
+    check_outputs(
         ("--output-file", output_file, f"results.{chosen}"),
         ("--json-file", arguments.json_file, "results.json"),
         ("--history", arguments.history, "history.sqlite"),
     )
-    for flag, path, example in outputs:
-        if path:
-            check_writable(path, flag, example)
     write_report = _report_writer(chosen)
     journal = output_file + JOURNAL_SUFFIX
     device = arguments.device or get_backend(arguments.framework).default_device()
