@@ -249,6 +249,23 @@ def test_a_sweep_adds_itself(tmp_path):
         assert history.run_count() == 1 and history.series("exp")
 
 
+def test_a_history_that_is_no_store_is_refused_before_the_sweep_measures(tmp_path, capsys):
+    other = tmp_path / "notes.txt"
+    other.write_text("not a database\n")
+    arguments = [
+        "--ops",
+        "exp",
+        "--quiet",
+        "--history",
+        str(other),
+        "--output-file",
+        str(tmp_path / "a.json"),
+    ]
+    assert main(arguments) == 2
+    assert "not an opperf history database" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
 def _series_of(
     levels_per_series: list[list[float]], spread: float, seed: int
 ) -> list[list[tuple[int, float]]]:

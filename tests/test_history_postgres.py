@@ -160,3 +160,17 @@ def test_a_database_without_a_store_or_a_server_is_one_line_and_exit_2(server, t
     )
     _, err = absent.communicate(timeout=60)
     assert absent.returncode == 2 and "cannot connect" in err and "secret" not in err and err.count("\n") == 1
+
+
+def test_a_sweep_adds_itself_to_a_postgresql_store(server, tmp_path):
+    """``sweep --history URL`` writes to the shared store (its URL is no file to check)."""
+    url = _database(server, "sweep")
+    argv = ["--ops", "exp", "--runs", "2", "--warmup", "0", "--quiet", "--history", url]
+    sweep = _opperf(*argv, "--output-file", str(tmp_path / "a.json"), cwd=tmp_path)
+    _, err = sweep.communicate(timeout=300)
+    assert sweep.returncode == 0, err
+    listed = subprocess.run(
+        [sys.executable, str(ROOT / "opperf.py"), "history", "runs", "--db", url],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert str(tmp_path / "a.json") in listed.stdout

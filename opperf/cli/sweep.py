@@ -50,7 +50,7 @@ from opperf.sweep.run import DEFAULT_TIMEOUT_S, SweepConfig, SweepResult, canoni
 from opperf.utils.errors import OpperfError
 from opperf.utils.files import write_atomically
 from opperf.utils.signals import exit_status, stop_on_signals
-from opperf.verdicts.history import open_history
+from opperf.verdicts.history import is_postgres, open_history
 
 HELP = "benchmark a framework's operators and write a report (the default subcommand)"
 RENDERERS = {"json": render_json, "md": render_markdown, "csv": render_csv, "hud": render_hud}
@@ -332,11 +332,15 @@ def run(arguments: argparse.Namespace) -> int:
         raise OpperfError("--resume continues the journal and --fresh discards it; choose one")
     chosen = report_format(arguments.output_format, arguments.output_file, default="json")
     output_file = arguments.output_file or f"{arguments.framework}_operator_benchmarks.{chosen}"
+    history = arguments.history
     check_outputs(
         ("--output-file", output_file, f"results.{chosen}"),
         ("--json-file", arguments.json_file, "results.json"),
-        ("--history", arguments.history, "history.sqlite"),
+        ("--history", None if history and is_postgres(history) else history, "history.sqlite"),
     )
+    if history and (is_postgres(history) or os.path.exists(history)):
+        with open_history(history, create=True):  # one that is no store is refused before measuring
+            pass
     write_report = _report_writer(chosen)
     journal = output_file + JOURNAL_SUFFIX
     device = arguments.device or get_backend(arguments.framework).default_device()
