@@ -536,9 +536,10 @@ def shard_plan(
     names = [op.name for op in operators]
     by_name = {op.name: op for op in operators}
     balanced = config.costs is not None
+    Shard(count, count)  # a count no sweep can take is refused
     return [
-        [(by_name[name], costs[name]) for name in shards.select(names, costs, Shard(index, count), balanced)]
-        for index in range(1, count + 1)
+        [(by_name[name], costs[name]) for name in shard]
+        for shard in shards.placed(names, costs, count, balanced)
     ]
 
 

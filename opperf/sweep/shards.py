@@ -22,10 +22,15 @@ shard within the largest operator of the mean, deterministic for the same costs.
 from __future__ import annotations
 
 import hashlib
+import heapq
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from opperf.utils.errors import OpperfError
+
+MOST_SHARDS = 10_000
+"""The most shards a sweep splits into: ten times the operators of the largest registry (PyTorch's
+790), where a mistyped count (``--shard 1/99999999``) would plan that many empty shards."""
 
 
 @dataclass(frozen=True, order=True)
@@ -35,17 +40,24 @@ class Shard:
     index: int
     count: int
 
+    def __post_init__(self) -> None:
+        if self.count > MOST_SHARDS:
+            raise OpperfError(
+                f"{self.count} shards: at most {MOST_SHARDS:,} (ten times the largest registry's "
+                "operators); choose fewer"
+            )
+
     @classmethod
     def parse(cls, text: str) -> Shard:
         """``"2/4"`` -> Shard(2, 4); OpperfError naming the expected form otherwise."""
         index, slash, count = text.partition("/")
         try:
-            shard = cls(int(index), int(count))
+            numbers = (int(index), int(count))
         except ValueError:
-            shard = None
-        if not slash or shard is None or not 1 <= shard.index <= shard.count:
+            numbers = None
+        if not slash or numbers is None or not 1 <= numbers[0] <= numbers[1]:
             raise OpperfError(f"--shard {text!r}: expected K/N with 1 <= K <= N, e.g. 2/4")
-        return shard
+        return cls(*numbers)
 
     def __str__(self) -> str:
         return f"{self.index}/{self.count}"
@@ -70,20 +82,25 @@ def partition(costs: Mapping[str, float], count: int) -> list[list[str]]:
 
 
 def balanced_partition(costs: Mapping[str, float], count: int) -> list[list[str]]:
-    """The operators of each of ``count`` shards, longest first to the least loaded shard."""
-    loads = [0.0] * count
+    """The operators of each of ``count`` shards, longest first to the least loaded shard (the first
+    of those equally loaded)."""
+    loads = [(0.0, index) for index in range(count)]  # a heap: already ordered
     shards: list[list[str]] = [[] for _ in range(count)]
     for name in sorted(costs, key=lambda name: (-costs[name], ring_position(name), name)):
-        least = min(range(count), key=lambda index: (loads[index], index))
+        load, least = heapq.heappop(loads)
         shards[least].append(name)
-        loads[least] += costs[name]
+        heapq.heappush(loads, (load + costs[name], least))
     return shards
 
 
-def select(
-    names: Sequence[str], costs: Mapping[str, float], shard: Shard, balanced: bool = False
-) -> list[str]:
-    """``names`` (in their own order) that fall in ``shard``: on the ring, or ``balanced``."""
+def placed(
+    names: Sequence[str], costs: Mapping[str, float], count: int, balanced: bool = False
+) -> list[list[str]]:
+    """``names`` split into ``count`` shards (each in the names' own order): on the ring, or
+    ``balanced``; partitioned once, whatever the count."""
     split = balanced_partition if balanced else partition
-    chosen = set(split(costs, shard.count)[shard.index - 1])
-    return [name for name in names if name in chosen]
+    shard_of = {name: index for index, shard in enumerate(split(costs, count)) for name in shard}
+    shards: list[list[str]] = [[] for _ in range(count)]
+    for name in names:
+        shards[shard_of[name]].append(name)
+    return shards
