@@ -631,3 +631,20 @@ def test_a_jax_that_cannot_start_here_is_refused_before_anything_runs(
         assert found.returncode == 2, found.stderr
         assert found.stderr.startswith("error: jax fails to start here (") and found.stderr.count("\n") == 1
         assert problem in found.stderr and not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("named", ["{file}", "{file}/below"])
+def test_a_compiled_programs_folder_that_cannot_be_one_is_refused(tmp_path, monkeypatch, named):
+    """A file, or a path under one, holds no programs: JAX would keep none there and say nothing."""
+    from opperf.frameworks.jax.compiled import USER_FOLDER, user_folder
+    from opperf.utils.errors import OpperfError
+
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv(USER_FOLDER, named.format(file=tmp_path / "file"))
+    with pytest.raises(
+        OpperfError, match=f"is no folder opperf can keep compiled programs in \\({tmp_path}/file is a file"
+    ):
+        user_folder()
+    monkeypatch.setenv(USER_FOLDER, "relative")
+    monkeypatch.chdir(tmp_path)
+    assert user_folder().startswith(f"{tmp_path}/relative/jaxlib-")

@@ -15,6 +15,8 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 
+from opperf.utils.errors import OpperfError
+
 USER_FOLDER = "JAX_COMPILATION_CACHE_DIR"
 """JAX's own setting naming a folder for compiled programs; where it is set, the workers keep theirs
 there (``JaxBackend.keep_compiled``), in their build's part of it (``user_folder``)."""
@@ -24,10 +26,22 @@ USER_FOLDER_LIMIT = "JAX_COMPILATION_CACHE_MAX_SIZE"
 
 
 def user_folder() -> str | None:
-    """The running JAX build's part of the folder the user names, None where none is named."""
+    """The running JAX build's part of the folder the user names (as an absolute path), None where
+    none is named; OpperfError where the named one is no folder opperf can write in (a file, a path
+    under one, a read-only folder): JAX would keep nothing there, and say nothing."""
     root = os.environ.get(USER_FOLDER)
     if not root:
         return None
+    root = os.path.abspath(root)
+    existing = root
+    while not os.path.exists(existing):  # the folder, or the part of its path that exists
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing) or not os.access(existing, os.W_OK | os.X_OK):
+        raise OpperfError(
+            f"{USER_FOLDER}={os.environ[USER_FOLDER]} is no folder opperf can keep compiled programs in "
+            f"({existing} is {'read-only' if os.path.isdir(existing) else 'a file'}); name a writable "
+            "folder, or unset it"
+        )
     import jaxlib
 
     return build_folder(root, [os.path.dirname(jaxlib.__file__), *_plugin_folders()], jaxlib.__version__)
