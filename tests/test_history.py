@@ -109,6 +109,19 @@ def test_a_file_that_repeats_a_configuration_is_refused_as_diff_refuses_it(tmp_p
         assert history.run_count() == 0
 
 
+@pytest.mark.parametrize(("column", "value"), [("flags", "{not json"), ("median_s", "fast"), ("low_s", None)])
+def test_a_row_edited_by_hand_is_a_damaged_database_not_a_traceback(tmp_path, capsys, column, value):
+    db = str(tmp_path / "history.sqlite")
+    assert main(["history", "add", *map(str, _runs(tmp_path, [1.0, 1.0])), "--db", db]) == 0
+    with sqlite3.connect(db) as connection:
+        connection.execute(f"UPDATE rows SET {column} = ? WHERE op = 'exp'", (value,))
+    capsys.readouterr()
+    for command in (["history", "detect"], ["history", "show", "--op", "exp"]):
+        assert main([*command, "--db", db]) == 2
+        error = capsys.readouterr().err
+        assert error.startswith(f"error: {db}: a damaged history database (") and error.count("\n") == 1
+
+
 def test_a_regression_undone_no_longer_gates(tmp_path):
     db = str(tmp_path / "history.sqlite")
     runs = _runs(tmp_path, [1.0, 1.0, 1.0, 1.6, 1.6, 1.6, 1.0, 1.0, 1.0])

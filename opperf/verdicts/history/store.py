@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import abc
 import json
+import math
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -205,7 +206,12 @@ class StoreBase(abc.ABC):
             query += f" AND rows.op = {self.marker}"
             parameters.append(op)
         query += " ORDER BY rows.key, rows.phase, runs.started, runs.id"
-        return series_of(self._read(query, parameters))
+        try:
+            return series_of(self._read(query, parameters))
+        except (ValueError, TypeError) as error:  # a row edited by hand, not as history add writes it
+            raise OpperfError(
+                f"{self.path}: a damaged history database ({error}); rebuild it with history add"
+            ) from None
 
 
 def run_values(document: Mapping[str, Any], source: str) -> tuple[object, ...]:
@@ -370,6 +376,9 @@ def series_of(found: Sequence[Sequence[Any]]) -> list[Series]:
     in the same series), each in run order."""
     grouped: dict[tuple[Key, str], list[Point]] = {}
     for key, phase, started, median, low, high, flags, source, run, tick_s in found:
+        figures = (median, low, high, *([tick_s] if tick_s is not None else []))
+        if not all(isinstance(figure, (int, float)) and math.isfinite(figure) for figure in figures):
+            raise ValueError(f"a row of {json.loads(key).get('op')!r} holds {figures!r:.80}, not seconds")
         point = Point(started or "", median, low, high, tuple(json.loads(flags)), source, run, tick_s)
         grouped.setdefault((Key.from_mapping(json.loads(key)), phase), []).append(point)
     return [
