@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import os
 import time
+from pathlib import Path
 
 import pytest
 
@@ -145,3 +147,26 @@ def test_a_flush_runs_before_every_timed_call_and_outside_its_time(profiler):
     timed = (*samples.sampled.forward, *samples.sampled.backward)
     assert len(timed) == 10 and max(timed) < FLUSH_S / 2
     assert len(flushed) == 10
+
+
+def test_mxnets_trace_goes_to_a_folder_of_the_users_own_never_through_a_name_another_planted(
+    tmp_path, monkeypatch
+):
+    """The trace MXNet writes at exit: in ``opperf-<uid>`` (mode 700) in the temporary folder; where
+    that name is another's (here a link planted to a file of the user's), in a fresh folder instead."""
+    import stat
+    import tempfile
+
+    from opperf.frameworks.mxnet.profiling import trace_file
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    own = Path(trace_file.__wrapped__())
+    assert own.parent == tmp_path / f"opperf-{os.getuid()}"
+    assert stat.S_IMODE(own.parent.stat().st_mode) == 0o700
+    own.parent.rmdir()
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (tmp_path / f"opperf-{os.getuid()}").symlink_to(victim)
+    elsewhere = Path(trace_file.__wrapped__())
+    assert elsewhere.parent.parent == tmp_path and elsewhere.parent.name.startswith("opperf-")
+    assert not elsewhere.parent.is_symlink() and elsewhere.parent != tmp_path / f"opperf-{os.getuid()}"

@@ -9,10 +9,12 @@ Max - Min, reported exactly as 2 x ``Avg`` (Max and Min themselves are rounded t
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,8 +23,22 @@ from opperf.measure.harness import UnmeasurableError
 from opperf.measure.timing import Timed
 from opperf.results.measurement import TimerKind
 
-# MXNet writes a trace file when the process exits; keep it out of the user's working directory.
-TRACE_FILE = os.path.join(tempfile.gettempdir(), "opperf-mxnet-trace.json")  # unread; overwritten
+
+@functools.lru_cache(maxsize=1)
+def trace_file() -> str:
+    """Where MXNet writes its trace when the process exits (opperf reads the profiler's aggregate
+    statistics, never the trace): out of the user's working directory, in a folder of this user's
+    own in the temporary folder, which no other user can write in. A fixed file there was written
+    through whatever another user had put at its name; ``os.devnull`` is no way out: MXNet, run as
+    root, replaced the device with its trace."""
+    folder = os.path.join(tempfile.gettempdir(), f"opperf-{os.getuid()}")
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(folder, 0o700)
+    found = os.lstat(folder)
+    if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid() or found.st_mode & 0o077:
+        folder = tempfile.mkdtemp(prefix="opperf-")  # the name is taken by another: one of its own
+    return os.path.join(folder, "mxnet-trace.json")
+
 
 # Engine bookkeeping the profiler lists beside operators; none of it is the operator's work.
 ENGINE_BOOKKEEPING = frozenset({"DeleteVariable", "WaitForVar", "WaitAll"})
@@ -62,7 +78,7 @@ def _configure(memory: bool) -> None:
         profile_memory=memory,
         profile_api=False,
         aggregate_stats=True,
-        filename=TRACE_FILE,
+        filename=trace_file(),
     )
 
 
