@@ -28,9 +28,9 @@ from opperf.results.measurement import TimerKind
 def trace_file() -> str:
     """Where MXNet writes its trace when the process exits (opperf reads the profiler's aggregate
     statistics, never the trace): out of the user's working directory, in a folder of this user's
-    own in the temporary folder, which no other user can write in. A fixed file there was written
-    through whatever another user had put at its name; ``os.devnull`` is no way out: MXNet, run as
-    root, replaced the device with its trace."""
+    own in the temporary folder, which no other user can write in, one file a user, rewritten. A
+    fixed file in the shared folder was rewritten by every user's sweeps at once, and MXNet replaces
+    whatever is at the name: ``os.devnull`` is no way out, as root it replaced the device itself."""
     folder = os.path.join(tempfile.gettempdir(), f"opperf-{os.getuid()}")
     with contextlib.suppress(FileExistsError):
         os.mkdir(folder, 0o700)
