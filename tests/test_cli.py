@@ -256,3 +256,11 @@ def test_two_outputs_naming_one_file_are_refused_before_anything_runs(tmp_path, 
     assert main([part.format(tmp=tmp_path) for part in command]) == 2
     assert "--output-file and --json-file name the same file" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("flag", ["--output-file", "--json-file"])
+def test_an_empty_output_name_is_refused_not_taken_for_the_default(tmp_path, monkeypatch, capsys, flag):
+    monkeypatch.chdir(tmp_path)
+    argv = ["--ops", "exp", "--output-file", "out.json", flag, ""]
+    assert main(argv) == 2
+    assert f"{flag} '' names no file" in capsys.readouterr().err and not list(tmp_path.iterdir())

@@ -177,7 +177,9 @@ def check_outputs(*outputs: tuple[str, str | None, str]) -> None:
     replace the first."""
     named: dict[str, str] = {}
     for flag, path, example in outputs:
-        if not path:
+        if path == "":
+            raise OpperfError(f"{flag} '' names no file; name one, e.g. {example}, or leave the flag out")
+        if path is None:
             continue
         check_writable(path, flag, example)
         same = named.setdefault(os.path.realpath(path), flag)

@@ -331,7 +331,9 @@ def run(arguments: argparse.Namespace) -> int:
     if arguments.resume and arguments.fresh:
         raise OpperfError("--resume continues the journal and --fresh discards it; choose one")
     chosen = report_format(arguments.output_format, arguments.output_file, default="json")
-    output_file = arguments.output_file or f"{arguments.framework}_operator_benchmarks.{chosen}"
+    output_file = arguments.output_file
+    if output_file is None:
+        output_file = f"{arguments.framework}_operator_benchmarks.{chosen}"
     history = arguments.history
     check_outputs(
         ("--output-file", output_file, f"results.{chosen}"),
