@@ -239,3 +239,8 @@ def test_the_first_namespace_calls_the_function_by_its_own_name():
     (row,) = compare("transpose", configurations("transpose", ("torch",))[:1], ("torch",), QUICK, rounds=1)
     assert row.measurements["torch"].spec.label.endswith(".transpose"), row.measurements["torch"].spec
     assert row.measurements["torch"].status.value == "ok"
+
+
+def test_a_namespace_named_twice_is_refused_before_anything_runs(capsys):
+    assert main(["compare", "mx.nd,mx.nd", "--ops", "exp"]) == 2
+    assert "namespace 'mx.nd' is named twice" in capsys.readouterr().err

@@ -100,7 +100,14 @@ def translate(
 
 
 def check_namespaces(namespaces: Sequence[str]) -> None:
-    """Raise OpperfError naming the first namespace opperf knows no function in, with those it knows."""
+    """Raise OpperfError naming the first namespace opperf knows no function in, with those it knows,
+    or one named twice (its rounds would be one column twice, never a ratio)."""
+    twice = next((namespace for namespace in namespaces if namespaces.count(namespace) > 1), None)
+    if twice is not None:
+        raise OpperfError(
+            f"namespace {twice!r} is named twice; name each once (an A/A comparison takes two spellings "
+            "of one namespace, e.g. jnp,jax.numpy)"
+        )
     for namespace in namespaces:
         if not get_backend(framework_of_namespace(namespace)).namespace_names(namespace):
             known = "; ".join(describe(name).namespaces for name in FRAMEWORKS)
