@@ -9,10 +9,11 @@ import os
 import numpy as np
 import pytest
 
-from opperf.frameworks import get_backend
+from opperf.cli import main
+from opperf.frameworks import describe, get_backend
 from opperf.measure import harness
 from opperf.measure.roofline.peaks import default_cache_dir
-from opperf.measure.stages import StageCheck, compare
+from opperf.measure.stages import STAGES, StageCheck, compare
 from opperf.operators import longtail
 from opperf.report.stages import render_tag_speedups, tag_speedups
 from opperf.results.coverage import Coverage
@@ -233,3 +234,29 @@ def test_a_pass_of_several_calls_gives_per_call_figures():
     assert each.host.forward == pytest.approx((3e-6,)) and each.host.backward is None
     assert (each.device_work[0].per_call, each.device_work[0].seconds) == (1.0, pytest.approx(1.5e-6))
     assert samples.per_call(1) is samples
+
+
+@pytest.mark.parametrize(
+    ("framework", "stages", "runs"),
+    [
+        ("jax", "graph", "eager, compile"),
+        ("jax", "graph,cudagraph", "eager, compile"),
+        ("mxnet", "compile", "eager, graph"),
+    ],
+)
+def test_a_sweep_of_stages_the_framework_runs_none_of_is_refused(tmp_path, capsys, framework, stages, runs):
+    """Refused before anything runs, where every operator was recorded skipped with exit 0; a stage
+    beside one it runs is still recorded skipped, with its reason (above)."""
+    argv = [
+        "--framework",
+        framework,
+        "--ops",
+        "exp",
+        "--stages",
+        stages,
+        "--output-file",
+        str(tmp_path / "o.json"),
+    ]
+    assert main(argv) == 2
+    assert f"--stages {stages}: " in capsys.readouterr().err and not list(tmp_path.iterdir())
+    assert set(describe(framework).stages) <= set(STAGES) and runs in ", ".join(describe(framework).stages)

@@ -84,6 +84,9 @@ class Framework:
     keeps_compiled: bool = False
     """Whether its workers keep what they compile in a folder their runner makes for them
     (``Backend.keep_compiled``); a runner makes none for a framework that does not."""
+    stages: tuple[str, ...] = ("eager",)
+    """The stages it runs (``opperf.measure.stages``); a sweep's other stages are recorded skipped with
+    their reason, and one that asks for none of these is refused."""
 
     def __post_init__(self) -> None:
         unknown = self.capabilities - set(CAPABILITIES)

@@ -569,8 +569,8 @@ class SweepFactors(_Declared):
         return cast("int | None", setting), None
 
     def validated(self, framework: str) -> SweepFactors:
-        """These factors, each checked, and ``--in-place`` refused for a framework without in-place
-        forms; OpperfError naming the bad value."""
+        """These factors, each checked: stages of which the framework runs none, and ``--in-place`` for
+        a framework without in-place forms, refused; OpperfError naming the bad value."""
         from opperf.frameworks import describe
         from opperf.frameworks.contract import CAPABILITY_NAMES
 
@@ -581,6 +581,11 @@ class SweepFactors(_Declared):
                 "is a run option (RunOptions(threads=N))"
             )
         declared = describe(framework)
+        if not set(self.stages) & set(declared.stages):
+            raise OpperfError(
+                f"--stages {','.join(self.stages)}: {declared.display_name} runs none of them; it runs "
+                f"{', '.join(declared.stages)}"
+            )
         if self.in_place and not declared.can("in_place"):
             raise OpperfError(
                 f"--in-place: {declared.display_name} has no {CAPABILITY_NAMES['in_place']}"

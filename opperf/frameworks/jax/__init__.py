@@ -46,6 +46,7 @@ FRAMEWORK = Framework(
     "written once), read as the configuration is prepared; the unoptimised program's where the compiled "
     "one calls a library (oneDNN), none where both do (LAPACK's factorisations)",
     keeps_compiled=True,
+    stages=("eager", "compile"),
 )
 """JAX as opperf knows it (``opperf.frameworks.contract``): it declares model capture (from a
 function's jaxpr), and no long-tail operators or fused patterns; it is timed by the Python timer."""

@@ -21,7 +21,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from opperf.frameworks.jax import arrays, devices, profiling
+from opperf.frameworks.jax import FRAMEWORK, arrays, devices, profiling
 from opperf.frameworks.jax.calls import Call, arrange
 from opperf.frameworks.jax.entry_points import resolve
 from opperf.frameworks.jax.errors import describe_error
@@ -34,14 +34,14 @@ from opperf.frameworks.jax.gradients import (
 )
 from opperf.measure.harness import Passes, PerCallSampler, Sampler, SkipError
 from opperf.measure.memory import HeapTrimmer, available_host_bytes, describe_bytes, input_bytes
-from opperf.measure.stages import EAGER, StageCheck, compare
+from opperf.measure.stages import StageCheck, compare
 from opperf.measure.timing import PythonTimer
 from opperf.results.measurement import BenchmarkSpec
 from opperf.utils.cache import input_sets, last_level_cache_bytes
 from opperf.utils.devices import Device
 
 COMPILE = "compile"
-STAGES = (EAGER, COMPILE)
+STAGES = FRAMEWORK.stages
 """The stages JAX runs: eager dispatch, and ``compile`` as one ``jax.jit`` executable."""
 
 LARGEST_PASS_BYTES = 256 * 2**20

@@ -35,5 +35,6 @@ FRAMEWORK = Framework(
     namespaces="torch, torch.nn.functional, torch.linalg, ...",
     capabilities=frozenset({"longtail", "fused", "capture", "in_place"}),
     layouts=frozenset({"transposed", "strided", "channels-last"}),
+    stages=("eager", "graph", "compile", "cudagraph", "fused"),
 )
 """PyTorch as opperf knows it (``opperf.frameworks.contract``)."""
