@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from interpreters import without_site_packages
+from interpreters import script, without_site_packages
 
 from opperf.frameworks import get_backend
 from opperf.measure.harness import harness_overhead, measure
@@ -648,3 +648,15 @@ def test_a_compiled_programs_folder_that_cannot_be_one_is_refused(tmp_path, monk
     monkeypatch.setenv(USER_FOLDER, "relative")
     monkeypatch.chdir(tmp_path)
     assert user_folder().startswith(f"{tmp_path}/relative/jaxlib-")
+
+
+def test_a_wrapper_that_runs_python_without_exec_is_told_so(tmp_path):
+    """Its worker is the wrapper's child, not opperf's, and leaves at once: the message says why."""
+    wrapper = script(tmp_path / "python", f'{sys.executable} "$@"')
+    refused = subprocess.run(
+        [sys.executable, OPPERF, "--framework", "jax", "--ops", "exp", "--output-file", "out.json"],
+        env={**os.environ, "OPPERF_JAX_PYTHON": wrapper},
+        capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1
+    assert "a wrapper script must exec Python, not run it" in refused.stderr

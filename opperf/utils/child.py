@@ -24,6 +24,8 @@ _BOOTSTRAP = (
     "except (OSError, AttributeError):\n"
     "    pass\n"
     "if os.getppid() != int(sys.argv[1]):\n"
+    "    sys.stderr.write('RuntimeError: not a child of the opperf process that started it (an "
+    "interpreter that is a wrapper script must exec Python, not run it)\\n')\n"
     "    os._exit(1)\n"
     "package = importlib.util.spec_from_file_location(\n"
     "    'opperf', os.path.join(sys.argv[2], '__init__.py'), submodule_search_locations=[sys.argv[2]]\n"
