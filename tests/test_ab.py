@@ -254,6 +254,18 @@ def test_more_minimum_rounds_than_rounds_are_refused_before_anything_runs(tmp_pa
     assert "--min-rounds 5 exceeds --rounds 2" in capsys.readouterr().err and not list(tmp_path.iterdir())
 
 
+def test_a_side_whose_environment_its_framework_refuses_is_told_to_correct_it(tmp_path, capsys):
+    """The interpreter is fine; the setting the side adds is not: the message names both ways out."""
+    output = tmp_path / "ab.json"
+    argv = ["ab", "--framework", "jax", "--ops", "exp", *QUICK, "--new-env", "JAX_PLATFORMS=tpu"]
+    assert main([*argv, "--output-file", str(output)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.rstrip().endswith(
+        "or correct its --new-env settings (JAX_PLATFORMS=tpu)"
+    )
+    assert not output.exists()
+
+
 def test_two_jobs_naming_one_output_file_are_refused(tmp_path, capsys):
     from opperf.utils.files import claimed
 

@@ -419,14 +419,17 @@ def ab_settings(
 
 def _described(runner: IsolatedRunner, side: str, build: Build, framework: str) -> BuildDescription:
     """The build ``side``'s workers run; OpperfError before any round when they cannot start (an
-    interpreter that is no Python, or lacks numpy or the framework), which a job would otherwise
-    have run to the end, every row of that side failing."""
+    interpreter that is no Python, or lacks numpy or the framework, or a setting the side adds to
+    their environment that the framework refuses), which a job would otherwise have run to the end,
+    every row of that side failing."""
     try:
         return runner.describe()
     except OSError as error:
+        settings = " ".join(f"{name}={value}" for name, value in build.environment.items())
+        also = f", or correct its --{side}-env settings ({settings})" if settings else ""
         raise OpperfError(
             f"the {side} side's workers do not start in {build.python} ({error}); pass a Python with "
-            f"numpy and {framework} installed as --{side}-python"
+            f"numpy and {framework} installed as --{side}-python{also}"
         ) from None
 
 
