@@ -168,7 +168,7 @@ def get_backend(framework: str = DEFAULT_FRAMEWORK) -> Backend:
                 f"install it with `pip install 'opperf[{framework}]'` (or `make venv`)"
             ) from error
         except Exception as error:  # it reads a setting it refuses at import (JAX_ENABLE_X64=banana)
-            raise OpperfError(f"{framework} fails to start here ({_one_line(error)}); {START_FIX}") from None
+            raise _not_started(framework, error) from None
         _instances[framework] = getattr(module, class_name)()
     return _instances[framework]
 
@@ -186,15 +186,14 @@ def started_environment(backend: Backend) -> dict[str, object]:
     except OpperfError:
         raise
     except Exception as error:
-        raise OpperfError(
-            f"{backend.framework} fails to start here ({_one_line(error)}); {START_FIX}"
-        ) from None
+        raise _not_started(backend.framework, error) from None
 
 
-def _one_line(error: BaseException) -> str:
-    """An exception as one line: its type and its message's first line."""
-    text = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+def _not_started(framework: str, error: BaseException) -> OpperfError:
+    """Why ``framework`` cannot start here, in one line: the error as its package's ``errors`` module
+    reads one (which imports no framework), and what to do about it."""
+    described = framework_module(framework, "errors").describe_error(error)
+    return OpperfError(f"{framework} fails to start here ({described}); {START_FIX}")
 
 
 def check_framework(framework: str) -> str:
