@@ -536,7 +536,7 @@ def shard_plan(
     names = [op.name for op in operators]
     by_name = {op.name: op for op in operators}
     balanced = config.costs is not None
-    Shard(count, count)  # a count no sweep can take is refused
+    shards.check_count(count)
     return [
         [(by_name[name], costs[name]) for name in shard]
         for shard in shards.placed(names, costs, count, balanced)

@@ -33,6 +33,16 @@ MOST_SHARDS = 10_000
 790), where a mistyped count (``--shard 1/99999999``) would plan that many empty shards."""
 
 
+def check_count(count: int) -> int:
+    """``count`` shards, refused (OpperfError) above ``MOST_SHARDS``."""
+    if count > MOST_SHARDS:
+        raise OpperfError(
+            f"{count} shards: at most {MOST_SHARDS:,} (ten times the largest registry's operators); "
+            "choose fewer"
+        )
+    return count
+
+
 @dataclass(frozen=True, order=True)
 class Shard:
     """Shard ``index`` (1-based, as users write it) of ``count``."""
@@ -41,11 +51,7 @@ class Shard:
     count: int
 
     def __post_init__(self) -> None:
-        if self.count > MOST_SHARDS:
-            raise OpperfError(
-                f"{self.count} shards: at most {MOST_SHARDS:,} (ten times the largest registry's "
-                "operators); choose fewer"
-            )
+        check_count(self.count)
 
     @classmethod
     def parse(cls, text: str) -> Shard:
