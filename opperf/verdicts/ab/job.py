@@ -296,10 +296,10 @@ def run_ab(
             side: _described(runners[side], side, builds[side], options.framework) for side in SIDES
         }
         writer = None
-        if journal:
-            writer = JournalWriter(journal, settings, append=bool(prior), kind=KIND)
-            stack.callback(writer.close)
-        try:
+        try:  # from the journal's creation on, a stop keeps what finished and says so
+            if journal:
+                writer = JournalWriter(journal, settings, append=bool(prior), kind=KIND)
+                stack.callback(writer.close)
             planned: list[BenchmarkSpec] = []
             for op in operators:
                 specs, unmeasured = plan_operator(op, config, backend)
