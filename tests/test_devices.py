@@ -115,11 +115,19 @@ def test_a_pool_that_finished_retires_its_workers_and_kills_none():
 
 
 def _children() -> set[int]:
-    """This process's child processes, as the kernel lists them."""
+    """This process's child processes, read from each process's parent in /proc. (A thread's
+    `children` file can vanish between listing and reading it when the thread ends.)"""
     found: set[int] = set()
-    for task in os.listdir(f"/proc/{os.getpid()}/task"):
-        with open(f"/proc/{os.getpid()}/task/{task}/children") as listing:
-            found |= {int(pid) for pid in listing.read().split()}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # ended while we looked
+        if int(fields[1]) == os.getpid():
+            found.add(int(entry))
     return found
 
 
