@@ -126,5 +126,32 @@ def test_a_framework_that_declares_no_optional_capability_is_asked_nothing_of_it
     assert not {longtail.CATEGORY, fused.CATEGORY} & {op.category for op in backend.operators()}
     assert not set(backend.registered_names()) & {op.name for op in longtail.catalogue()}
     assert fused.framework_variants("torch") == ()
-    with pytest.raises(OpperfError, match=r"torch declares no model capture \(MXNet, jax have it\)"):
+    with pytest.raises(OpperfError, match=r"PyTorch declares no model capture \(MXNet, JAX have it\)"):
         capability_part("torch", "capture", "capture")
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "problem"),
+    [
+        # parsed as MXNet is imported: a C++ terminate killed opperf itself (exit 134, no word of its own)
+        ("OMP_NUM_THREADS", "banana", "OMP_NUM_THREADS expect int but value='banana'"),
+        ("MXNET_CPU_WORKER_NTHREADS", "2.5", "MXNET_CPU_WORKER_NTHREADS expect int but value='2.5'"),
+        # read as its engine starts: every configuration failed, and the sweep exited 0
+        ("MXNET_ENGINE_TYPE", "banana", "Cannot find Engine banana"),
+    ],
+)
+def test_an_mxnet_that_cannot_start_here_is_refused_before_anything_runs(tmp_path, variable, value, problem):
+    """A setting MXNet reads from the environment and cannot take: one line naming it, exit 2, before
+    a worker measures anything, with no traceback from MXNet's exit hook after it."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    command = [sys.executable, str(Path(__file__).resolve().parents[1] / "opperf.py"), "--ops", "exp"]
+    command += ["--output-file", "out.json"]
+    environment = {**os.environ, variable: value}
+    found = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, env=environment, check=False)
+    assert found.returncode == 2, found.stderr
+    assert found.stderr.startswith("error: MXNet fails to start here (") and found.stderr.count("\n") == 1
+    assert problem in found.stderr and not list(tmp_path.iterdir())

@@ -87,7 +87,7 @@ def test_a_framework_without_in_place_forms_refuses_the_flag(tmp_path):
     assert done.returncode == 2
     assert (
         done.stderr.strip()
-        == "error: --in-place: jax has no in-place forms (its arrays are immutable); leave --in-place out"
+        == "error: --in-place: JAX has no in-place forms (its arrays are immutable); leave --in-place out"
     )
 
 

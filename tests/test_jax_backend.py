@@ -629,7 +629,7 @@ def test_a_jax_that_cannot_start_here_is_refused_before_anything_runs(
             capture_output=True, text=True, cwd=tmp_path, env=environment, check=False,
         )  # fmt: skip
         assert found.returncode == 2, found.stderr
-        assert found.stderr.startswith("error: jax fails to start here (") and found.stderr.count("\n") == 1
+        assert found.stderr.startswith("error: JAX fails to start here (") and found.stderr.count("\n") == 1
         assert problem in found.stderr and not list(tmp_path.iterdir())
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import importlib
 import os
+import subprocess
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import ModuleType
@@ -161,16 +163,50 @@ def get_backend(framework: str = DEFAULT_FRAMEWORK) -> Backend:
             if not described.installed:
                 raise ImportError(f"no module named {described.imports!r}")
             module = importlib.import_module(f"opperf.frameworks.{framework}.{module_name}")
+            _check_import_survives(described)
             importlib.import_module(described.imports)
         except ImportError as error:
             raise OpperfError(
                 f"framework {framework!r} is not installed ({error}); "
                 f"install it with `pip install 'opperf[{framework}]'` (or `make venv`)"
             ) from error
+        except OpperfError:
+            raise
         except Exception as error:  # it reads a setting it refuses at import (JAX_ENABLE_X64=banana)
             raise _not_started(framework, error) from None
         _instances[framework] = getattr(module, class_name)()
     return _instances[framework]
+
+
+IMPORT_PROBE_TIMEOUT_S = 300.0
+"""How long the child that imports a framework first (``_check_import_survives``) may take."""
+
+
+def _check_import_survives(described: Framework) -> None:
+    """OpperfError where importing ``described``'s framework kills the process, found by importing it
+    in a child first; done only where a setting it aborts over (``Framework.aborting_settings``) is set,
+    as the parent would otherwise die at its import with no word of opperf's (exit 134)."""
+    prefixes = described.aborting_settings
+    if not prefixes or not any(name.startswith(prefixes) for name in os.environ):
+        return
+    probe = f"import sys; del sys.path[0]; import {described.imports}"  # not the working directory's
+    try:
+        child = subprocess.run(
+            [sys.executable, "-s", "-c", probe], capture_output=True, text=True, timeout=IMPORT_PROBE_TIMEOUT_S
+        )
+    except subprocess.TimeoutExpired:
+        raise OpperfError(
+            f"{described.display_name} fails to start here (importing it took over "
+            f"{IMPORT_PROBE_TIMEOUT_S:.0f} s); {START_FIX}"
+        ) from None
+    if child.returncode >= 0:
+        return  # it imports, or raises an exception the import here reports itself
+    lines = [line.strip() for line in child.stderr.splitlines() if line.strip()]
+    said = next((line.partition("what():")[2].strip() for line in lines if "what():" in line), None)
+    reason = said or (lines[-1] if lines else f"killed by signal {-child.returncode}")
+    raise OpperfError(
+        f"{described.display_name} fails to start here (importing it aborts the process: {reason}); {START_FIX}"
+    )
 
 
 START_FIX = "fix or unset the environment variable it names (JAX_*, XLA_FLAGS, MXNET_*, OMP_*)"
@@ -193,7 +229,7 @@ def _not_started(framework: str, error: BaseException) -> OpperfError:
     """Why ``framework`` cannot start here, in one line: the error as its package's ``errors`` module
     reads one (which imports no framework), and what to do about it."""
     described = framework_module(framework, "errors").describe_error(error)
-    return OpperfError(f"{framework} fails to start here ({described}); {START_FIX}")
+    return OpperfError(f"{describe(framework).display_name} fails to start here ({described}); {START_FIX}")
 
 
 def check_framework(framework: str) -> str:

@@ -30,7 +30,7 @@ def owns_namespace(namespace: str) -> bool:
 
 FRAMEWORK = Framework(
     name="jax",
-    display_name="jax",
+    display_name="JAX",
     imports="jax",
     backend="backend:JaxBackend",
     documented_tensor=re.compile(r"\bArray(Like)?\b"),

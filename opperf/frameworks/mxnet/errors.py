@@ -13,4 +13,6 @@ def _first_line(message: str) -> str:
 
 
 def describe_error(error: BaseException) -> str:
-    return f"{type(error).__name__}: {_first_line(str(error))}"
+    line = _first_line(str(error))
+    name = type(error).__name__
+    return line if line.startswith(f"{name}: ") else f"{name}: {line}"  # MXNet's lines often name it

@@ -26,7 +26,7 @@ def owns_namespace(namespace: str) -> bool:
 
 FRAMEWORK = Framework(
     name="torch",
-    display_name="torch",
+    display_name="PyTorch",
     imports="torch",
     backend="backend:TorchBackend",
     documented_tensor=re.compile(r"\bTensor\b"),
