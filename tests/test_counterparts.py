@@ -77,7 +77,8 @@ def test_a_function_calls_the_operators_the_table_names(function, registry_names
     [
         (["list", "--ops", "conv2d"], "select it with --framework torch; MXNet's operator is Convolution"),
         (["list", "--ops", "F.max_pool2d"], "MXNet's operator is Pooling"),
-        (["list", "--framework", "torch", "--ops", "FullyConnected"], "PyTorch's operators are linear, addmm"),
+        (["list", "--framework", "torch", "--ops", "FullyConnected"],
+         "PyTorch's operators are linear, addmm"),
         (["list", "--framework", "torch", "--ops", "cross_entropy"],
          "cross_entropy calls several operators (log_softmax, nll_loss), not one; "
          "select those: --ops log_softmax,nll_loss"),

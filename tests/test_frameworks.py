@@ -151,7 +151,27 @@ def test_an_mxnet_that_cannot_start_here_is_refused_before_anything_runs(tmp_pat
     command = [sys.executable, str(Path(__file__).resolve().parents[1] / "opperf.py"), "--ops", "exp"]
     command += ["--output-file", "out.json"]
     environment = {**os.environ, variable: value}
-    found = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, env=environment, check=False)
+    found = subprocess.run(
+        command, capture_output=True, text=True, cwd=tmp_path, env=environment, check=False
+    )
     assert found.returncode == 2, found.stderr
     assert found.stderr.startswith("error: MXNet fails to start here (") and found.stderr.count("\n") == 1
     assert problem in found.stderr and not list(tmp_path.iterdir())
+
+
+def test_an_mxnet_setting_it_takes_is_checked_and_the_sweep_runs(tmp_path):
+    """Where a checked setting is set and MXNet takes it, the child that starts MXNet first lets the
+    sweep go on (the check refuses what fails, nothing else)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    command = [sys.executable, str(Path(__file__).resolve().parents[1] / "opperf.py"), "--ops", "exp"]
+    command += ["--runs", "2", "--warmup", "0", "--quiet", "--output-file", "out.json"]
+    environment = {**os.environ, "MXNET_ENGINE_TYPE": "NaiveEngine", "OMP_NUM_THREADS": "1"}
+    found = subprocess.run(
+        command, capture_output=True, text=True, cwd=tmp_path, env=environment, check=False
+    )
+    assert found.returncode == 0, found.stderr
+    assert json.loads((tmp_path / "out.json").read_text())["results"][0]["status"] == "ok"

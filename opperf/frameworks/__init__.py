@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import subprocess
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import ModuleType
@@ -85,6 +83,10 @@ class Backend(Protocol):
 
     def namespace_names(self, namespace: str) -> tuple[str, ...]:
         """The public names of a user-facing namespace, for suggestions."""
+
+    def start(self) -> None:
+        """Start the framework's runtime as its first operation would (MXNet's engine), raising what
+        that raises; run in a child process before a sweep (``opperf.frameworks.starting``)."""
 
     def environment(self) -> dict[str, object]:
         """Framework versions, build features and threading, for the results file: ``framework``,
@@ -158,54 +160,35 @@ def get_backend(framework: str = DEFAULT_FRAMEWORK) -> Backend:
             )
         _instances[framework] = _remote[0](framework, python, python_variable(framework))
     if framework not in _instances:
-        module_name, class_name = described.backend.split(":")
-        try:
-            if not described.installed:
-                raise ImportError(f"no module named {described.imports!r}")
-            module = importlib.import_module(f"opperf.frameworks.{framework}.{module_name}")
-            _check_import_survives(described)
-            importlib.import_module(described.imports)
-        except ImportError as error:
-            raise OpperfError(
-                f"framework {framework!r} is not installed ({error}); "
-                f"install it with `pip install 'opperf[{framework}]'` (or `make venv`)"
-            ) from error
-        except OpperfError:
-            raise
-        except Exception as error:  # it reads a setting it refuses at import (JAX_ENABLE_X64=banana)
-            raise _not_started(framework, error) from None
-        _instances[framework] = getattr(module, class_name)()
+        if not described.installed:
+            raise _not_installed(framework, f"no module named {described.imports!r}")
+        checked = described.checked_settings
+        if checked and any(name.startswith(checked) for name in os.environ):
+            from opperf.frameworks.starting import check_starts
+
+            check_starts(described)
+        _instances[framework] = imported_backend(framework)
     return _instances[framework]
 
 
-IMPORT_PROBE_TIMEOUT_S = 300.0
-"""How long the child that imports a framework first (``_check_import_survives``) may take."""
-
-
-def _check_import_survives(described: Framework) -> None:
-    """OpperfError where importing ``described``'s framework kills the process, found by importing it
-    in a child first; done only where a setting it aborts over (``Framework.aborting_settings``) is set,
-    as the parent would otherwise die at its import with no word of opperf's (exit 134)."""
-    prefixes = described.aborting_settings
-    if not prefixes or not any(name.startswith(prefixes) for name in os.environ):
-        return
-    probe = f"import sys; del sys.path[0]; import {described.imports}"  # not the working directory's
+def imported_backend(framework: str) -> Backend:
+    """A new backend for ``framework``, which is imported; OpperfError where it is not installed, or
+    refuses a setting as it is imported (``JAX_ENABLE_X64=banana``)."""
+    module_name, class_name = describe(framework).backend.split(":")
     try:
-        child = subprocess.run(
-            [sys.executable, "-s", "-c", probe], capture_output=True, text=True, timeout=IMPORT_PROBE_TIMEOUT_S
-        )
-    except subprocess.TimeoutExpired:
-        raise OpperfError(
-            f"{described.display_name} fails to start here (importing it took over "
-            f"{IMPORT_PROBE_TIMEOUT_S:.0f} s); {START_FIX}"
-        ) from None
-    if child.returncode >= 0:
-        return  # it imports, or raises an exception the import here reports itself
-    lines = [line.strip() for line in child.stderr.splitlines() if line.strip()]
-    said = next((line.partition("what():")[2].strip() for line in lines if "what():" in line), None)
-    reason = said or (lines[-1] if lines else f"killed by signal {-child.returncode}")
-    raise OpperfError(
-        f"{described.display_name} fails to start here (importing it aborts the process: {reason}); {START_FIX}"
+        module = importlib.import_module(f"opperf.frameworks.{framework}.{module_name}")
+        importlib.import_module(describe(framework).imports)
+    except ImportError as error:
+        raise _not_installed(framework, str(error)) from error
+    except Exception as error:  # it reads a setting it refuses at import (JAX_ENABLE_X64=banana)
+        raise not_started(framework, error) from None
+    return cast(Backend, getattr(module, class_name)())
+
+
+def _not_installed(framework: str, why: str) -> OpperfError:
+    return OpperfError(
+        f"framework {framework!r} is not installed ({why}); "
+        f"install it with `pip install 'opperf[{framework}]'` (or `make venv`)"
     )
 
 
@@ -222,10 +205,10 @@ def started_environment(backend: Backend) -> dict[str, object]:
     except OpperfError:
         raise
     except Exception as error:
-        raise _not_started(backend.framework, error) from None
+        raise not_started(backend.framework, error) from None
 
 
-def _not_started(framework: str, error: BaseException) -> OpperfError:
+def not_started(framework: str, error: BaseException) -> OpperfError:
     """Why ``framework`` cannot start here, in one line: the error as its package's ``errors`` module
     reads one (which imports no framework), and what to do about it."""
     described = framework_module(framework, "errors").describe_error(error)

@@ -58,5 +58,9 @@ class BackendBase:
     def normalize_device(self, device: Device) -> Device:
         return self.devices.normalize_device(device)
 
+    def start(self) -> None:
+        """Nothing beyond importing it: a framework whose runtime starts apart from its import (an
+        engine, a backend) overrides this."""
+
     def keep_compiled(self, folder: str) -> None:
         """Nothing: only a framework that declares ``keeps_compiled`` is asked, and overrides this."""

@@ -84,10 +84,11 @@ class Framework:
     keeps_compiled: bool = False
     """Whether its workers keep what they compile in a folder their runner makes for them
     (``Backend.keep_compiled``); a runner makes none for a framework that does not."""
-    aborting_settings: tuple[str, ...] = ()
-    """How the names begin of the environment settings it parses as it is imported and aborts the
-    process over (a C++ ``terminate``, not an exception) where a value does not parse: MXNet's
-    ``OMP_NUM_THREADS=banana``. Where one is set, opperf imports it in a child process first."""
+    checked_settings: tuple[str, ...] = ()
+    """How the names begin of the environment settings it reads as it is imported or starts where a
+    value it cannot take kills the process (a C++ ``terminate``: MXNet's ``OMP_NUM_THREADS=banana``) or
+    fails its every operation (``MXNET_ENGINE_TYPE=banana``). Where one is set, opperf starts it in a
+    child process first (``opperf.frameworks.starting``)."""
     stages: tuple[str, ...] = ("eager",)
     """The stages it runs (``opperf.measure.stages``); a sweep's other stages are recorded skipped with
     their reason, and one that asks for none of these is refused."""

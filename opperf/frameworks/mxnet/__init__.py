@@ -34,7 +34,7 @@ FRAMEWORK = Framework(
     namespaces="mx.nd, mx.np, mx.npx, ...",
     capabilities=frozenset({"longtail", "fused", "capture", "in_place"}),
     layout_note="MXNet's arrays are always dense row-major, with no strides or memory formats to choose",
-    aborting_settings=("MXNET_", "OMP_", "KMP_", "DMLC_"),
+    checked_settings=("MXNET_", "OMP_", "KMP_", "DMLC_"),
     stages=("eager", "graph", "fused"),
 )
 """MXNet as opperf knows it (``opperf.frameworks.contract``); its Python wrappers document a tensor

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import atexit
 import ctypes
 import importlib
 import os
@@ -121,10 +120,16 @@ class MXNetBackend(BackendBase):
         module = importlib.import_module(module_name) if module_name else None
         return tuple(n for n in dir(module) if not n.startswith("__")) if module else ()
 
+    def start(self) -> None:
+        """Start MXNet's engine with one small operation: an engine it cannot make
+        (``MXNET_ENGINE_TYPE=banana``) fails here, not in every configuration."""
+        import mxnet as mx
+
+        mx.nd.zeros((1,)).wait_to_read()
+
     def environment(self) -> dict[str, object]:
         import mxnet as mx
 
-        _start_engine(mx)
         features = mx.runtime.Features()
         enabled = sorted(name for name in features if features.is_enabled(name))
         return {
@@ -140,18 +145,6 @@ class MXNetBackend(BackendBase):
             "num_gpus": mx.context.num_gpus() if features.is_enabled("CUDA") else 0,
             "machine": platform.machine(),
         }
-
-
-def _start_engine(mx: ModuleType) -> None:
-    """Start MXNet's engine with one small operation, so that an engine it cannot make
-    (``MXNET_ENGINE_TYPE=banana``) is one error before a sweep, not the failure of each configuration.
-    Where it cannot, MXNet's exit hook, which would ask for the engine again and print a traceback after
-    opperf's error, is dropped."""
-    try:
-        mx.nd.zeros((1,)).wait_to_read()
-    except mx.base.MXNetError:
-        atexit.unregister(mx.base._notify_shutdown)
-        raise
 
 
 def _is_tensor_input(value: object) -> bool:
