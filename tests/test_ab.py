@@ -254,16 +254,24 @@ def test_more_minimum_rounds_than_rounds_are_refused_before_anything_runs(tmp_pa
     assert "--min-rounds 5 exceeds --rounds 2" in capsys.readouterr().err and not list(tmp_path.iterdir())
 
 
-def test_a_side_whose_environment_its_framework_refuses_is_told_to_correct_it(tmp_path, capsys):
+@pytest.mark.parametrize(
+    ("framework", "setting", "said"),
+    [
+        ("jax", "JAX_PLATFORMS=tpu", "Unable to initialize backend 'tpu'"),
+        # MXNet reads its engine only as it starts: one side's every configuration failed, exit 0
+        ("mxnet", "MXNET_ENGINE_TYPE=banana", "(MXNetError: Cannot find Engine banana)"),
+    ],
+)
+def test_a_side_whose_environment_its_framework_refuses_is_told_to_correct_it(
+    tmp_path, capsys, framework, setting, said
+):
     """The interpreter is fine; the setting the side adds is not: the message names both ways out."""
     output = tmp_path / "ab.json"
-    argv = ["ab", "--framework", "jax", "--ops", "exp", *QUICK, "--new-env", "JAX_PLATFORMS=tpu"]
+    argv = ["ab", "--framework", framework, "--ops", "exp", *QUICK, "--new-env", setting]
     assert main([*argv, "--output-file", str(output)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.rstrip().endswith(
-        "or correct its --new-env settings (JAX_PLATFORMS=tpu)"
-    )
-    assert not output.exists()
+    assert err.count("\n") == 1 and err.rstrip().endswith(f"or correct its --new-env settings ({setting})")
+    assert said in err and not output.exists()
 
 
 def test_two_jobs_naming_one_output_file_are_refused(tmp_path, capsys):

@@ -147,9 +147,12 @@ def worker_python(framework: str) -> str | None:
     return python
 
 
-def get_backend(framework: str = DEFAULT_FRAMEWORK) -> Backend:
+def get_backend(framework: str = DEFAULT_FRAMEWORK, *, check_start: bool = True) -> Backend:
     """The backend for ``framework``, imported on first use; where its workers run in another
-    interpreter (``worker_python``), one that asks a worker there (``opperf.frameworks.remote``)."""
+    interpreter (``worker_python``), one that asks a worker there (``opperf.frameworks.remote``).
+    Where a setting it declares checked is set, it is first started in a child
+    (``opperf.frameworks.starting``) unless ``check_start`` is False: a worker, whose settings its
+    parent checked or set, leaves it out (a second each) and reports a death at start-up itself."""
     described = describe(framework)
     python = worker_python(framework)
     if python is not None and framework not in _instances:
@@ -163,7 +166,7 @@ def get_backend(framework: str = DEFAULT_FRAMEWORK) -> Backend:
         if not described.installed:
             raise _not_installed(framework, f"no module named {described.imports!r}")
         checked = described.checked_settings
-        if checked and any(name.startswith(checked) for name in os.environ):
+        if check_start and checked and any(name.startswith(checked) for name in os.environ):
             from opperf.frameworks.starting import check_starts
 
             check_starts(described)

@@ -189,12 +189,14 @@ def worker_main(
 
 
 def load_backend(framework: str, threads: int | None, compiled: str | None = None) -> Backend:
-    """The framework imported, its thread count set, its folder for compiled programs named and its
-    registry loaded, before any operator runs: a worker's state when it says it is ready."""
+    """The framework imported, its thread count set, its runtime started, its folder for compiled
+    programs named and its registry loaded, before any operator runs: a worker's state when it says it
+    is ready."""
     from opperf.frameworks import get_backend
 
-    backend = get_backend(framework)
+    backend = get_backend(framework, check_start=False)
     backend.set_threads(threads)
+    backend.start()  # its engine, with those threads; one it cannot make fails the start, not each run
     if compiled is not None:
         backend.keep_compiled(compiled)
     backend.operators()  # the registry, loaded once, before the collector is frozen

@@ -101,5 +101,9 @@ class RemoteBackend:
     def namespace_names(self, namespace: str) -> tuple[str, ...]:
         raise self._refused(f"reading {namespace}")
 
+    def start(self) -> None:
+        """Nothing here: the interpreter that describes the build has started the framework, and each
+        worker starts it again in its own."""
+
     def environment(self) -> dict[str, object]:
         return {**self._description.environment, "worker_python": self.python}
