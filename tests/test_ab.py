@@ -228,23 +228,41 @@ def test_a_configuration_that_did_not_measure_gets_no_further_round():
     assert pairs[3].base.status is Status.OK and pairs[3].prepared_in == {"base": 1, "new": 1}
 
 
-@pytest.mark.parametrize("interpreter", ["/bin/true", "python-without-numpy"])
-def test_a_side_whose_workers_cannot_start_is_refused_before_the_first_round(tmp_path, capsys, interpreter):
-    """``--new-python /bin/true`` ran to the end and exited 0, every row of the new side failing."""
+@pytest.mark.parametrize(
+    ("interpreter", "why", "remedy"),
+    [
+        ("/bin/true", "", "correct --new-python as that says"),
+        (
+            "python-without-numpy",
+            "(ModuleNotFoundError: No module named 'numpy')",
+            "pass a Python with numpy and mxnet installed as --new-python",
+        ),
+        (  # a wrapper that runs Python as its child: the worker is no child of opperf's
+            "wrapper-without-exec",
+            "must exec Python, not run it))",
+            "correct --new-python as that says",
+        ),
+    ],
+)
+def test_a_side_whose_workers_cannot_start_is_refused_before_the_first_round(
+    tmp_path, capsys, interpreter, why, remedy
+):
+    """``--new-python /bin/true`` ran to the end and exited 0, every row of the new side failing. The
+    remedy follows the cause: numpy to install only where numpy is what it lacks."""
     if interpreter == "python-without-numpy":
         interpreter = without_site_packages(tmp_path / "python")
+    if interpreter == "wrapper-without-exec":
+        wrapper = tmp_path / "python"
+        wrapper.write_text(f'#!/bin/sh\n{sys.executable} "$@"\n')
+        wrapper.chmod(0o755)
+        interpreter = str(wrapper)
     output = tmp_path / "ab.json"
     argv = ["ab", "--ops", "exp", *QUICK, "--new-python", interpreter, "--output-file", str(output)]
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert (
-        err.startswith(f"error: the new side's workers do not start in {interpreter} (")
-        and err.count("\n") == 1
-    )
-    assert "--new-python" in err and not output.exists()
-    if "python" in interpreter:  # the exception the worker died of, not its traceback
-        assert "(ModuleNotFoundError: No module named 'numpy');" in err
-        assert "Traceback" not in err and 'File "' not in err
+    assert err.startswith(f"error: the new side's workers do not start in {interpreter} (")
+    assert err.count("\n") == 1 and err.rstrip().endswith(f"{why}; {remedy}"), err
+    assert "Traceback" not in err and 'File "' not in err and not output.exists()
 
 
 def test_more_minimum_rounds_than_rounds_are_refused_before_anything_runs(tmp_path, capsys):
@@ -270,7 +288,9 @@ def test_a_side_whose_environment_its_framework_refuses_is_told_to_correct_it(
     argv = ["ab", "--framework", framework, "--ops", "exp", *QUICK, "--new-env", setting]
     assert main([*argv, "--output-file", str(output)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.rstrip().endswith(f"or correct its --new-env settings ({setting})")
+    assert err.count("\n") == 1 and err.rstrip().endswith(
+        f"; correct its --new-env settings ({setting}) or --new-python"
+    )
     assert said in err and not output.exists()
 
 

@@ -167,9 +167,13 @@ def test_a_worker_that_never_says_it_is_ready_is_named_as_stalled(tmp_path, monk
 
     monkeypatch.setattr(isolation, "STARTUP_TIMEOUT_S", 1.0)
     hanging = script(tmp_path / "python", "echo loading plugins >&2\nexec sleep 60")
-    with IsolatedRunner("mxnet", python=hanging) as runner, pytest.raises(OSError) as raised:
+    with (
+        IsolatedRunner("mxnet", python=hanging) as runner,
+        pytest.raises(isolation.WorkerStartError) as raised,
+    ):
         runner.describe()
-    assert str(raised.value) == "it was not ready in 1 s; it printed: loading plugins"
+    assert raised.value.why == "it was not ready in 1 s; it printed: loading plugins"
+    assert not raised.value.lacks_module
 
 
 def test_an_interpreter_that_prints_on_the_reply_pipe_is_refused_saying_so(tmp_path):

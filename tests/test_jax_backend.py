@@ -488,8 +488,9 @@ def test_what_needs_the_framework_here_is_refused_when_it_runs_elsewhere(tmp_pat
         env=environment, capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path,
     )  # fmt: skip
     assert without.returncode == 2 and without.stderr.count("\n") == 1
-    assert f"{bare} cannot run opperf's jax worker (ModuleNotFoundError: No module named 'numpy')" in (
-        without.stderr
+    assert (
+        f"{bare} cannot run opperf's jax worker (ModuleNotFoundError: No module named 'numpy'); install numpy"
+        in (without.stderr)
     )
 
 

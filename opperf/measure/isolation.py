@@ -261,6 +261,12 @@ class WorkerStartError(OSError):
         self.why = why or "it printed nothing"
         super().__init__(f"the benchmark worker did not start: {self.why}")
 
+    @property
+    def lacks_module(self) -> bool:
+        """Whether it did not start for want of a module (numpy, the framework): the interpreter needs
+        them installed, where other causes (a wrapper that runs Python without ``exec``) need another fix."""
+        return self.why.startswith(("ModuleNotFoundError", "ImportError"))
+
 
 EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_][\w.]*)?(Error|Exception|Exit|Interrupt)\b.*$", re.MULTILINE)
 """How the exception that ends a Python traceback reads (``ModuleNotFoundError: No module named ...``)."""
@@ -307,7 +313,7 @@ class IsolatedRunner:
         CPUs the workers are not pinned to, so a fresh worker (``retire_worker``, or after a crash)
         is ready when it is needed instead of starting then (about 2 s for MXNet)."""
         self._framework = framework
-        self._failure: str | None = None  # why the last probe got no answer
+        self._failure: Exception | None = None  # why the last probe got no answer
         self._python = python
         self._environment = dict(environment or {})
         self._threads = threads
@@ -460,8 +466,15 @@ class IsolatedRunner:
         """The framework build the worker runs (its version and operators); OSError naming why when
         no worker can say (the interpreter is no Python, or lacks numpy or the framework)."""
         answer = self._ask(DescribeProbe())
+        if isinstance(self._failure, WorkerStartError):
+            raise self._failure
         if not isinstance(answer, BuildDescription):
-            raise OSError(self._failure or "the benchmark worker did not describe its build")
+            failure = self._failure
+            raise OSError(
+                (str(failure) or type(failure).__name__)
+                if failure
+                else "the benchmark worker did not describe its build"
+            )
         return answer
 
     def _ask(self, probe: object) -> object | None:
@@ -473,9 +486,7 @@ class IsolatedRunner:
             self._note_peak_rss()
             return answer
         except (_StalledError, _OutOfMemoryError, EOFError, OSError, WireError) as error:
-            self._failure = (
-                error.why if isinstance(error, WorkerStartError) else str(error) or type(error).__name__
-            )
+            self._failure = error
         self._kill()
         return None
 

@@ -14,7 +14,7 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from opperf.measure.isolation import IsolatedRunner
+from opperf.measure.isolation import IsolatedRunner, WorkerStartError
 from opperf.utils.affinity import available_cpus
 from opperf.utils.devices import Device
 from opperf.utils.errors import OpperfError
@@ -43,9 +43,19 @@ class RemoteBackend:
             with IsolatedRunner(self.framework, DESCRIBE_TIMEOUT_S, python=self.python) as runner:
                 return runner.describe()
         except OSError as error:
+            why, lacks = (
+                (error.why, error.lacks_module)
+                if isinstance(error, WorkerStartError)
+                else (str(error), False)
+            )
+            fix = (
+                f"install numpy and {self.framework} in that interpreter"
+                if lacks
+                else "correct it as that says"
+            )
             raise OpperfError(
-                f"{self._variable}={self.python} cannot run opperf's {self.framework} worker ({error}); "
-                f"install numpy and {self.framework} in that interpreter, or unset {self._variable}"
+                f"{self._variable}={self.python} cannot run opperf's {self.framework} worker ({why}); "
+                f"{fix}, or unset {self._variable}"
             ) from None
 
     def _refused(self, what: str) -> OpperfError:

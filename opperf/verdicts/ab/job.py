@@ -39,7 +39,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from opperf.frameworks import get_backend
-from opperf.measure.isolation import IsolatedRunner
+from opperf.measure.isolation import IsolatedRunner, WorkerStartError
 from opperf.measure.messages import BuildDescription
 from opperf.measure.sampling import WARMUP_SHARE, SamplingPlan
 from opperf.results.document import AB_KIND, SCHEMA_VERSION, record
@@ -425,11 +425,18 @@ def _described(runner: IsolatedRunner, side: str, build: Build, framework: str) 
     try:
         return runner.describe()
     except OSError as error:
+        why, lacks = (
+            (error.why, error.lacks_module) if isinstance(error, WorkerStartError) else (str(error), False)
+        )
         settings = " ".join(f"{name}={value}" for name, value in build.environment.items())
-        also = f", or correct its --{side}-env settings ({settings})" if settings else ""
+        if lacks:
+            fix = f"pass a Python with numpy and {framework} installed as --{side}-python"
+        elif settings:
+            fix = f"correct its --{side}-env settings ({settings}) or --{side}-python"
+        else:
+            fix = f"correct --{side}-python as that says"
         raise OpperfError(
-            f"the {side} side's workers do not start in {build.python} ({error}); pass a Python with "
-            f"numpy and {framework} installed as --{side}-python{also}"
+            f"the {side} side's workers do not start in {build.python} ({why}); {fix}"
         ) from None
 
 
