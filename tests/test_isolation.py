@@ -176,6 +176,32 @@ def test_a_worker_that_never_says_it_is_ready_is_named_as_stalled(tmp_path, monk
     assert not raised.value.lacks_module
 
 
+def test_a_worker_killed_takes_what_it_started_with_it(tmp_path, monkeypatch):
+    """A wrapper that runs Python without ``exec`` (here, a command that hangs) is killed at its start
+    deadline with every process it started: its child was left running, orphaned."""
+    import time
+
+    from opperf.measure import isolation
+
+    monkeypatch.setattr(isolation, "STARTUP_TIMEOUT_S", 1.0)
+    marker = f"{time.time() % 1000 + 60:.3f}"  # this test's own sleep, found by its argument
+    hanging = script(tmp_path / "python", f"echo loading plugins >&2\nsleep {marker}")
+    with IsolatedRunner("mxnet", python=hanging) as runner, pytest.raises(OSError):
+        runner.describe()
+    time.sleep(0.2)
+    assert not [
+        pid for pid in os.listdir("/proc") if pid.isdigit() and _command_line(pid) == ["sleep", marker]
+    ]
+
+
+def _command_line(pid: str) -> list[str]:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as listing:
+            return listing.read().decode(errors="replace").split("\0")[:-1]
+    except OSError:
+        return []  # ended while we looked
+
+
 def test_an_interpreter_that_prints_on_the_reply_pipe_is_refused_saying_so(tmp_path):
     """A wrapper that echoes a line before starting Python writes on the pipe the worker answers on:
     its text read as a message's length was 7e18 bytes, and the sweep died of a MemoryError."""

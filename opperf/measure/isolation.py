@@ -593,6 +593,7 @@ class IsolatedRunner:
                 stderr=log,
                 bufsize=0,
                 env={**os.environ, **thread_environment(self._threads), **self._environment},
+                start_new_session=True,  # its own process group, killed whole (``_kill_group``)
             )
         except OSError as error:  # the interpreter is gone, or no program
             os.close(log)
@@ -632,7 +633,7 @@ class IsolatedRunner:
         if self._process is not None:
             if self._process.poll() is None:
                 self._note_peak_rss()
-                self._process.kill()
+                _kill_group(self._process)
             self._process.wait()
             _close_pipes(self._process)
         if self._log is not None:
@@ -676,7 +677,7 @@ class IsolatedRunner:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=max(0.0, deadline - time.monotonic()))
             if process.poll() is None:
-                process.kill()
+                _kill_group(process)
                 process.wait()
         self._retired = []
         if self._compiled is not None:
@@ -689,12 +690,23 @@ class IsolatedRunner:
     def _discard_standby(self) -> None:
         if self._next is not None:
             standby, log = self._next
-            standby.kill()
+            if standby.poll() is None:
+                _kill_group(standby)
             standby.wait()
             _close_pipes(standby)
             with contextlib.suppress(OSError):
                 os.close(log)
             self._next = None
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    """SIGKILL to a running worker and every process of its group (it leads one of its own): what it
+    started goes with it, such as the Python an interpreter wrapper runs without ``exec`` or a
+    compiler's helper processes, where killing the worker alone left them running."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        process.kill()
 
 
 def _close_pipes(process: subprocess.Popen) -> None:
