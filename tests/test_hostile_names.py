@@ -183,3 +183,24 @@ def test_a_publish_that_cannot_finish_leaves_the_previous_dashboard_whole(tmp_pa
         assert after == before and not _links_resolve(site)
         assert [p.name for p in disk.iterdir()] == ["site"]
         assert os.access(site, os.R_OK | os.X_OK)
+
+
+@pytest.mark.parametrize("held", [["mine.txt"], ["notes/a.txt"], ["history.sqlite", "mine.txt"]])
+def test_a_publish_into_a_folder_of_other_files_is_refused_and_touches_none(tmp_path, capsys, held):
+    """``publish --out .`` moved the folder aside and removed it, the history database and the user's
+    files with it, and exited 0. A folder that holds anything but an earlier dashboard is refused."""
+    store = _store(tmp_path, ["exp"])
+    capsys.readouterr()
+    site = tmp_path / "site"
+    for name in held:
+        (site / name).parent.mkdir(parents=True, exist_ok=True)
+        (site / name).write_text("mine")
+    assert main(["publish", "--db", str(store), "--out", str(site)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {site} holds files of its own (") and err.count("\n") == 1
+    assert sorted(str(p.relative_to(site)) for p in site.rglob("*") if p.is_file()) == sorted(held)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for out in (empty, empty, tmp_path / "new"):  # an empty folder, then the dashboard it became, then none
+        assert main(["publish", "--db", str(store), "--out", str(out)]) == 0
+        assert (out / "index.html").is_file()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from opperf.cli.common import add_quiet, fraction
 from opperf.cli.progress import CountBar, wanted
-from opperf.report.dashboard import publish
+from opperf.report.dashboard import check_replaceable, publish
 from opperf.utils.errors import OpperfError
 from opperf.utils.words import counted
 from opperf.verdicts.history import open_history
@@ -45,10 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(arguments: argparse.Namespace) -> int:
     out = Path(arguments.output_file)
-    if out.exists() and not out.is_dir():
-        raise OpperfError(
-            f"--output-file {arguments.output_file!r} is a file; name a folder for the dashboard"
-        )
+    check_replaceable(out)
     with open_history(arguments.db) as history:
         runs, series = history.run_count(), history.series()
     if not series:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from opperf.report.lines import history_chart, sparkline
 from opperf.report.page import ASSETS, Column, asset, cards, data_table, escape, flag_badges, number, page
+from opperf.utils.errors import OpperfError
 from opperf.utils.files import UnwritableError, folder_beside, write_atomically
 from opperf.verdicts.history.steps import Step, steps_of
 from opperf.verdicts.history.store import Series
@@ -192,6 +193,7 @@ def publish(
     beside ``out`` that then takes its place, so a publish stopped part way (or failing on a full disk)
     leaves the previous dashboard whole, never an index linking to pages not written. ``progress`` is
     called with the files written so far and their total after each."""
+    check_replaceable(out)
     items = sorted(entries(all_series, threshold), key=lambda e: e.series.label)
     out = out.resolve()
     staging = folder_beside(out, "new")
@@ -201,6 +203,29 @@ def publish(
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return [out / name for name in names]
+
+
+MARK = ".opperf-dashboard"
+"""The file each dashboard holds: a publish replaces a folder whole, and only one that holds it (or
+nothing at all)."""
+
+
+def check_replaceable(out: Path) -> None:
+    """OpperfError unless ``out`` is absent, an empty folder or an earlier dashboard: a publish replaces
+    the folder whole, and ``--out .`` once took the history database and the user's files with it."""
+    if not out.exists():
+        return
+    if not out.is_dir():
+        raise OpperfError(f"{out} is a file; name a folder for the dashboard")
+    if (out / MARK).is_file():
+        return
+    held = sorted(entry.name for entry in out.iterdir())
+    if held:
+        shown = ", ".join(held[:3]) + (f" and {len(held) - 3} more" if len(held) > 3 else "")
+        raise OpperfError(
+            f"{out} holds files of its own ({shown}), and a publish replaces the folder whole; name a new "
+            "or empty folder, or an earlier dashboard's"
+        )
 
 
 def _write_pages(
@@ -215,7 +240,7 @@ def _write_pages(
     by_page: dict[str, list[Entry]] = defaultdict(list)
     for entry in items:
         by_page[entry.page].append(entry)
-    total = len(ASSETS) + 2 + len(by_page)
+    total = 1 + len(ASSETS) + 2 + len(by_page)
 
     def write(name: str, text: str) -> None:
         write_atomically(folder / name, text)
@@ -223,6 +248,7 @@ def _write_pages(
         if progress is not None:
             progress(len(written), total)
 
+    write(MARK, "an opperf dashboard: `opperf publish` replaces this folder whole\n")
     for name in ASSETS:
         write(name, asset(name))
     write("index.html", page("opperf dashboard", _index(items, runs, threshold), inline_assets=False))
