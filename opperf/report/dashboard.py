@@ -25,6 +25,10 @@ from opperf.utils.files import UnwritableError, folder_beside, write_atomically
 from opperf.verdicts.history.steps import Step, steps_of
 from opperf.verdicts.history.store import Series
 
+PAGES = ("index.html", "regressions.html")
+"""The dashboard's pages at its top, beside its assets and its folder of operator pages."""
+OPERATOR_PAGES = "ops"
+
 MS = 1e3
 
 
@@ -72,7 +76,7 @@ def page_name(series: Series) -> str:
     if safe != text or len(safe) > PAGE_NAME_CHARS or safe.startswith("."):
         digest = hashlib.sha256(text.encode()).hexdigest()[:12]
         safe = f"{safe.lstrip('.')[:PAGE_NAME_CHARS]}-{digest}"
-    return f"ops/{safe}.html"
+    return f"{OPERATOR_PAGES}/{safe}.html"
 
 
 def entries(all_series: Sequence[Series], threshold: float) -> list[Entry]:
@@ -205,21 +209,16 @@ def publish(
     return [out / name for name in names]
 
 
-MARK = ".opperf-dashboard"
-"""The file each dashboard holds: a publish replaces a folder whole, and only one that holds it (or
-nothing at all)."""
-
-
 def check_replaceable(out: Path) -> None:
-    """OpperfError unless ``out`` is absent, an empty folder or an earlier dashboard: a publish replaces
-    the folder whole, and ``--out .`` once took the history database and the user's files with it."""
+    """OpperfError unless ``out`` is absent or a folder holding nothing but what a dashboard writes: a
+    publish replaces the folder whole, and ``--out .`` once took the history database and the user's
+    files with it."""
     if not out.exists():
         return
     if not out.is_dir():
         raise OpperfError(f"{out} is a file; name a folder for the dashboard")
-    if (out / MARK).is_file():
-        return
-    held = sorted(entry.name for entry in out.iterdir())
+    own = {*PAGES, *ASSETS, OPERATOR_PAGES}
+    held = sorted(entry.name for entry in out.iterdir() if entry.name not in own)
     if held:
         shown = ", ".join(held[:3]) + (f" and {len(held) - 3} more" if len(held) > 3 else "")
         raise OpperfError(
@@ -240,7 +239,7 @@ def _write_pages(
     by_page: dict[str, list[Entry]] = defaultdict(list)
     for entry in items:
         by_page[entry.page].append(entry)
-    total = 1 + len(ASSETS) + 2 + len(by_page)
+    total = len(ASSETS) + len(PAGES) + len(by_page)
 
     def write(name: str, text: str) -> None:
         write_atomically(folder / name, text)
@@ -248,7 +247,6 @@ def _write_pages(
         if progress is not None:
             progress(len(written), total)
 
-    write(MARK, "an opperf dashboard: `opperf publish` replaces this folder whole\n")
     for name in ASSETS:
         write(name, asset(name))
     write("index.html", page("opperf dashboard", _index(items, runs, threshold), inline_assets=False))
