@@ -313,6 +313,39 @@ def test_one_tick_of_the_timer_is_no_step():
     assert [step.index for step in found] == [3]
 
 
+@pytest.mark.parametrize("slowed", [6, 8, 12])
+def test_a_step_most_configurations_share_is_theirs_and_the_others_have_none(slowed):
+    """A build 1.5x slower in 8 (or 6, or all 12) of 12 configurations from run 4 of 8: the machine
+    factor took the shared step for the machine's, found no step where there was one and called the
+    unchanged configurations "slower x1" (exit 1 in CI). A level the runs keep stays in the series."""
+    from opperf.verdicts.history.steps import judge
+
+    levels = [[1e-3 * (1.5 if i < slowed and run >= 4 else 1.0) for run in range(8)] for i in range(12)]
+    judged = judge(_series_of(levels, 0.01, 5), [None] * 12, 0.05, 0.05)
+    assert [[(s.index, round(s.ratio, 1)) for s in steps] for steps in judged[:slowed]] == [
+        [(4, 1.5)]
+    ] * slowed
+    assert all(steps == [] for steps in judged[slowed:])
+
+
+def test_a_level_every_configuration_left_and_came_back_to_is_the_machines_wherever_it_lies():
+    """The slow stretch of ``test_a_run_on_a_slow_stretch_of_the_machine_is_no_step`` early and late
+    in a longer history: taken out as the machine's; a step of four configurations inside it is kept."""
+    from opperf.verdicts.history.steps import judge
+
+    for stretch in ((3, 4, 5), (6, 7, 8)):
+        levels = [
+            [
+                1e-3 * (1.2 if run in stretch else 1.0) * (1.3 if i < 4 and run >= 5 else 1.0)
+                for run in range(12)
+            ]
+            for i in range(24)
+        ]
+        judged = judge(_series_of(levels, 0.01, 11), [None] * 24, 0.05, 0.05)
+        assert [[(s.index, round(s.ratio, 1)) for s in steps] for steps in judged[:4]] == [[(5, 1.3)]] * 4
+        assert all(steps == [] for steps in judged[4:])
+
+
 def test_an_injected_step_is_found_in_every_series_it_touched_and_nowhere_else():
     """A 1.3x step into 5 of 30 configurations from run 4 of 8, runs scattered by 3%: found in all
     5, with the false discovery rate held over all series."""

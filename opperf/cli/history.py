@@ -3,7 +3,7 @@
 configuration's level.
 
 ``detect`` reports every step larger than ``max(--threshold, the series' own noise, 1.5 ticks of a
-quantising timer)`` that held for at least two runs, once each run's machine factor is taken out,
+quantising timer)`` that held for at least three runs, once each run's passing machine factor is taken out,
 and that holds at the FDR level ``--alpha`` over every step of every series; with ``--fail-on
 regression`` it exits 1 when a configuration's current level is a step up (a regression not yet
 undone). Only ``add`` creates a store; ``show``, ``detect`` and ``publish`` refuse a ``--db`` that

@@ -22,7 +22,7 @@ from opperf.report.lines import history_chart, sparkline
 from opperf.report.page import ASSETS, Column, asset, cards, data_table, escape, flag_badges, number, page
 from opperf.utils.errors import OpperfError
 from opperf.utils.files import UnwritableError, folder_beside, write_atomically
-from opperf.verdicts.history.steps import Step, steps_of
+from opperf.verdicts.history.steps import MIN_HOLD, Step, steps_of
 from opperf.verdicts.history.store import Series
 
 PAGES = ("index.html", "regressions.html")
@@ -124,7 +124,7 @@ def _index(items: Sequence[Entry], runs: int, threshold: float) -> str:
         f'<h1>opperf dashboard</h1><nav class="toc"><a href="index.html">all configurations</a>'
         f'<a href="regressions.html">regressions ({regressed})</a></nav>{summary}'
         f'<p class="muted">Steps: level changes larger than ±{threshold:.0%} and the series\' own noise '
-        "that held for at least two runs (opperf history detect).</p>"
+        f"that held for at least {MIN_HOLD} runs (opperf history detect).</p>"
         + data_table("configurations", columns, items, flagged=lambda e: bool(e.series.points[-1].flags))
     )
 

@@ -4,7 +4,9 @@ A series is one row's medians over runs, in time order, on the log scale. Before
 for, each run's machine factor is taken out (``run_factors``: the median, over every series the run
 measured, of how far the run sits from that series' typical level): a sweep on a slow stretch of the
 machine moves every configuration, which is the machine's doing, not the operators' (six sweeps of
-identical code had 16 steps in 24 series without it). A step at run i compares
+identical code had 16 steps in 24 series without it). Only what passes is taken out: a level the
+factors move to and keep (a build 1.5x slower in 8 of 12 configurations) stays in the series, where
+the whole factor hid it and called the 4 unchanged configurations "slower x1". A step at run i compares
 the level just before it with the level just after: the medians of the ``WINDOW`` runs on each side
 (fewer at the ends of a segment), the ``MIN_HOLD`` runs next to it on one side all beyond those on
 the other (``_apart``).
@@ -24,6 +26,7 @@ Pure functions; the store feeds them.
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from collections import defaultdict
@@ -109,10 +112,12 @@ def step_p(before: Sequence[float], after: Sequence[float], sd: float) -> float:
     return min(1.0, 2 * t_sf(abs(statistic), max(1, len(before) + len(after) - 2)))
 
 
-def run_factors(series: Sequence[Sequence[tuple[int, float]]]) -> dict[int, float]:
-    """Each run's machine factor, in log units: the median, over the series it measured, of its log
-    median less that series' median log median. A run on a slow stretch of the machine moves every
-    configuration it measured alike; an operator's change moves its own."""
+def run_factors(series: Sequence[Sequence[tuple[int, float]]], threshold: float) -> dict[int, float]:
+    """Each run's machine factor, in log units: how far the run sits from the series it measured (the
+    median, over them, of its log median less that series' median log median), less what of it
+    persists (``_passing``). A run on a slow stretch of the machine moves every configuration it
+    measured alike, and the stretch passes; an operator's change moves its own, and a build that slows
+    most operators moves them for good: that stays in the series, to be found as their steps."""
     offsets: dict[int, list[float]] = defaultdict(list)
     for points in series:
         if len(points) < 2:
@@ -120,7 +125,32 @@ def run_factors(series: Sequence[Sequence[tuple[int, float]]]) -> dict[int, floa
         typical = statistics.median(math.log(median) for _, median in points)
         for run, median in points:
             offsets[run].append(math.log(median) - typical)
-    return {run: statistics.median(found) for run, found in offsets.items()}
+    runs = sorted(offsets)
+    shared = [statistics.median(offsets[run]) for run in runs]
+    return dict(zip(runs, _passing(shared, threshold), strict=True))
+
+
+def _passing(shared: Sequence[float], threshold: float) -> list[float]:
+    """The part of the runs' shared offsets (run order, log units) that does not persist. The offsets
+    are cut into levels as a series is (``detect_steps``); a level they move to and keep is a change
+    every configuration saw (a build that slowed most of them, a new machine) and is left in; a level
+    they leave again for the one before it (within ``threshold``) was the machine's, and is taken out
+    with each run's scatter about its level."""
+    if not shared:
+        return []
+    cuts = [step.index for step in detect_steps([math.exp(offset) for offset in shared], threshold)]
+    bounds = [0, *cuts, len(shared)]
+    levels = [statistics.median(shared[start:end]) for start, end in itertools.pairwise(bounds)]
+    kept: list[float] = []
+    for position, level in enumerate(levels):
+        returns = 0 < position < len(levels) - 1
+        returns = returns and abs(levels[position + 1] - levels[position - 1]) <= math.log1p(threshold)
+        kept.append(kept[-1] if returns else level)
+    return [
+        offset - kept[position]
+        for position, (start, end) in enumerate(itertools.pairwise(bounds))
+        for offset in shared[start:end]
+    ]
 
 
 def judge(
@@ -132,7 +162,7 @@ def judge(
     """The steps of every series (each its (run, median) points in run order, and its timer's tick),
     after each run's machine factor is taken out; steps are kept where Benjamini-Hochberg over
     every step found holds them at FDR level ``alpha``. Steps report the series' own medians."""
-    factors = run_factors(series)
+    factors = run_factors(series, threshold)
     found = []
     for points, tick in zip(series, ticks, strict=True):
         normalised = [median / math.exp(factors.get(run, 0.0)) for run, median in points]
@@ -142,10 +172,13 @@ def judge(
     flat = [step for steps in found for step in steps]
     q_values = iter(bh_qvalues([step.p for step in flat]))
     judged = [[replace(step, q=next(q_values)) for step in steps] for steps in found]
-    return [
+    kept = [
         [_own_levels(step, points, steps) for step in steps if cast(float, step.q) <= alpha]
         for points, steps in zip(series, judged, strict=True)
     ]
+    # A step of the normalised series that the series' own medians do not show (x1.00: the run's
+    # factor moved and it did not) is no step of its own.
+    return [[step for step in steps if abs(math.log(step.ratio)) > math.log1p(threshold)] for steps in kept]
 
 
 def _own_levels(step: Step, points: Sequence[tuple[int, float]], steps: Sequence[Step]) -> Step:
