@@ -197,6 +197,33 @@ def test_xlsx_of_a_diff_shades_the_ratio_around_one(files, tmp_path):
     assert rule.colorScale.cfvo[1].val == 1
 
 
+def test_html_and_xlsx_of_an_ab_diff_show_the_figures_its_ratio_compares(tmp_path):
+    """An A/B job's ratio compares each round's fastest pass; the page and the sheet showed the medians
+    beside it (1.002 and 1.301 ms under a ratio of 1), where ``opperf diff`` shows 1 and 1."""
+    records = [
+        {
+            "framework": "mxnet", "namespace": "mx.nd", "op": "exp", "category": "unary",
+            "inputs": {"data": {"shape": [64]}}, "status": "ok", "reason": None,
+            "forward": {"samples_s": [1e-3, *(scale * 1e-3 for scale in (1.0, 1.001, 1.002, 1.003))]
+                        if side == "base" else [1e-3, *(scale * 1e-3 for scale in (1.3, 1.301, 1.302, 1.303))]},
+            "backward": None, "memory_peak_bytes": None, "side": side, "round": index, "prepared_in_round": index,
+        }
+        for index in range(6) for side in ("base", "new")
+    ]  # fmt: skip
+    ab = tmp_path / "ab.json"
+    ab.write_text(json.dumps({"schema_version": 1, "kind": "ab", "environment": {}, "results": records}))
+    diff, page, sheet = tmp_path / "d.json", tmp_path / "r.html", tmp_path / "d.xlsx"
+    assert main(["diff", str(ab), "--output-format", "json", "--output-file", str(diff)]) == 0
+    (row,) = json.loads(diff.read_text())["rows"]
+    assert (row["base"]["compared_s"], row["new"]["compared_s"], row["ratio"]) == (1e-3, 1e-3, 1.0)
+    assert main(["report", str(diff), "--html", str(page)]) == 0
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", _sections(page.read_text())["diffs"])
+    assert "1.301" not in cells and "1.002" not in cells and cells.count("1") >= 2
+    assert main(["diff", str(ab), "--output-file", str(sheet)]) == 0
+    shown = pd.read_excel(sheet, sheet_name="diff")
+    assert (shown["base ms"][0], shown["new ms"][0], shown["ratio"][0]) == (1.0, 1.0, 1.0)
+
+
 @pytest.mark.parametrize(
     ("blocked", "arguments", "extra"),
     [

@@ -14,8 +14,9 @@ DIFF_FORMAT_KEY = "diff_format_version"
 
 @dataclass(frozen=True)
 class DiffRow:
-    """One row of a diff: its configuration, verdict, both sides' medians (seconds), the ratio new
-    over base with its 95% interval, q, the reason, and the doubt flags either side carried."""
+    """One row of a diff: its configuration, verdict, both sides' figures the ratio compares (seconds:
+    an A/B job's rounds' fastest passes, else the medians), the ratio new over base with its 95%
+    interval, q, the reason, and the doubt flags either side carried."""
 
     framework: str
     namespace: str
@@ -23,8 +24,8 @@ class DiffRow:
     inputs: str
     phase: str
     verdict: str
-    base_median: float | None
-    new_median: float | None
+    base_s: float | None
+    new_s: float | None
     ratio: float | None
     ratio_low: float | None
     ratio_high: float | None
@@ -42,6 +43,14 @@ def _side_flags(side: Mapping[str, Any] | None) -> set[str]:
     return {flag for field, flag in names.items() if side and side.get(field)}
 
 
+def _compared(side: Mapping[str, Any] | None) -> float | None:
+    """The figure of a side the row's ratio compares (``compared_s``; the median in a diff file
+    written before it was recorded)."""
+    if not side:
+        return None
+    return side.get("compared_s", side.get("median_s"))
+
+
 def diff_row(row: Mapping[str, Any]) -> DiffRow:
     base, new = row.get("base"), row.get("new")
     interval = row.get("ratio_ci95") or (None, None)
@@ -52,8 +61,8 @@ def diff_row(row: Mapping[str, Any]) -> DiffRow:
         inputs=describe_inputs(row.get("inputs") or {}),
         phase=str(row.get("phase", "forward")),
         verdict=str(row["verdict"]),
-        base_median=(base or {}).get("median_s"),
-        new_median=(new or {}).get("median_s"),
+        base_s=_compared(base),
+        new_s=_compared(new),
         ratio=row.get("ratio"),
         ratio_low=interval[0],
         ratio_high=interval[1],
@@ -121,7 +130,8 @@ def _row_problem(row: object) -> str | None:
     for side in ("base", "new"):
         block = row.get(side)
         if block is not None and not (
-            isinstance(block, dict) and (block.get("median_s") is None or _number(block["median_s"]))
+            isinstance(block, dict)
+            and all(block.get(name) is None or _number(block[name]) for name in ("compared_s", "median_s"))
         ):
-            return f"{side} is {block!r}; expected an object with median_s in seconds"
+            return f"{side} is {block!r}; expected an object with compared_s and median_s in seconds"
     return None

@@ -351,8 +351,8 @@ def _diff_section(index: int, file: DiffFile) -> str:
             lambda r: f'<span class="verdict-{escape(r.verdict)}">{escape(r.verdict)}</span>',
             lambda r: r.verdict,
         ),
-        Column("base ms", lambda r: _ms(r.base_median), lambda r: r.base_median, True),
-        Column("new ms", lambda r: _ms(r.new_median), lambda r: r.new_median, True),
+        Column("base ms", lambda r: _ms(r.base_s), lambda r: r.base_s, True),
+        Column("new ms", lambda r: _ms(r.new_s), lambda r: r.new_s, True),
         Column("ratio", lambda r: number(r.ratio, 3), lambda r: r.ratio, True),
         Column(
             "95% interval",

@@ -119,7 +119,7 @@ def results_tables(document: Mapping[str, Any], path: str = "") -> list[Table]:
 DIFF_COLUMNS = (
     SheetColumn("framework", 9), SheetColumn("namespace", 14), SheetColumn("op", 26),
     SheetColumn("inputs", 44), SheetColumn("phase", 9), SheetColumn("verdict", 13),
-    SheetColumn("base median ms", 14, MILLISECONDS), SheetColumn("new median ms", 14, MILLISECONDS),
+    SheetColumn("base ms", 14, MILLISECONDS), SheetColumn("new ms", 14, MILLISECONDS),
     SheetColumn("ratio", 9, RATIO, centred_scale=True), SheetColumn("ratio 95% low", 12, RATIO),
     SheetColumn("ratio 95% high", 12, RATIO), SheetColumn("q", 9, "0.000"),
     SheetColumn("flags", 26), SheetColumn("reason", 60),
@@ -132,7 +132,7 @@ def diff_tables(document: Mapping[str, Any]) -> list[Table]:
     rows = tuple(
         (
             r.framework, r.namespace, r.op, r.inputs, r.phase, r.verdict,
-            _ms(r.base_median), _ms(r.new_median),
+            _ms(r.base_s), _ms(r.new_s),
             r.ratio, r.ratio_low, r.ratio_high, r.q, ", ".join(r.flags), r.reason,
         )
         for r in file.rows
