@@ -200,13 +200,13 @@ def test_xlsx_of_a_diff_shades_the_ratio_around_one(files, tmp_path):
 def test_html_and_xlsx_of_an_ab_diff_show_the_figures_its_ratio_compares(tmp_path):
     """An A/B job's ratio compares each round's fastest pass; the page and the sheet showed the medians
     beside it (1.002 and 1.301 ms under a ratio of 1), where ``opperf diff`` shows 1 and 1."""
+    passes = {"base": (1.0, 1.001, 1.002, 1.003), "new": (1.3, 1.301, 1.302, 1.303)}  # after a 1 ms one
     records = [
         {
             "framework": "mxnet", "namespace": "mx.nd", "op": "exp", "category": "unary",
             "inputs": {"data": {"shape": [64]}}, "status": "ok", "reason": None,
-            "forward": {"samples_s": [1e-3, *(scale * 1e-3 for scale in (1.0, 1.001, 1.002, 1.003))]
-                        if side == "base" else [1e-3, *(scale * 1e-3 for scale in (1.3, 1.301, 1.302, 1.303))]},
-            "backward": None, "memory_peak_bytes": None, "side": side, "round": index, "prepared_in_round": index,
+            "forward": {"samples_s": [1e-3, *(scale * 1e-3 for scale in passes[side])]}, "backward": None,
+            "memory_peak_bytes": None, "side": side, "round": index, "prepared_in_round": index,
         }
         for index in range(6) for side in ("base", "new")
     ]  # fmt: skip
