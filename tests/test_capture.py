@@ -382,3 +382,39 @@ def test_model_report_joins_profile_capture_and_replay():
     assert sum(row.in_model_share for row in report.operators) == pytest.approx(1.0)
     assert report.in_model_total_s == pytest.approx(0.01) and report.coverage == pytest.approx(0.5)
     assert report.configurations[0].total_s == pytest.approx(6e-3)
+
+
+def test_an_operator_with_a_configuration_not_measured_has_no_standalone_time():
+    """add's second configuration failed alone: its time summed the first only (2 ms x 3 calls) and
+    read as the operator's, "faster standalone", its share of the total too. It has none now, the
+    totals leave it out and say so, and compare relu's standalone time with relu's in-model time."""
+    from opperf.report.model_markdown import render_model_markdown
+    from opperf.results.measurement import BenchmarkSpec, Measurement, Status
+    from opperf.results.model_report import InModel, build
+    from opperf.results.options import RunOptions
+
+    big = freeze_inputs({"input": TensorSpec((8,)), "other": TensorSpec((8,))})
+    captured = _file(Configuration("add", ADD.inputs, 3), Configuration("add", big, 1), RELU)
+
+    def measured(c: Configuration, status: Status, samples: tuple[float, ...]) -> Measurement:
+        spec = BenchmarkSpec("torch", c.op, c.inputs, RunOptions(framework="torch"))
+        return Measurement(spec, status, forward=samples, reason=None if status is Status.OK else "boom")
+
+    replay = [
+        measured(captured.configurations[0], Status.OK, (2e-3,)),
+        measured(captured.configurations[1], Status.FAILED, ()),
+        measured(RELU, Status.OK, (4e-3,)),
+    ]
+    profile = InModel({"add": 6e-3, "relu": 2e-3}, {"add": 4, "relu": 1}, 0.01, 0.01, 5, "p")
+    report = build(captured, profile, replay)
+    rows = {row.op: row for row in report.operators}
+    assert (
+        rows["add"].standalone_s is None
+        and rows["add"].standalone_share is None
+        and rows["add"].ratio is None
+    )
+    assert rows["relu"].standalone_share == pytest.approx(1.0)
+    assert report.not_measured == ("add",) and report.standalone_total_s == pytest.approx(4e-3)
+    assert report.in_model_of_measured_s == pytest.approx(2e-3)
+    text = render_model_markdown(report)
+    assert "4.000 ms, 2.00x their in-model total; not measured in full, so left out: add" in text

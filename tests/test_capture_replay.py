@@ -109,7 +109,7 @@ def test_model_report_shares_and_totals(tmp_path):
     assert (
         "| convolution" in text
         and "of the profiled passes' end-to-end time" in text
-        and "x the in-model total" in text
+        and "x their in-model total" in text
     )
 
 

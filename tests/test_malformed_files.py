@@ -105,6 +105,8 @@ def test_a_malformed_results_file_is_one_line_and_exit_2(tmp_path, capsys, case,
         (lambda d: d["rows"][0].update(ratio_ci95=[1]), "ratio_ci95 is [1]"),
         (lambda d: d["rows"][0].update(base=[]), "base is []"),
         (lambda d: d["summary"].update(threshold="5%"), "threshold is '5%'"),
+        (lambda d: d["summary"].update(geomean_ratio="x"), "summary's geomean_ratio is 'x', not a number"),
+        (lambda d: d["summary"].update(counts=[["slower", 1]]), "summary's counts is [['slower', 1]]"),
     ],
 )
 def test_a_malformed_diff_file_in_report_is_one_line_and_exit_2(tmp_path, capsys, change, message):
@@ -120,6 +122,50 @@ def test_a_malformed_diff_file_in_report_is_one_line_and_exit_2(tmp_path, capsys
     assert main(["report", str(diff), "--html", str(tmp_path / "r.html")]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: {diff}: ") and message in err and err.count("\n") == 1
+
+
+def _model_report() -> dict:
+    from opperf.results.model_report import ConfigurationRow, ModelReport, OperatorRow
+
+    inputs = {"input": {"shape": [1, 8], "dtype": "float32"}}
+    return ModelReport(
+        framework="torch", model="mlp", input_shape=(1, 8), mode="inference",
+        operators=(OperatorRow("addmm", 1, 2, 2e-3, 1.0, 1e-3, 1.0),),
+        configurations=(ConfigurationRow("addmm", inputs, 2, 5e-4, "ok"),),
+        end_to_end_s=3e-3, profiled_wall_s=3e-3, profiled_by="profiler", captured_by="capture",
+    ).to_json()  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            lambda d: d["operators"][0].update(in_model_s="fast"),
+            'operators[0].in_model_s "fast", where it takes',
+        ),
+        (lambda d: d.update(end_to_end_s=None), "end_to_end_s null, where it takes seconds"),
+        (lambda d: d.update(input_shape=5), "input_shape 5, where it takes a list of integers"),
+        (
+            lambda d: d["configurations"][0].update(inputs=[1]),
+            "configurations[0].inputs [1], where it takes an",
+        ),
+        (lambda d: d["configurations"].append(3), "configurations[1] 3, where it takes an object"),
+        (lambda d: d["operators"][0].pop("calls"), "has no operators[0].calls"),
+    ],
+)
+def test_a_malformed_model_report_in_report_is_one_line_and_exit_2(tmp_path, capsys, change, message):
+    """A field of another kind was read as it came and failed in the page's writing: a traceback, exit 1."""
+    document = _model_report()
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(document))
+    assert main(["report", str(good), "--html", str(tmp_path / "r.html")]) == 0
+    capsys.readouterr()
+    change(document)
+    bad = tmp_path / "model.json"
+    bad.write_text(json.dumps(document))
+    assert main(["report", str(bad), "--html", str(tmp_path / "r.html")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {bad}: a model report that ") and message in err and err.count("\n") == 1
 
 
 def _shard(tmp_path, name: str, **environment) -> str:

@@ -90,9 +90,9 @@ def diff_file(document: Mapping[str, Any], path: str) -> DiffFile:
     summary, rows = document.get("summary", {}), document.get("rows", [])
     if not isinstance(summary, dict) or not isinstance(rows, list):
         raise OpperfError(f"{path}: a diff file whose summary is no object or rows no list; {_FIX}")
-    threshold = summary.get("threshold")
-    if threshold is not None and not _number(threshold):
-        raise OpperfError(f"{path}: a diff file whose threshold is {threshold!r}, not a number; {_FIX}")
+    problem = _summary_problem(summary)
+    if problem is not None:
+        raise OpperfError(f"{path}: a diff file whose summary's {problem}; {_FIX}")
     for index, row in enumerate(rows, start=1):
         problem = _row_problem(row)
         if problem is not None:
@@ -105,6 +105,20 @@ _FIX = "pass diff files written by `opperf diff --output-format json`"
 
 def _number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _summary_problem(summary: Mapping[str, Any]) -> str | None:
+    """What a reader could not use in a diff's summary (its threshold, geometric mean, counts), or None."""
+    for name in ("threshold", "geomean_ratio"):
+        if summary.get(name) is not None and not _number(summary[name]):
+            return f"{name} is {summary[name]!r}, not a number"
+    counts = summary.get("counts")
+    if counts is not None and not (
+        isinstance(counts, dict)
+        and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts.values())
+    ):
+        return f"counts is {counts!r}, not verdicts with their counts"
+    return None
 
 
 def _row_problem(row: object) -> str | None:

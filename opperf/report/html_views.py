@@ -50,6 +50,7 @@ def _model(index: int, file: ModelFile) -> str:
         ("ms operators in-model", number(report.in_model_total_s * MS)),
         ("of the profiled pass in operators", _share(report.coverage)),
         ("ms operators standalone", number(report.standalone_total_s * MS)),
+        ("operators not measured in full (left out)", ", ".join(report.not_measured) or "none"),
         ("configurations captured", len(report.configurations)),
     ]
     operator_columns: list[Column[OperatorRow]] = [

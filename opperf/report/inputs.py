@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from opperf.report.diff_rows import DIFF_FORMAT_KEY, DiffFile, diff_file
 from opperf.results.document import SchemaError, check_document, is_ab, read_json
-from opperf.results.model_report import ModelReport, from_json, is_model_report
+from opperf.results.model_report import ModelReport, ModelReportError, from_json, is_model_report
 from opperf.results.record import Record
 from opperf.results.rows import ResultsFile, results_file
 from opperf.utils.errors import OpperfError
@@ -53,8 +53,8 @@ def read_inputs(paths: list[str]) -> ReportInputs:
         if is_model_report(document):
             try:
                 models.append(ModelFile(path, from_json(document)))
-            except (KeyError, TypeError, ValueError, AttributeError) as error:
-                raise OpperfError(f"{path}: a model report that lacks {error}; {_FIX}") from None
+            except ModelReportError as error:
+                raise OpperfError(f"{path}: a model report that {error}; {_FIX}") from None
             continue
         try:
             document = check_document(document)

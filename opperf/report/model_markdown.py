@@ -38,7 +38,9 @@ def render_model_markdown(report: ModelReport) -> str:
         for c in report.configurations[:TOP_CONFIGURATIONS]
     ]
     coverage = "-" if report.coverage is None else f"{report.coverage * 100:.1f}%"
-    ratio = report.standalone_total_s / report.in_model_total_s if report.in_model_total_s else None
+    measured = report.in_model_of_measured_s
+    ratio = report.standalone_total_s / measured if measured else None
+    missing = report.not_measured
     lines = [
         f"# {report.framework} {report.model} ({shape}, {report.mode}): time per operator",
         "",
@@ -72,7 +74,8 @@ def render_model_markdown(report: ModelReport) -> str:
         f"- operators in-model: {_ms(report.in_model_total_s)} ms, {coverage} of the profiled passes' "
         "end-to-end time",
         f"- operators standalone: {_ms(report.standalone_total_s)} ms"
-        + (f", {ratio:.2f}x the in-model total" if ratio is not None else ""),
+        + (f", {ratio:.2f}x their in-model total" if ratio is not None else "")
+        + (f"; not measured in full, so left out: {', '.join(missing)}" if missing else ""),
         f"- profiled by: {report.profiled_by}",
         f"- captured by: {report.captured_by}",
         "",

@@ -189,6 +189,7 @@ def model_tables(report: ModelReport) -> list[Table]:
         ("profiled pass ms", _ms(report.profiled_wall_s)),
         ("operators in-model ms", _ms(report.in_model_total_s)),
         ("operators standalone ms", _ms(report.standalone_total_s)),
+        ("operators not measured in full (left out)", ", ".join(report.not_measured) or "none"),
         ("operators' share of the profiled pass", report.coverage),
         ("profiled by", report.profiled_by),
         ("captured by", report.captured_by),

@@ -11,7 +11,8 @@ shown, their ratio is a finding, not an error.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeGuard, cast
 
@@ -38,7 +39,8 @@ class InModel:
 @dataclass(frozen=True)
 class OperatorRow:
     """One operator of the model: its distinct configurations, calls per pass, in-model seconds per
-    pass, and standalone seconds (each configuration's median times its calls; None if none measured)."""
+    pass, and standalone seconds (each configuration's median times its calls; None unless every one
+    of its configurations was measured: a sum over some would read as the operator's time)."""
 
     op: str
     configurations: int
@@ -93,7 +95,19 @@ class ModelReport:
 
     @property
     def standalone_total_s(self) -> float:
+        """The standalone seconds of the operators measured in full (``not_measured`` names the rest)."""
         return sum(row.standalone_s or 0.0 for row in self.operators)
+
+    @property
+    def in_model_of_measured_s(self) -> float:
+        """The in-model seconds of the same operators as ``standalone_total_s``: what it compares with."""
+        return sum(row.in_model_s for row in self.operators if row.standalone_s is not None)
+
+    @property
+    def not_measured(self) -> tuple[str, ...]:
+        """The captured operators with a configuration the replay did not measure (failed, skipped,
+        crashed): they have no standalone time and are out of its total."""
+        return tuple(row.op for row in self.operators if row.configurations and row.standalone_s is None)
 
     @property
     def coverage(self) -> float | None:
@@ -149,35 +163,93 @@ def is_model_report(document: object) -> TypeGuard[dict[str, Any]]:
     return isinstance(document, dict) and all(name in document for name in MODEL_REPORT_FIELDS)
 
 
+class ModelReportError(ValueError):
+    """A field of a model report a reader cannot use; the message names it, its value and its kind."""
+
+
 def from_json(document: Mapping[str, Any]) -> ModelReport:
-    """The report ``to_json`` wrote, read back (``opperf report`` and the xlsx writer read it);
-    KeyError or TypeError when a field is missing or of the wrong kind."""
+    """The report ``to_json`` wrote, read back (``opperf report`` and the xlsx writer read it), each
+    field checked for its kind; ModelReportError naming the first that is missing or of another."""
+    operators = _field(document, "operators", "list", "")
+    configurations = _field(document, "configurations", "list", "")
     return ModelReport(
-        framework=str(document["framework"]),
-        model=str(document["model"]),
-        input_shape=tuple(document["input_shape"]),
-        mode=str(document["mode"]),
-        operators=tuple(
-            OperatorRow(
-                op=r["op"],
-                configurations=r["configurations"],
-                calls=r["calls"],
-                in_model_s=r["in_model_s"],
-                in_model_share=r["in_model_share"],
-                standalone_s=r["standalone_s"],
-                standalone_share=r["standalone_share"],
-            )
-            for r in document["operators"]
-        ),
-        configurations=tuple(
-            ConfigurationRow(c["op"], c["inputs"], c["calls"], c["median_s"], c["status"])
-            for c in document["configurations"]
-        ),
-        end_to_end_s=document["end_to_end_s"],
-        profiled_wall_s=document["profiled_wall_s"],
-        profiled_by=str(document["profiled_by"]),
-        captured_by=str(document["captured_by"]),
+        framework=_field(document, "framework", "text", ""),
+        model=_field(document, "model", "text", ""),
+        input_shape=tuple(_field(document, "input_shape", "shape", "")),
+        mode=_field(document, "mode", "text", ""),
+        operators=tuple(_operator(operators, index) for index in range(len(operators))),
+        configurations=tuple(_configuration(configurations, index) for index in range(len(configurations))),
+        end_to_end_s=_field(document, "end_to_end_s", "seconds", ""),
+        profiled_wall_s=_field(document, "profiled_wall_s", "seconds", ""),
+        profiled_by=_field(document, "profiled_by", "text", ""),
+        captured_by=_field(document, "captured_by", "text", ""),
     )
+
+
+def _operator(operators: list[Any], index: int) -> OperatorRow:
+    row, where = _field(operators, index, "object", "operators"), f"operators[{index}]."
+    return OperatorRow(
+        op=_field(row, "op", "text", where),
+        configurations=_field(row, "configurations", "count", where),
+        calls=_field(row, "calls", "count", where),
+        in_model_s=_field(row, "in_model_s", "seconds", where),
+        in_model_share=_field(row, "in_model_share", "number", where),
+        standalone_s=_field(row, "standalone_s", "seconds or null", where),
+        standalone_share=_field(row, "standalone_share", "number or null", where),
+    )
+
+
+def _configuration(configurations: list[Any], index: int) -> ConfigurationRow:
+    row, where = _field(configurations, index, "object", "configurations"), f"configurations[{index}]."
+    return ConfigurationRow(
+        op=_field(row, "op", "text", where),
+        inputs=_field(row, "inputs", "object", where),
+        calls=_field(row, "calls", "count", where),
+        median_s=_field(row, "median_s", "seconds or null", where),
+        status=_field(row, "status", "text", where),
+    )
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+_KINDS: dict[str, tuple[Callable[[object], bool], str]] = {
+    "text": (lambda v: isinstance(v, str), "text"),
+    "list": (lambda v: isinstance(v, list), "a list"),
+    "object": (lambda v: isinstance(v, dict), "an object"),
+    "count": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0, "a count"),
+    "number": (_is_number, "a number"),
+    "number or null": (lambda v: v is None or _is_number(v), "a number or null"),
+    "seconds": (lambda v: _is_number(v) and cast(float, v) >= 0, "seconds (a number >= 0)"),
+    "seconds or null": (
+        lambda v: v is None or (_is_number(v) and cast(float, v) >= 0),
+        "seconds (a number >= 0) or null",
+    ),
+    "shape": (
+        lambda v: isinstance(v, list) and all(isinstance(d, int) and not isinstance(d, bool) for d in v),
+        "a list of integers",
+    ),
+}
+"""Each kind of field of a model report: what it may hold, and how a message names that."""
+
+
+def _field(block: Any, name: str | int, kind: str, where: str) -> Any:
+    """``block[name]`` where it is of ``kind``; ModelReportError naming it otherwise."""
+    shown = f"{where}[{name}]" if isinstance(name, int) else f"{where}{name}"
+    try:
+        value = block[name]
+    except (KeyError, IndexError):
+        raise ModelReportError(f"has no {shown}") from None
+    takes, described = _KINDS[kind]
+    if not takes(value):
+        raise ModelReportError(f"has {shown} {_brief(value)}, where it takes {described}")
+    return value
+
+
+def _brief(value: object) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 40 else f"{text[:37]}..."
 
 
 def _key(op: str, inputs: Mapping[str, Any]) -> str:
@@ -186,9 +258,10 @@ def _key(op: str, inputs: Mapping[str, Any]) -> str:
 
 
 def _standalone(rows: Sequence[ConfigurationRow], op: str) -> float | None:
-    """An operator's standalone seconds per pass: its measured configurations' medians times calls."""
-    totals = [r.total_s for r in rows if r.op == op and r.total_s is not None]
-    return sum(totals) if totals else None
+    """An operator's standalone seconds per pass: its configurations' medians times calls; None where
+    it has none or one of them was not measured."""
+    totals = [r.total_s for r in rows if r.op == op]
+    return sum(cast(float, t) for t in totals) if totals and None not in totals else None
 
 
 def build(configs: ConfigsFile, in_model: InModel, measurements: Sequence[Measurement]) -> ModelReport:
