@@ -267,6 +267,17 @@ def test_publish_writes_an_index_operator_pages_and_regressions(site, files):
         assert not EXTERNAL.search(page.read_text()), page
 
 
+def test_publish_takes_the_false_discovery_rate_level_history_detect_takes(files, tmp_path):
+    """publish took ``--threshold`` and not ``--alpha``: its dashboard kept the steps ``history detect
+    --alpha`` left out. At a level no step's q-value reaches, it marks none."""
+    strict = tmp_path / "strict"
+    assert (
+        main(["publish", "--db", str(files["db"]), "--out", str(strict), "--alpha", "1e-300", "--quiet"]) == 0
+    )
+    assert ">slower<" not in (strict / "regressions.html").read_text()
+    assert 'class="step"' not in (strict / "ops" / "mxnet-mx.nd-exp.html").read_text()
+
+
 @needs_browser
 @pytest.mark.parametrize("page", ["report", "index"])
 def test_pages_run_their_script_in_a_real_browser(page, report, site, tmp_path):

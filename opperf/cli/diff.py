@@ -19,8 +19,8 @@ from opperf.results.key import SETTINGS
 from opperf.results.load import Run, across, differences, read_ab, read_side
 from opperf.utils.errors import OpperfError
 from opperf.utils.files import write_atomically
-from opperf.verdicts.decide import FailOn
-from opperf.verdicts.diff import DEFAULT_ALPHA, DEFAULT_THRESHOLD, Diff, across_note, diff, diff_ab
+from opperf.verdicts.decide import DEFAULT_ALPHA, DEFAULT_THRESHOLD, FailOn
+from opperf.verdicts.diff import Diff, across_note, diff, diff_ab
 from opperf.verdicts.document import diff_document, render_json
 from opperf.verdicts.markdown import render_markdown
 from opperf.verdicts.table import render_csv

@@ -22,8 +22,9 @@ from opperf.cli.common import fraction
 from opperf.results.document import is_ab, read_document
 from opperf.utils.errors import OpperfError
 from opperf.utils.words import counted
+from opperf.verdicts.decide import DEFAULT_ALPHA, DEFAULT_THRESHOLD
 from opperf.verdicts.history import HistoryStore, open_history
-from opperf.verdicts.history.steps import DEFAULT_ALPHA, DEFAULT_THRESHOLD, Step, steps_of
+from opperf.verdicts.history.steps import Step, steps_of
 from opperf.verdicts.history.store import Series
 
 ADD_FIX = "add the JSON results files of sweeps (`opperf --output-format json` or `--json-file`)"
@@ -51,18 +52,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for action in (add, show, detect, runs, remove):
         action.add_argument("--db", default=DEFAULT_DB, help=f"the history database (default: {DEFAULT_DB})")
     for action in (show, detect):
-        action.add_argument(
-            "--threshold",
-            type=fraction,
-            default=DEFAULT_THRESHOLD,
-            help=f"smallest step worth reporting ({DEFAULT_THRESHOLD:g})",
-        )
-        action.add_argument(
-            "--alpha",
-            type=fraction,
-            default=DEFAULT_ALPHA,
-            help=f"false discovery rate level over every step of every series ({DEFAULT_ALPHA})",
-        )
+        add_step_options(action)
+
+
+def add_step_options(parser: argparse.ArgumentParser) -> None:
+    """``--threshold`` and ``--alpha`` of the steps in a store's series (``history show|detect``,
+    ``publish``)."""
+    parser.add_argument(
+        "--threshold",
+        type=fraction,
+        default=DEFAULT_THRESHOLD,
+        help=f"smallest step worth reporting ({DEFAULT_THRESHOLD:g})",
+    )
+    parser.add_argument(
+        "--alpha",
+        type=fraction,
+        default=DEFAULT_ALPHA,
+        help=f"false discovery rate level over every step of every series ({DEFAULT_ALPHA})",
+    )
 
 
 def run(arguments: argparse.Namespace) -> int:

@@ -11,13 +11,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from opperf.cli.common import add_quiet, fraction
+from opperf.cli.common import add_quiet
+from opperf.cli.history import add_step_options
 from opperf.cli.progress import CountBar, wanted
 from opperf.report.dashboard import check_replaceable, publish
 from opperf.utils.errors import OpperfError
 from opperf.utils.words import counted
 from opperf.verdicts.history import open_history
-from opperf.verdicts.history.steps import DEFAULT_THRESHOLD
 
 HELP = "a static HTML dashboard over the history store: index, a page per operator, regressions"
 
@@ -34,12 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="the folder to write the pages into (--out is the same flag)",
     )
-    parser.add_argument(
-        "--threshold",
-        type=fraction,
-        default=DEFAULT_THRESHOLD,
-        help=f"smallest step worth marking ({DEFAULT_THRESHOLD:g})",
-    )
+    add_step_options(parser)
     add_quiet(parser)
 
 
@@ -52,7 +47,7 @@ def run(arguments: argparse.Namespace) -> int:
         raise OpperfError(f"{arguments.db}: no runs with results; add result files with `opperf history add`")
     bar = CountBar("publish", "files") if wanted(arguments) else None
     try:
-        written = publish(series, runs, out, arguments.threshold, bar)
+        written = publish(series, runs, out, arguments.threshold, arguments.alpha, bar)
     finally:
         if bar is not None:
             bar.close()

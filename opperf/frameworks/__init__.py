@@ -20,6 +20,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Protocol, cast
 
 from opperf.frameworks.contract import CAPABILITY_NAMES, Framework
+from opperf.frameworks.start_check import START_FIX, check_starts
 from opperf.utils.devices import Device
 from opperf.utils.errors import OpperfError
 
@@ -86,7 +87,7 @@ class Backend(Protocol):
 
     def start(self) -> None:
         """Start the framework's runtime as its first operation would (MXNet's engine), raising what
-        that raises; run in a child process before a sweep (``opperf.frameworks.starting``)."""
+        that raises; run in a child process before a sweep (``opperf.frameworks.start_check``)."""
 
     def environment(self) -> dict[str, object]:
         """Framework versions, build features and threading, for the results file: ``framework``,
@@ -151,7 +152,7 @@ def get_backend(framework: str = DEFAULT_FRAMEWORK, *, check_start: bool = True)
     """The backend for ``framework``, imported on first use; where its workers run in another
     interpreter (``worker_python``), one that asks a worker there (``opperf.frameworks.remote``).
     Where a setting it declares checked is set, it is first started in a child
-    (``opperf.frameworks.starting``) unless ``check_start`` is False: a worker, whose settings its
+    (``opperf.frameworks.start_check``) unless ``check_start`` is False: a worker, whose settings its
     parent checked or set, leaves it out (a second each) and reports a death at start-up itself."""
     described = describe(framework)
     python = worker_python(framework)
@@ -167,8 +168,6 @@ def get_backend(framework: str = DEFAULT_FRAMEWORK, *, check_start: bool = True)
             raise _not_installed(framework, f"no module named {described.imports!r}")
         checked = described.checked_settings
         if check_start and checked and any(name.startswith(checked) for name in os.environ):
-            from opperf.frameworks.starting import check_starts
-
             check_starts(described)
         _instances[framework] = imported_backend(framework)
     return _instances[framework]
@@ -193,10 +192,6 @@ def _not_installed(framework: str, why: str) -> OpperfError:
         f"framework {framework!r} is not installed ({why}); "
         f"install it with `pip install 'opperf[{framework}]'` (or `make venv`)"
     )
-
-
-START_FIX = "fix or unset the environment variable it names (JAX_*, XLA_FLAGS, MXNET_*, OMP_*)"
-"""What to do about a framework that fails to start: the settings it reads from the environment."""
 
 
 def started_environment(backend: Backend) -> dict[str, object]:

@@ -88,7 +88,7 @@ class Framework:
     """How the names begin of the environment settings it reads as it is imported or starts where a
     value it cannot take kills the process (a C++ ``terminate``: MXNet's ``OMP_NUM_THREADS=banana``) or
     fails its every operation (``MXNET_ENGINE_TYPE=banana``). Where one is set, opperf starts it in a
-    child process first (``opperf.frameworks.starting``)."""
+    child process first (``opperf.frameworks.start_check``)."""
     stages: tuple[str, ...] = ("eager",)
     """The stages it runs (``opperf.measure.stages``); a sweep's other stages are recorded skipped with
     their reason, and one that asks for none of these is refused."""

@@ -1,76 +1,21 @@
-"""Whether a framework starts with the settings it is given, found in a child process first.
-
-Some settings a framework reads as it is imported kill the process where a value does not parse: MXNet
-takes ``OMP_NUM_THREADS=banana`` or ``MXNET_CPU_WORKER_NTHREADS=2.5`` to a C++ ``terminate``, and
-opperf would die at its import with exit 134 and no word of its own. Others fail only once its runtime
-starts (``MXNET_ENGINE_TYPE=banana``: every configuration failed, and the sweep exited 0). Where one
-of the settings a framework declares (``Framework.checked_settings``) is set, ``check_starts`` runs
-this module as a child that imports the framework and starts it (``Backend.start``), and turns a
-child that dies or fails into one OpperfError naming what the framework said. The parent's own
-runtime is not started by it: a sweep's thread settings still come first there.
+"""The child that ``opperf.frameworks.start_check`` runs: import a framework and start it (``Backend.start``).
 
 Run as ``python -m opperf.frameworks.starting FRAMEWORK``: it exits 0 where the framework starts, else
-writes the error line opperf gives for it as its last line of output and exits 2.
+writes the error line opperf gives for it as its last line of output and exits ``start_check.FAILED``.
 """
 
 from __future__ import annotations
 
-import subprocess
 import sys
 
-from opperf.frameworks.contract import Framework
-from opperf.utils.child import opperf_command
+from opperf.frameworks import imported_backend, not_started
+from opperf.frameworks.start_check import FAILED
 from opperf.utils.errors import OpperfError
-
-START_TIMEOUT_S = 300.0
-"""How long the child may take to import and start the framework."""
-
-FAILED = 2
-"""The child's status where the framework raised as it was imported or started."""
-
-
-def check_starts(described: Framework) -> None:
-    """OpperfError where ``described``'s framework cannot be imported and started in a child process:
-    one line with what it said (the ``what()`` of a C++ terminate, its own description of an error)."""
-    from opperf.frameworks import START_FIX
-
-    try:
-        child = subprocess.run(
-            opperf_command("opperf.frameworks.starting", described.name),
-            capture_output=True, text=True, timeout=START_TIMEOUT_S, check=False,
-        )  # fmt: skip
-    except subprocess.TimeoutExpired:
-        raise OpperfError(
-            f"{described.display_name} fails to start here (starting it took over {START_TIMEOUT_S:.0f} s); "
-            f"{START_FIX}"
-        ) from None
-    if child.returncode == 0:
-        return
-    if child.returncode == FAILED and child.stdout.strip():
-        raise OpperfError(child.stdout.strip().splitlines()[-1])
-    died = _last_words(child.stderr, child.returncode)
-    raise OpperfError(
-        f"{described.display_name} fails to start here (it kills the process: {died}); {START_FIX}"
-    )
-
-
-def _last_words(stderr: str, status: int) -> str:
-    """What a process that died said last: a C++ exception's ``what()``, else its last line, else the
-    signal or status it ended with."""
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    for line in reversed(lines):
-        if "what():" in line:
-            return line.partition("what():")[2].strip()
-    if lines:
-        return lines[-1]
-    return f"signal {-status}" if status < 0 else f"exit status {status}"
 
 
 def _start(framework: str) -> int:
     """Import ``framework`` and start it; where it raises, the error line opperf gives for it on stdout,
     and ``FAILED``."""
-    from opperf.frameworks import imported_backend, not_started
-
     try:
         imported_backend(framework).start()
     except OpperfError as error:  # refused as it was imported (JAX_ENABLE_X64=banana)

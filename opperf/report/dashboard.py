@@ -22,6 +22,7 @@ from opperf.report.lines import history_chart, sparkline
 from opperf.report.page import ASSETS, Column, asset, cards, data_table, escape, flag_badges, number, page
 from opperf.utils.errors import OpperfError
 from opperf.utils.files import UnwritableError, folder_beside, write_atomically
+from opperf.verdicts.decide import DEFAULT_ALPHA
 from opperf.verdicts.history.steps import MIN_HOLD, Step, steps_of
 from opperf.verdicts.history.store import Series
 
@@ -79,9 +80,9 @@ def page_name(series: Series) -> str:
     return f"{OPERATOR_PAGES}/{safe}.html"
 
 
-def entries(all_series: Sequence[Series], threshold: float) -> list[Entry]:
+def entries(all_series: Sequence[Series], threshold: float, alpha: float = DEFAULT_ALPHA) -> list[Entry]:
     """Each series with its steps (judged over all of them, ``history.steps.steps_of``) and page."""
-    steps = steps_of(all_series, threshold)
+    steps = steps_of(all_series, threshold, alpha)
     return [Entry(s, tuple(found), page_name(s)) for s, found in zip(all_series, steps, strict=True)]
 
 
@@ -191,6 +192,7 @@ def publish(
     runs: int,
     out: Path,
     threshold: float,
+    alpha: float = DEFAULT_ALPHA,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[Path]:
     """Write the dashboard into ``out``; the paths written. The pages are written into a new folder
@@ -198,7 +200,7 @@ def publish(
     leaves the previous dashboard whole, never an index linking to pages not written. ``progress`` is
     called with the files written so far and their total after each."""
     check_replaceable(out)
-    items = sorted(entries(all_series, threshold), key=lambda e: e.series.label)
+    items = sorted(entries(all_series, threshold, alpha), key=lambda e: e.series.label)
     out = out.resolve()
     staging = folder_beside(out, "new")
     try:

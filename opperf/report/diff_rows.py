@@ -8,6 +8,7 @@ from typing import Any
 
 from opperf.results.inputs import describe_inputs
 from opperf.utils.errors import OpperfError
+from opperf.verdicts.decide import DEFAULT_THRESHOLD
 
 DIFF_FORMAT_KEY = "diff_format_version"
 
@@ -82,7 +83,8 @@ class DiffFile:
 
     @property
     def threshold(self) -> float:
-        return float(self.summary.get("threshold") or 0.05)
+        stated = self.summary.get("threshold")
+        return DEFAULT_THRESHOLD if stated is None else float(stated)
 
 
 def diff_file(document: Mapping[str, Any], path: str) -> DiffFile:

@@ -70,7 +70,8 @@ def read_inputs(paths: list[str]) -> ReportInputs:
 def _ab_view(path: str) -> DiffFile:
     """An A/B file shown as the diff of its sides, at the diff's default threshold and FDR level."""
     from opperf.results.load import read_ab
-    from opperf.verdicts.diff import DEFAULT_ALPHA, DEFAULT_THRESHOLD, diff_ab
+    from opperf.verdicts.decide import DEFAULT_ALPHA, DEFAULT_THRESHOLD
+    from opperf.verdicts.diff import diff_ab
     from opperf.verdicts.document import diff_document
 
     verdicts = diff_ab(read_ab(path), threshold=DEFAULT_THRESHOLD, alpha=DEFAULT_ALPHA)

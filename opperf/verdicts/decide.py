@@ -59,6 +59,14 @@ class FailOn(str, Enum):
         return False
 
 
+DEFAULT_THRESHOLD = 0.05
+"""The smallest relative change worth a verdict (a diff's row, a comparison's, a history step), unless
+``--threshold`` says otherwise."""
+
+DEFAULT_ALPHA = 0.05
+"""The false discovery rate level over a diff's rows or a history's steps, unless ``--alpha`` says
+otherwise."""
+
 STOP_SHARE = 0.1
 """A changed row stops getting rounds (an A/B job's, a comparison's) only when its q-value is within
 this share of the FDR level: the looks after each round would otherwise add to its false-call rate."""

@@ -266,13 +266,6 @@ def _incomparable(
     ]
 
 
-DEFAULT_THRESHOLD = 0.05
-"""The smallest relative change worth a verdict, unless ``--threshold`` says otherwise."""
-
-DEFAULT_ALPHA = 0.05
-"""The false discovery rate level, unless ``--alpha`` says otherwise."""
-
-
 def diff(
     base_runs: Sequence[Run],
     new_runs: Sequence[Run],

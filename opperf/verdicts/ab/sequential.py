@@ -47,8 +47,8 @@ from opperf.results.load import Run
 from opperf.results.measurement import BenchmarkSpec, Measurement
 from opperf.results.record import Record, read_record
 from opperf.utils.errors import OpperfError
-from opperf.verdicts.decide import STOP_SHARE, Verdict
-from opperf.verdicts.diff import DEFAULT_ALPHA, DEFAULT_THRESHOLD, Row, below_resolution, diff
+from opperf.verdicts.decide import DEFAULT_ALPHA, DEFAULT_THRESHOLD, STOP_SHARE, Verdict
+from opperf.verdicts.diff import Row, below_resolution, diff
 
 EXTRA_SHARE = 0.5
 """The sampling all rounds after ``min_rounds`` may spend together, as a share of what the

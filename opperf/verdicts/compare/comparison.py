@@ -19,7 +19,7 @@ from opperf.verdicts.ab.job import in_round_order, round_options
 from opperf.verdicts.compare.calls import call_in, check_namespaces, function_in, tensor_order
 from opperf.verdicts.compare.measuring import Measurer, in_process
 from opperf.verdicts.compare.namespaces import Versus, versus
-from opperf.verdicts.diff import DEFAULT_ALPHA, DEFAULT_THRESHOLD
+from opperf.verdicts.decide import DEFAULT_ALPHA, DEFAULT_THRESHOLD
 
 COMPARE_THREADS = 1
 """Intra-op threads of every namespace in a comparison unless ``--threads`` says otherwise: one count

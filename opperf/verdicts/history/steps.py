@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, cast
 
 from opperf.utils.stats import robust_sd
-from opperf.verdicts.decide import tick_floor
+from opperf.verdicts.decide import DEFAULT_ALPHA, tick_floor
 from opperf.verdicts.distributions import t_sf
 from opperf.verdicts.inference import bh_qvalues
 
@@ -50,12 +50,6 @@ WINDOW = 2 * MIN_HOLD - 1
 
 NOISE_FACTOR = 4.0
 """A step must exceed this many robust standard deviations of the series' runs."""
-
-DEFAULT_ALPHA = 0.05
-"""The false discovery rate level over every step of every series, unless ``--alpha`` says otherwise."""
-
-DEFAULT_THRESHOLD = 0.05
-"""The smallest relative step worth reporting, unless ``--threshold`` says otherwise."""
 
 
 @dataclass(frozen=True)
