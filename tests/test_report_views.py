@@ -173,7 +173,7 @@ def test_a_model_report_lacking_a_field_is_an_error_naming_it(runs, tmp_path, ca
     broken.write_text(json.dumps(document))
     assert main(["report", str(broken), "--html", str(tmp_path / "r.html")]) == 2
     error = capsys.readouterr().err
-    assert "broken.json" in error and "'calls'" in error and "Traceback" not in error
+    assert "broken.json" in error and "has no operators[0].calls" in error and "Traceback" not in error
 
 
 def test_a_configs_file_is_refused_with_the_command_that_measures_it(runs, tmp_path, capsys):
@@ -245,3 +245,29 @@ def test_a_comparison_file_pairs_records_whose_names_differ(tmp_path):
     assert cells[0] == "FullyConnected (mx.npx.fully_connected)"
     assert [float(c) for c in cells[2:5]] == pytest.approx([*medians, medians[1] / medians[0]], rel=5e-3)
     assert "mx.np / first" in section and "<svg" in section
+
+
+def test_namespaces_are_compared_only_where_every_setting_of_the_row_key_agrees():
+    """Rows were paired on name, shapes, dtype, stage and threads: an mx.np row drawn with NaN and
+    infinities, transposed, stood against mx.nd's as if measured alike; and a later file's row of a
+    namespace already seen was dropped unsaid."""
+    import json
+
+    from opperf.results.rows import comparison_groups, results_file
+
+    document = json.loads((Path(__file__).parent / "golden" / "results_v1.json").read_text())
+    measured = [r for r in document["results"] if r["status"] == "ok" and r.get("forward")]
+    as_np = [
+        {**r, "namespace": "mx.np", "function": r["function"].replace("mx.nd.", "mx.np.")} for r in measured
+    ]
+    alike = results_file({**document, "results": measured + as_np}, "alike.json")
+    pairs = comparison_groups([alike])
+    assert pairs and all(group.names == ("mx.nd", "mx.np") for group in pairs)
+    otherwise = [{**r, "values": "with-nan-inf", "layout": "transposed"} for r in as_np]
+    drawn_otherwise = results_file({**document, "results": measured + otherwise}, "other.json")
+    assert comparison_groups([drawn_otherwise]) == []
+    twice = results_file({**document, "results": measured}, "again.json")
+    groups = comparison_groups([alike, twice])  # mx.nd in both files: a group with each file's row
+    assert len(groups) == 2 * len(pairs) and all(group.names == ("mx.nd", "mx.np") for group in groups)
+    assert sum(group.rows[0] in twice.rows for group in groups) == len(pairs)
+    assert all(group.rows[1] in alike.rows for group in groups)

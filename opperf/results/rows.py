@@ -6,6 +6,7 @@ read, and configurations measured in several namespaces grouped.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -109,9 +110,11 @@ def comparison_groups(files: Sequence[ResultsFile]) -> list[Group]:
     (``opperf compare --output-format json``: its ``comparison.rows`` name each namespace's record,
     the first namespace first, so ``FullyConnected`` meets ``linear``), then the other records
     matched on the function's short name (case-insensitive), the tensor shapes in order, the dtype,
-    the stage and the thread count, the namespaces in alphabetical order; argument names differ
+    every setting of the row key (dtype, device, values, layout, timer, mode, cache, threads, stage:
+    a figure changes with any of them), the namespaces in alphabetical order; argument names differ
     between namespaces (``lhs`` in mx.nd is ``x1`` in mx.np, ``input`` in torch), so they are not
-    matched on."""
+    matched on. A namespace measured in several files (two builds' sweeps) makes a group per file,
+    each with that file's row of it and the rows of namespaces measured once."""
     found: list[Group] = []
     paired: set[int] = set()
     for file in files:
@@ -120,14 +123,21 @@ def comparison_groups(files: Sequence[ResultsFile]) -> list[Group]:
             if len(measured) > 1:
                 found.append(Group(tuple(r for _, r in measured), tuple(n for n, _ in measured)))
                 paired.update(id(row) for _, row in measured)
-    groups: dict[tuple[object, ...], dict[str, Record]] = {}
-    for row in (r for file in files for r in file.rows):
-        if id(row) in paired or not _measured(row) or not row.tensor_shapes:
-            continue
-        key = (row.short_function.lower(), row.tensor_shapes, row.dtype, row.stage, row.threads)
-        groups.setdefault(key, {}).setdefault(row.namespace, row)
-    return found + [
-        Group(tuple(by_namespace[name] for name in sorted(by_namespace)), tuple(sorted(by_namespace)))
-        for by_namespace in groups.values()
-        if len(by_namespace) > 1
-    ]
+    groups: dict[tuple[object, ...], list[tuple[int, Record]]] = {}
+    for index, file in enumerate(files):
+        for row in file.rows:
+            if id(row) in paired or not _measured(row) or not row.tensor_shapes:
+                continue
+            key = (row.short_function.lower(), row.tensor_shapes, row.key.settings)
+            groups.setdefault(key, []).append((index, row))
+    for rows in groups.values():
+        times = Counter(row.namespace for _, row in rows)
+        repeating = sorted({index for index, row in rows if times[row.namespace] > 1})
+        for file_index in repeating or [-1]:  # -1: no namespace repeats, every row is in the one group
+            by_namespace = {
+                row.namespace: row for index, row in rows if times[row.namespace] == 1 or index == file_index
+            }
+            if len(by_namespace) > 1:
+                names = tuple(sorted(by_namespace))
+                found.append(Group(tuple(by_namespace[name] for name in names), names))
+    return found
