@@ -177,8 +177,14 @@ def from_json(document: Mapping[str, Any]) -> ModelReport:
         model=_field(document, "model", "text", ""),
         input_shape=tuple(_field(document, "input_shape", "shape", "")),
         mode=_field(document, "mode", "text", ""),
-        operators=tuple(_operator(operators, index) for index in range(len(operators))),
-        configurations=tuple(_configuration(configurations, index) for index in range(len(configurations))),
+        operators=tuple(
+            OperatorRow(**_row(operators, index, "operators", OPERATOR_FIELDS))
+            for index in range(len(operators))
+        ),
+        configurations=tuple(
+            ConfigurationRow(**_row(configurations, index, "configurations", CONFIGURATION_FIELDS))
+            for index in range(len(configurations))
+        ),
         end_to_end_s=_field(document, "end_to_end_s", "seconds", ""),
         profiled_wall_s=_field(document, "profiled_wall_s", "seconds", ""),
         profiled_by=_field(document, "profiled_by", "text", ""),
@@ -186,28 +192,31 @@ def from_json(document: Mapping[str, Any]) -> ModelReport:
     )
 
 
-def _operator(operators: list[Any], index: int) -> OperatorRow:
-    row, where = _field(operators, index, "object", "operators"), f"operators[{index}]."
-    return OperatorRow(
-        op=_field(row, "op", "text", where),
-        configurations=_field(row, "configurations", "count", where),
-        calls=_field(row, "calls", "count", where),
-        in_model_s=_field(row, "in_model_s", "seconds", where),
-        in_model_share=_field(row, "in_model_share", "number", where),
-        standalone_s=_field(row, "standalone_s", "seconds or null", where),
-        standalone_share=_field(row, "standalone_share", "number or null", where),
-    )
+OPERATOR_FIELDS = {
+    "op": "text",
+    "configurations": "count",
+    "calls": "count",
+    "in_model_s": "seconds",
+    "in_model_share": "number",
+    "standalone_s": "seconds or null",
+    "standalone_share": "number or null",
+}
+"""An operator row's fields in a model report, with their kinds (``_KINDS``)."""
+
+CONFIGURATION_FIELDS = {
+    "op": "text",
+    "inputs": "object",
+    "calls": "count",
+    "median_s": "seconds or null",
+    "status": "text",
+}
+"""A configuration row's fields in a model report, with their kinds."""
 
 
-def _configuration(configurations: list[Any], index: int) -> ConfigurationRow:
-    row, where = _field(configurations, index, "object", "configurations"), f"configurations[{index}]."
-    return ConfigurationRow(
-        op=_field(row, "op", "text", where),
-        inputs=_field(row, "inputs", "object", where),
-        calls=_field(row, "calls", "count", where),
-        median_s=_field(row, "median_s", "seconds or null", where),
-        status=_field(row, "status", "text", where),
-    )
+def _row(rows: list[Any], index: int, table: str, kinds: Mapping[str, str]) -> dict[str, Any]:
+    """Row ``index`` of the report's list ``table``, each field checked for its kind."""
+    row = _field(rows, index, "object", table)
+    return {name: _field(row, name, kind, f"{table}[{index}].") for name, kind in kinds.items()}
 
 
 def _is_number(value: object) -> bool:
