@@ -231,6 +231,36 @@ def test_two_writers_both_land(tmp_path):
         assert history.run_count() == 8
 
 
+@pytest.mark.parametrize(
+    "code",
+    [
+        "CREATE TRIGGER eat AFTER INSERT ON rows BEGIN DELETE FROM rows WHERE rowid = NEW.rowid; END",
+        "CREATE TRIGGER fake AFTER INSERT ON rows BEGIN UPDATE rows SET median_s = median_s * 10"
+        " WHERE rowid = NEW.rowid; END",
+        "CREATE TRIGGER gone BEFORE DELETE ON runs BEGIN SELECT 1; END",
+        "CREATE VIEW latest AS SELECT * FROM rows",
+    ],
+)
+def test_a_store_with_sql_of_its_own_is_refused_before_it_runs(tmp_path, capsys, code):
+    """A store from elsewhere is data: its triggers ran as opperf wrote (an added run's rows deleted
+    or multiplied by 10 while it said "6 rows added", exit 0), and a view could stand for a table."""
+    first, second = _runs(tmp_path, [1.0, 1.0])
+    db = tmp_path / "h.sqlite"
+    assert main(["history", "add", str(first), "--db", str(db)]) == 0
+    with sqlite3.connect(db) as connection:
+        connection.execute(code)
+        before = list(connection.execute("SELECT * FROM rows"))
+    capsys.readouterr()
+    for argv in (["history", "add", str(second)], ["history", "detect"], ["history", "remove", "1"]):
+        assert main([*argv, "--db", str(db)]) == 2
+        err = capsys.readouterr().err
+        assert (
+            err.startswith(f"error: {db}: a history database with SQL of its own (") and err.count("\n") == 1
+        )
+    with sqlite3.connect(db) as connection:
+        assert list(connection.execute("SELECT * FROM rows")) == before
+
+
 def test_a_store_of_the_previous_version_is_read_and_upgraded_on_add(tmp_path):
     from opperf.verdicts.history.store import SCHEMA, SQLITE
 

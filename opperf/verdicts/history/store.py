@@ -252,14 +252,19 @@ class History(StoreBase):
             )
         try:
             self._connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-            tables = {
-                name
-                for (name,) in self._connection.execute("SELECT name FROM sqlite_master WHERE type='table'")
-            }
+            schema = list(self._connection.execute("SELECT type, name FROM sqlite_master"))
         except sqlite3.DatabaseError as error:
             raise OpperfError(
                 f"{path}: not an opperf history database ({error}); pass another --db"
             ) from None
+        own_code = sorted(f"{kind} {name}" for kind, name in schema if kind in ("trigger", "view"))
+        if own_code:
+            self._connection.close()
+            raise OpperfError(
+                f"{path}: a history database with SQL of its own ({', '.join(own_code)}), which would run as "
+                "opperf reads or writes it; pass a store opperf made, or rebuild one from the result files"
+            )
+        tables = {name for kind, name in schema if kind == "table"}
         self._legacy = tables == set(LEGACY_TABLES)
         if not tables:
             if not create:
