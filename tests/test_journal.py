@@ -150,6 +150,9 @@ def _measurement(op: str) -> Measurement:
 SHAPELESS = b'{"framework": "mxnet", "namespace": "mx.nd", "op": "sqrt", "inputs": [], "status": "ok"}'
 """A record whose inputs are a list: JSON, but no record a results file holds."""
 
+ANOTHERS = json.dumps({"op": "sqrt", "records": [record(_measurement("dot"))]}).encode()
+"""A line of sqrt holding dot's records: resumed, a sweep of sqrt wrote dot's and never measured sqrt."""
+
 
 @pytest.mark.parametrize(
     "damage",
@@ -161,6 +164,7 @@ SHAPELESS = b'{"framework": "mxnet", "namespace": "mx.nd", "op": "sqrt", "inputs
         b'{"op": "sqrt", "records": [' + SHAPELESS + b"]}",
         b'{"op": 7, "records": []}',
         b"[1, 2]",
+        ANOTHERS,
     ],
 )
 def test_a_damaged_line_in_the_middle_is_skipped_and_counted_and_later_lines_kept(tmp_path, damage):

@@ -91,7 +91,10 @@ def load_journal(path: str) -> Journal | None:
         try:
             if not isinstance(op, str) or not isinstance(records, list) or any(map(record_problem, records)):
                 raise ValueError("not a journal entry")
-            finished[op] = tuple(measurement_from_record(r) for r in records)
+            measured = tuple(measurement_from_record(r) for r in records)
+            if any(m.spec.op != op for m in measured):  # another operator's records: not this one's
+                raise ValueError("records of another operator")
+            finished[op] = measured
         except ValueError:  # a damaged line (or a setting no option takes): measured again
             damaged += 1
     return Journal(settings=lines.settings, finished=finished, damaged=damaged, torn=lines.torn)

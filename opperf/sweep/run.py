@@ -667,13 +667,10 @@ def _resume(config: SweepConfig) -> dict[str, tuple[Measurement, ...]]:
     if journal is None:
         return {}
     check_settings(config.journal, journal, config.settings())
-    if journal.damaged or journal.torn:
-        torn = "; its torn last line is cut off" if journal.torn else ""
-        print(
-            f"note: {config.journal}: {journal.damaged} damaged lines skipped (those operators run "
-            f"again){torn}",
-            file=sys.stderr,
-        )
+    said = [f"{journal.damaged} damaged lines skipped (those operators run again)"] if journal.damaged else []
+    said += ["its torn last line is cut off"] if journal.torn else []
+    if said:
+        print(f"note: {config.journal}: {'; '.join(said)}", file=sys.stderr)
     return journal.finished
 
 

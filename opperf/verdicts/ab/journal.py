@@ -77,7 +77,8 @@ def load_pairs(
             pairs[record_key(entry["base"]), pair.round] = pair
         except (TypeError, KeyError, ValueError, AttributeError):
             damaged += 1
-    if damaged or lines.torn:
-        torn = "; its torn last line is cut off" if lines.torn else ""
-        print(f"note: {path}: {damaged} damaged lines skipped (those pairs run again){torn}", file=sys.stderr)
+    said = [f"{damaged} damaged lines skipped (those pairs run again)"] if damaged else []
+    said += ["its torn last line is cut off"] if lines.torn else []
+    if said:
+        print(f"note: {path}: {'; '.join(said)}", file=sys.stderr)
     return pairs
