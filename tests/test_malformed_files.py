@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from opperf.cli import main
 from opperf.results.migrations import CURRENT
+from opperf.utils.reading import MOST_BYTES
 
 GOLDEN = Path(__file__).parent / "golden" / "results_v1.json"
 BASE = json.loads(GOLDEN.read_text())
@@ -68,6 +70,10 @@ MALFORMED = {
     "sampling as text": (_record(sampling="x"), "sampling is 'x'"),
     "flags as text": (_record(flags="noisy"), "flags is 'noisy'; expected a list of text"),
     "threads as a float": (_record(threads=1.5), "threads is 1.5"),
+    # not files to read: a FIFO blocked every reader forever; /dev/zero filled memory until killed
+    "a FIFO": (os.mkfifo, "it is no regular file (a FIFO)"),
+    "a device": (lambda path: path.symlink_to("/dev/zero"), "it is no regular file (a character device)"),
+    "too large": (lambda path: os.truncate(path.touch() or path, MOST_BYTES + 1), "more than opperf reads"),
 }
 
 COMMANDS = {
@@ -84,7 +90,9 @@ COMMANDS = {
 def test_a_malformed_results_file_is_one_line_and_exit_2(tmp_path, capsys, case, command):
     content, message = MALFORMED[case]
     bad = tmp_path / "bad.json"
-    if isinstance(content, bytes):
+    if callable(content):
+        content(bad)
+    elif isinstance(content, bytes):
         bad.write_bytes(content)
     else:
         bad.write_text(content)

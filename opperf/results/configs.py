@@ -32,6 +32,7 @@ from opperf.results.document import SchemaError, check_document
 from opperf.results.measurement import BenchmarkSpec, InputValue, freeze_inputs, input_from_json
 from opperf.results.schema import CONFIGS_FORMAT
 from opperf.utils.errors import OpperfError, suggest
+from opperf.utils.reading import read_text
 
 FORMAT = CONFIGS_FORMAT
 VERSION = 1
@@ -377,8 +378,7 @@ def header_of(path: str) -> Header:
 
 def _text(path: str) -> str:
     try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
+        return read_text(path)
     except OSError as error:
         raise OpperfError(f"cannot read configs file {path}: {error.strerror}") from None
     except UnicodeDecodeError as error:

@@ -21,6 +21,7 @@ from typing import Any
 from opperf.results.configs import ArgumentLookup, ConfigsFile, Configuration, Header, check_arguments
 from opperf.results.measurement import InputValue, TensorSpec, freeze_inputs, input_from_json
 from opperf.utils.errors import OpperfError
+from opperf.utils.reading import read_text
 
 PREFIX = "dlop:"
 FRAMEWORK = "torch"
@@ -89,8 +90,7 @@ def read_dlop(reference: str, arguments: ArgumentLookup, framework: str | None =
             f"{FRAMEWORK}, or leave --framework out"
         )
     try:
-        with open(path, encoding="utf-8") as handle:
-            columns = json.load(handle)
+        columns = json.loads(read_text(path))
     except OSError as error:
         raise OpperfError(f"cannot read DLOP-Bench file {path}: {error.strerror}") from None
     except json.JSONDecodeError as error:

@@ -6,7 +6,6 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, cast
 
 from opperf.measure.sampling import StopReason
@@ -18,6 +17,7 @@ from opperf.results.migrations import CURRENT, migrate
 from opperf.results.options import RunOptions
 from opperf.utils.errors import OpperfError
 from opperf.utils.gpu_state import GpuState
+from opperf.utils.reading import read_text
 
 SCHEMA_VERSION = CURRENT
 
@@ -245,10 +245,12 @@ def read_json(path: str, fix: str) -> object:
     """The JSON value in the file at ``path``; OpperfError naming the file, what is wrong and ``fix``
     (which files to pass) when it is missing, unreadable, not JSON, or a configs file."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_text(path)
     except FileNotFoundError:
         raise OpperfError(f"{path}: no such file; {fix}") from None
-    except (OSError, UnicodeDecodeError) as error:
+    except OSError as error:
+        raise OpperfError(f"{path}: cannot be read as JSON text ({error.strerror}); {fix}") from None
+    except UnicodeDecodeError as error:
         raise OpperfError(f"{path}: cannot be read as JSON text ({error}); {fix}") from None
     try:
         return json.loads(text)

@@ -26,6 +26,7 @@ from opperf.results.document import measurement_from_record, record
 from opperf.results.measurement import Measurement
 from opperf.results.schema import record_problem
 from opperf.utils.errors import OpperfError
+from opperf.utils.reading import read_bytes
 
 FORMAT_VERSION = 1
 
@@ -60,8 +61,12 @@ def read_lines(path: str, kind: str) -> JournalLines | None:
     (a journal without a kind is a sweep's, as they were written before A/B jobs kept one)."""
     if not os.path.exists(path):
         return None
-    with open(path, "rb") as journal:
-        content = journal.read()
+    try:
+        content = read_bytes(path)
+    except OSError as error:
+        raise OpperfError(
+            f"cannot read the journal {path}: {error.strerror}; remove it, or pass --fresh"
+        ) from None
     torn = bool(content) and not content.endswith(b"\n")
     lines = content.split(b"\n")
     lines.pop()  # what follows the last newline: nothing, or a torn line
