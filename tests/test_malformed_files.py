@@ -13,6 +13,7 @@ import pytest
 
 from opperf.cli import main
 from opperf.results.migrations import CURRENT
+from opperf.results.schema import MOST_SAMPLES
 from opperf.utils.reading import MOST_BYTES
 
 GOLDEN = Path(__file__).parent / "golden" / "results_v1.json"
@@ -70,6 +71,22 @@ MALFORMED = {
     "sampling as text": (_record(sampling="x"), "sampling is 'x'"),
     "flags as text": (_record(flags="noisy"), "flags is 'noisy'; expected a list of text"),
     "threads as a float": (_record(threads=1.5), "threads is 1.5"),
+    # blocks the report reads: each crashed it (exit 1) once diff or history had let it in
+    "roofline fraction as text": (
+        _record(roofline={"bytes": 8, "flops": 8, "fraction_of_peak": "x"}),
+        "roofline.fraction_of_peak is 'x'",
+    ),
+    "roofline bytes as text": (_record(roofline={"bytes": "x"}), "roofline.bytes is 'x'"),
+    "of the roof as text": (
+        _record(roofline={"fraction_of_peak": {"of_roof": "x"}}),
+        "roofline.fraction_of_peak.of_roof is 'x'",
+    ),
+    "peaks as text": (_changed(lambda d: d["environment"].update(machine_peaks="x")), "machine_peaks is 'x'"),
+    "a peak as text": (
+        _changed(lambda d: d["environment"].update(machine_peaks={"bandwidth_bytes_per_s": "x"})),
+        "machine_peaks.bandwidth_bytes_per_s is 'x'",
+    ),
+    "too many samples": (_timing(samples_s=[1e-3] * (MOST_SAMPLES + 1)), "samples_s holds 100,001 samples"),
     # not files to read: a FIFO blocked every reader forever; /dev/zero filled memory until killed
     "a FIFO": (os.mkfifo, "it is no regular file (a FIFO)"),
     "a device": (lambda path: path.symlink_to("/dev/zero"), "it is no regular file (a character device)"),

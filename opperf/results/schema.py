@@ -127,6 +127,40 @@ _SAMPLING: Mapping[str, Expect] = {
     "load_dominated": FLAG.or_null,
 }
 
+
+def _rate(value: object) -> bool:
+    return _number(value) and math.isfinite(value) and value >= 0
+
+
+RATE = Expect(_rate, "a finite number >= 0")
+
+_ROOFLINE: Mapping[str, Expect] = {
+    "bytes": RATE.or_null,
+    "flops": RATE.or_null,
+    "gb_per_s": RATE.or_null,
+    "gflop_per_s": RATE.or_null,
+    "fraction_of_peak": OBJECT.or_null,
+}
+
+_FRACTION_OF_PEAK: Mapping[str, Expect] = {
+    "bandwidth": RATE.or_null,
+    "compute": RATE.or_null,
+    "bound": TEXT.or_null,
+    "of_roof": RATE.or_null,
+}
+
+_MACHINE_PEAKS: Mapping[str, Expect] = {
+    "bandwidth_bytes_per_s": RATE,
+    "gemm_flops_per_s": RATE,
+    "measured_at": TEXT.or_null,
+    "method": TEXT.or_null,
+    "blas_threads": COUNT.or_null,
+}
+
+MOST_SAMPLES = 100_000
+"""The most samples a phase may hold: a sweep takes at most 1,000 (``SamplingPlan.max_runs``), an A/B
+job's rounds a few hundred; ten million made a report's charts take minutes and 7 GB, then fail."""
+
 REQUIRED: Mapping[str, Expect] = {
     "framework": TEXT,
     "namespace": TEXT,
@@ -254,6 +288,7 @@ ENVIRONMENT: Mapping[str, Expect] = {
         "a list of objects",
     ),
     "framework_settings": OBJECT.or_null,
+    "machine_peaks": OBJECT.or_null,
 }
 """Environment fields readers use, and what each holds where it is present."""
 
@@ -266,6 +301,9 @@ def problem(document: object) -> str | None:
     if not isinstance(document.get("environment"), dict):
         return "its environment is missing or not an object"
     found = _fields_problem(document["environment"], ENVIRONMENT)
+    peaks = document["environment"].get("machine_peaks")
+    if found is None and peaks is not None:
+        found = _nested("machine_peaks", _fields_problem(peaks, _MACHINE_PEAKS, required=True))
     if found is not None:
         return f"environment.{found}"
     if "coverage" in document and not isinstance(document["coverage"], dict):
@@ -288,15 +326,27 @@ def record_problem(record: object) -> str | None:
     missing = [name for name in REQUIRED if name not in record]
     if missing:
         return f"no field {missing[0]!r}"
-    fields = {**REQUIRED, **{name: expect for name, expect in OPTIONAL.items() if name in record}}
-    found = _fields_problem(record, fields)
-    if found is not None:
-        return found
+    checks = (_top_fields_problem, _inputs_problem, _timings_problem, _blocks_problem)
+    return next((found for found in (check(record) for check in checks) if found is not None), None)
+
+
+def _top_fields_problem(record: Mapping[str, Any]) -> str | None:
+    return _fields_problem(
+        record, {**REQUIRED, **{name: e for name, e in OPTIONAL.items() if name in record}}
+    )
+
+
+def _inputs_problem(record: Mapping[str, Any]) -> str | None:
     for name, value in record["inputs"].items():
         try:
             input_from_json(value)
         except ValueError as error:
             return f"inputs.{name}: {error}"
+    return None
+
+
+def _timings_problem(record: Mapping[str, Any]) -> str | None:
+    """The first problem of the record's timing blocks: each phase's, and its host latency's."""
     for phase in ("forward", "backward"):
         if record.get(phase) is not None:
             found = _timing_problem(record[phase])
@@ -307,18 +357,37 @@ def record_problem(record: object) -> str | None:
             found = _timing_problem(latency) if isinstance(latency, dict) else "not an object"
             if found is not None:
                 return f"host_latency.{phase}.{found}"
+    return None
+
+
+def _blocks_problem(record: Mapping[str, Any]) -> str | None:
+    """The first problem of the record's sampling and roofline blocks."""
     sampling = record.get("sampling")
     if sampling is not None:
         found = _fields_problem(sampling, _SAMPLING)
         if found is not None:
             return f"sampling.{found}"
+    roofline = record.get("roofline")
+    if roofline is not None:
+        found = _fields_problem(roofline, _ROOFLINE)
+        fractions = roofline.get("fraction_of_peak")
+        if found is None and fractions is not None:
+            found = _nested("fraction_of_peak", _fields_problem(fractions, _FRACTION_OF_PEAK))
+        if found is not None:
+            return f"roofline.{found}"
     return None
+
+
+def _nested(name: str, found: str | None) -> str | None:
+    return None if found is None else f"{name}.{found}"
 
 
 def _timing_problem(block: Mapping[str, Any]) -> str | None:
     samples = block.get("samples_s")
     if not isinstance(samples, list) or not samples or not all(map(_seconds, samples)):
         return f"samples_s is {_shown(samples)}; expected a non-empty list of seconds from 0 to 1e9"
+    if len(samples) > MOST_SAMPLES:
+        return f"samples_s holds {len(samples):,} samples; expected at most {MOST_SAMPLES:,}"
     interval = block.get("median_ci95_s")
     if interval is not None and not (
         isinstance(interval, list) and len(interval) == 2 and all(map(SECONDS.or_null.check, interval))
@@ -327,10 +396,16 @@ def _timing_problem(block: Mapping[str, Any]) -> str | None:
     return _fields_problem(block, _TIMING)
 
 
-def _fields_problem(block: Mapping[str, Any], expected: Mapping[str, Expect]) -> str | None:
+def _fields_problem(
+    block: Mapping[str, Any], expected: Mapping[str, Expect], required: bool = False
+) -> str | None:
+    """The first field of ``block`` that ``expected`` says holds something else (or, ``required``,
+    that it lacks)."""
     for name, expect in expected.items():
         if name in block and not expect.check(block[name]):
             return f"{name} is {_shown(block[name])}; expected {expect.words}"
+        if required and name not in block and not expect.check(None):
+            return f"{name} is missing; expected {expect.words}"
     return None
 
 
