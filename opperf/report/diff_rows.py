@@ -9,8 +9,10 @@ from typing import Any
 from opperf.results.inputs import describe_inputs
 from opperf.utils.errors import OpperfError
 from opperf.verdicts.decide import DEFAULT_THRESHOLD
+from opperf.verdicts.document import DIFF_FORMAT_VERSION
 
 DIFF_FORMAT_KEY = "diff_format_version"
+"""What marks a diff file (``opperf diff --output-format json``), and holds its format version."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,12 @@ class DiffFile:
 
 def diff_file(document: Mapping[str, Any], path: str) -> DiffFile:
     """A diff document read as typed rows; OpperfError naming the file and row a reader cannot use."""
+    version = document.get(DIFF_FORMAT_KEY)
+    if version != DIFF_FORMAT_VERSION:
+        raise OpperfError(
+            f"{path}: a diff file of format version {version!r}, which this opperf does not read (it reads "
+            f"{DIFF_FORMAT_VERSION}); {_FIX} of this version"
+        )
     summary, rows = document.get("summary", {}), document.get("rows", [])
     if not isinstance(summary, dict) or not isinstance(rows, list):
         raise OpperfError(f"{path}: a diff file whose summary is no object or rows no list; {_FIX}")
