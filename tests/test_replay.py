@@ -63,6 +63,9 @@ def _refusal(operators, framework: str, op: str, inputs: dict, device: str = "cp
         ("mxnet", "exp", {"data": {"shape": [4], "storage": "mkldnn", "density": 1}}, "storage 'mkldnn'"),
         ("mxnet", "exp", {"data": {"shape": [2**16, 2**16]}}, "more than 2147483647"),
         ("torch", "exp", {"input": {"shape": [1] * 40}}, "rank 40"),
+        # Lists no model calls with: a million one-element tensors took a worker to 2.7 GB.
+        ("mxnet", "add_n", {"args": [{"shape": [1]}] * 100_000}, "a list of 100,000 items, more than 1,024"),
+        ("torch", "sum", {"input": {"shape": [4]}, "dim": [0] * 5000}, "a list of 5,000 items"),
     ],
 )
 def test_hostile_configurations_are_refused_with_the_reason(operators, framework, op, inputs, message):

@@ -7,6 +7,7 @@ and per argument, a value of the kind the operator declares:
 
 - tensors within the framework's dtypes, storages and rank, and numbers, booleans, shapes and choices
   where the operator takes them (the memory fit check then applies to every configuration alike);
+  lists of at most ``MAX_ITEMS``;
 - text only for the arguments whose text is data (an einsum equation, a reduction's name), and named
   constants (a dtype, a layout) only from the framework's list;
 - an argument that names a resource (a path, a device, a handle, a pointer, a ``shared`` mapping, a
@@ -28,6 +29,10 @@ from opperf.results.measurement import InputValue, TensorSpec
 
 MAX_TEXT_CHARS = 256
 """The longest text argument a file may give (an equation, a mode): a name, not a document."""
+
+MAX_ITEMS = 1024
+"""The longest list a file may give an argument (tensors to concatenate or add, axes, a shape): more
+than any model calls an operator with; a million one-element tensors took a worker to 2.7 GB."""
 
 MAX_INTEGER = 2**63 - 1
 """The largest integer an argument takes (a 64-bit index or size); beyond it the value is no size."""
@@ -81,6 +86,8 @@ def _problem(
 ) -> str | None:
     if value is None or any(_same(value, k) for k in known):
         return None
+    if isinstance(value, tuple) and len(value) > MAX_ITEMS:
+        return f"is a list of {len(value):,} items, more than {MAX_ITEMS:,}"
     if isinstance(value, TensorSpec) or (isinstance(value, tuple) and _all_tensors(value)):
         return _tensors_problem(value, argument, known, policy)
     if name in policy.resources:
