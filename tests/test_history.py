@@ -386,3 +386,24 @@ def test_an_injected_step_is_found_in_every_series_it_touched_and_nowhere_else()
     assert [[(s.index, round(s.ratio, 1)) for s in steps] for steps in judged[:5]] == [[(3, 1.3)]] * 5
     assert all(steps == [] for steps in judged[5:])
     assert all(0 <= steps[0].q <= 0.05 for steps in judged[:5])
+
+
+def test_text_from_the_store_reaches_the_terminal_printable(tmp_path, capsys):
+    """An operator named with escape sequences (clear the screen, retitle the window) and a file name
+    with one: show, detect and runs print them escaped, never raw."""
+    hostile = "exp\x1b[2J\x1b]0;pwned\x07"
+    (run,) = _runs(tmp_path, [1.0])
+    document = json.loads(run.read_text())
+    for record in document["results"]:
+        record["op"] = hostile if record["op"] == "exp" else record["op"]
+    named = tmp_path / "run\x1b[31m.json"
+    named.write_text(json.dumps(document))
+    db = str(tmp_path / "h.sqlite")
+    assert main(["history", "add", str(named), "--db", db]) == 0
+    capsys.readouterr()
+    for argv in (["show", "--op", hostile], ["detect"], ["runs"]):
+        assert main(["history", *argv, "--db", db]) == 0
+        out = capsys.readouterr().out
+        assert "\x1b" not in out and "\x07" not in out
+    assert main(["history", "show", "--op", hostile, "--db", db]) == 0
+    assert "exp\\x1b[2J\\x1b]0;pwned\\x07" in capsys.readouterr().out

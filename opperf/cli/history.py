@@ -16,11 +16,10 @@ import argparse
 import sys
 from typing import Any
 
-from tabulate import tabulate
-
 from opperf.cli.common import fraction
 from opperf.results.document import is_ab, read_document
 from opperf.utils.errors import OpperfError
+from opperf.utils.markdown_table import printable, terminal_table
 from opperf.utils.words import counted
 from opperf.verdicts.decide import DEFAULT_ALPHA, DEFAULT_THRESHOLD
 from opperf.verdicts.history import HistoryStore, open_history
@@ -111,7 +110,7 @@ def _add(history: HistoryStore, documents: list[tuple[str, dict[str, Any]]]) -> 
 
 def _runs(history: HistoryStore) -> int:
     rows = [[run.id, run.started[:19], run.rows, run.source] for run in history.stored_runs()]
-    print(tabulate(rows, headers=("run", "started", "rows", "file")))
+    print(terminal_table(rows, headers=("run", "started", "rows", "file")))
     return 0
 
 
@@ -153,8 +152,8 @@ def _show(history: HistoryStore, arguments: argparse.Namespace) -> int:
             ]
             for index, point in enumerate(series.points)
         ]
-        print(series.label)
-        print(tabulate(rows, headers=("started", "median ms", "95% interval", "flags", "", "file")))
+        print(printable(series.label))
+        print(terminal_table(rows, headers=("started", "median ms", "95% interval", "flags", "", "file")))
         print()
     return 0
 
@@ -169,7 +168,7 @@ def _detect(history: HistoryStore, arguments: argparse.Namespace) -> int:
             reported.append(_step_row(series, step, current))
     if reported:
         headers = ("configuration", "step", "ratio", "noise", "q", "at run", "current level")
-        print(tabulate(reported, headers=headers))
+        print(terminal_table(reported, headers=headers))
     print(
         f"{counted(len(reported), 'step')} in {counted(len(judged), 'series', 'series')}; "
         f"{counted(current_regressions, 'configuration')} at a regressed level",
