@@ -109,7 +109,9 @@ def test_a_file_that_repeats_a_configuration_is_refused_as_diff_refuses_it(tmp_p
         assert history.run_count() == 0
 
 
-@pytest.mark.parametrize(("column", "value"), [("flags", "{not json"), ("median_s", "fast"), ("low_s", None)])
+@pytest.mark.parametrize(
+    ("column", "value"), [("flags", "{not json"), ("median_s", "fast"), ("low_s", None), ("median_s", -1e-3)]
+)
 def test_a_row_edited_by_hand_is_a_damaged_database_not_a_traceback(tmp_path, capsys, column, value):
     db = str(tmp_path / "history.sqlite")
     assert main(["history", "add", *map(str, _runs(tmp_path, [1.0, 1.0])), "--db", db]) == 0

@@ -178,6 +178,7 @@ def _model_report() -> dict:
         ),
         (lambda d: d["configurations"].append(3), "configurations[1] 3, where it takes an object"),
         (lambda d: d["operators"][0].pop("calls"), "has no operators[0].calls"),
+        (lambda d: d.pop("operators"), "has no operators"),  # was read as a results file of no version
     ],
 )
 def test_a_malformed_model_report_in_report_is_one_line_and_exit_2(tmp_path, capsys, change, message):

@@ -369,10 +369,11 @@ class History(StoreBase):
 SERIES_QUERY = (
     "SELECT rows.key, rows.phase, runs.started, rows.median_s, rows.low_s, rows.high_s, rows.flags, "
     "runs.source, runs.id, {tick} FROM rows JOIN runs ON rows.run_id = runs.id "
-    "WHERE rows.status = 'ok' AND rows.median_s > 0"
+    "WHERE rows.status = 'ok' AND rows.median_s != 0"
 )
 """The points of every row that measured, as ``series_of`` reads them (``{tick}``: the tick column); a
-median of 0 s (a timer that read nothing for half the passes) is no level a step could leave."""
+median of 0 s (a timer that read nothing for half the passes) is no level a step could leave, and a
+negative one is damage ``series_of`` names."""
 
 
 def series_of(found: Sequence[Sequence[Any]]) -> list[Series]:
@@ -382,7 +383,9 @@ def series_of(found: Sequence[Sequence[Any]]) -> list[Series]:
     grouped: dict[tuple[Key, str], list[Point]] = {}
     for key, phase, started, median, low, high, flags, source, run, tick_s in found:
         figures = (median, low, high, *([tick_s] if tick_s is not None else []))
-        if not all(isinstance(figure, (int, float)) and math.isfinite(figure) for figure in figures):
+        if not all(
+            isinstance(figure, (int, float)) and math.isfinite(figure) and figure >= 0 for figure in figures
+        ):
             raise ValueError(f"a row of {json.loads(key).get('op')!r} holds {figures!r:.80}, not seconds")
         point = Point(started or "", median, low, high, tuple(json.loads(flags)), source, run, tick_s)
         grouped.setdefault((Key.from_mapping(json.loads(key)), phase), []).append(point)
