@@ -409,3 +409,17 @@ def test_text_from_the_store_reaches_the_terminal_printable(tmp_path, capsys):
         assert "\x1b" not in out and "\x07" not in out
     assert main(["history", "show", "--op", hostile, "--db", db]) == 0
     assert "exp\\x1b[2J\\x1b]0;pwned\\x07" in capsys.readouterr().out
+
+
+def test_a_store_whose_tables_lack_a_column_is_named_damaged_once(tmp_path, capsys):
+    """add gave SQLite's words with no way out; detect named the way out twice."""
+    db = str(tmp_path / "h.sqlite")
+    first, second = _runs(tmp_path, [1.0, 1.0])
+    assert main(["history", "add", str(first), "--db", db]) == 0
+    with sqlite3.connect(db) as connection:
+        connection.execute("ALTER TABLE rows DROP COLUMN tick_s")
+    capsys.readouterr()
+    for argv in (["add", str(second)], ["detect"]):
+        assert main(["history", *argv, "--db", db]) == 2
+        err = capsys.readouterr().err
+        assert err.count("rebuild it with history add") == 1 and err.count("\n") == 1, err

@@ -206,8 +206,9 @@ class StoreBase(abc.ABC):
             query += f" AND rows.op = {self.marker}"
             parameters.append(op)
         query += " ORDER BY rows.key, rows.phase, runs.started, runs.id"
+        found = self._read(query, parameters)
         try:
-            return series_of(self._read(query, parameters))
+            return series_of(found)
         except (ValueError, TypeError) as error:  # a row edited by hand, not as history add writes it
             raise OpperfError(
                 f"{self.path}: a damaged history database ({error}); rebuild it with history add"
@@ -433,4 +434,6 @@ def _reason(error: sqlite3.OperationalError) -> str:
         return "it is read-only; pass a writable --db"
     if "full" in text:
         return "the disk is full; make room and add again"
+    if any(sign in text for sign in ("no such column", "no such table", "columns but", "has no column")):
+        return f"its tables are not as opperf makes them ({text}); rebuild it with history add"
     return text
