@@ -346,36 +346,34 @@ def test_one_tick_of_the_timer_is_no_step():
 
 
 @pytest.mark.parametrize("slowed", [6, 8, 12])
-def test_a_step_most_configurations_share_is_theirs_and_the_others_have_none(slowed):
-    """A build 1.5x slower in 8 (or 6, or all 12) of 12 configurations from run 4 of 8: the machine
-    factor took the shared step for the machine's, found no step where there was one and called the
-    unchanged configurations "slower x1" (exit 1 in CI). A level the runs keep stays in the series."""
-    from opperf.verdicts.history.steps import judge
+def test_a_step_most_configurations_share_is_named_shared_and_the_others_are_never_called(slowed):
+    """A build 1.5x slower in 6, 8 or all 12 of 12 configurations from run 4 of 8. Where half moved,
+    the machine factor does not: the six have their step. Where most moved, the factor moves with them
+    (as for a slower machine, which it cannot be told from): no configuration's step, but the factor's
+    own step is named; the unchanged configurations, moved against it, were called "slower x1" (exit 1
+    in CI) and are called nothing."""
+    from opperf.verdicts.history.steps import judge, shared_steps
 
     levels = [[1e-3 * (1.5 if i < slowed and run >= 4 else 1.0) for run in range(8)] for i in range(12)]
-    judged = judge(_series_of(levels, 0.01, 5), [None] * 12, 0.05, 0.05)
-    assert [[(s.index, round(s.ratio, 1)) for s in steps] for steps in judged[:slowed]] == [
-        [(4, 1.5)]
-    ] * slowed
+    series = _series_of(levels, 0.01, 5)
+    judged = judge(series, [None] * 12, 0.05, 0.05)
     assert all(steps == [] for steps in judged[slowed:])
+    if slowed == 6:
+        assert [[(s.index, round(s.ratio, 1)) for s in steps] for steps in judged[:6]] == [[(4, 1.5)]] * 6
+    else:
+        assert all(steps == [] for steps in judged)
+        ((run, step),) = shared_steps(series, list(range(8)), 0.05)
+        assert run == 4 and step.regression and step.ratio > 1.15
 
 
-def test_a_level_every_configuration_left_and_came_back_to_is_the_machines_wherever_it_lies():
-    """The slow stretch of ``test_a_run_on_a_slow_stretch_of_the_machine_is_no_step`` early and late
-    in a longer history: taken out as the machine's; a step of four configurations inside it is kept."""
+@pytest.mark.parametrize("stretch", [(3, 4, 5), (6, 7, 8), (5, 6, 7, 8), (0, 1, 2)])
+def test_a_slow_stretch_of_the_machine_anywhere_is_no_configurations_step(stretch):
+    """Every configuration 1.2x slower in the runs of ``stretch`` of 9, at the end too (a version that
+    kept a level the runs had not yet left called all 24 configurations slower)."""
     from opperf.verdicts.history.steps import judge
 
-    for stretch in ((3, 4, 5), (6, 7, 8)):
-        levels = [
-            [
-                1e-3 * (1.2 if run in stretch else 1.0) * (1.3 if i < 4 and run >= 5 else 1.0)
-                for run in range(12)
-            ]
-            for i in range(24)
-        ]
-        judged = judge(_series_of(levels, 0.01, 11), [None] * 24, 0.05, 0.05)
-        assert [[(s.index, round(s.ratio, 1)) for s in steps] for steps in judged[:4]] == [[(5, 1.3)]] * 4
-        assert all(steps == [] for steps in judged[4:])
+    levels = [[1e-3 * (1 + i / 10) * (1.2 if run in stretch else 1.0) for run in range(9)] for i in range(24)]
+    assert judge(_series_of(levels, 0.01, 13), [None] * 24, 0.05, 0.05) == [[] for _ in range(24)]
 
 
 def test_an_injected_step_is_found_in_every_series_it_touched_and_nowhere_else():
@@ -423,3 +421,26 @@ def test_a_store_whose_tables_lack_a_column_is_named_damaged_once(tmp_path, caps
         assert main(["history", *argv, "--db", db]) == 2
         err = capsys.readouterr().err
         assert err.count("rebuild it with history add") == 1 and err.count("\n") == 1, err
+
+
+def test_detect_names_a_move_most_configurations_share_and_fails_no_gate(tmp_path, capsys):
+    """Every configuration 1.4x slower from the fourth of seven runs: the machine or the build, which
+    opperf cannot tell apart; no configuration's step, no failed gate, and a note that says so."""
+    base = json.loads((DATA / "mxnet_run1.json").read_text())
+    paths = []
+    for index in range(7):
+        document = copy.deepcopy(base)
+        document["environment"]["started"] = f"2026-11-{index + 1:02d}T00:00:00+00:00"
+        for record in document["results"]:
+            for phase in ("forward", "backward"):
+                if record.get(phase) and index >= 3:
+                    record[phase]["samples_s"] = [s * 1.4 for s in record[phase]["samples_s"]]
+        paths.append(tmp_path / f"run{index}.json")
+        paths[-1].write_text(json.dumps(document))
+    db = str(tmp_path / "h.sqlite")
+    assert main(["history", "add", *map(str, paths), "--db", db]) == 0
+    capsys.readouterr()
+    assert main(["history", "detect", "--db", db, "--fail-on", "regression"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("0 steps in ")
+    assert f"note: from run 2026-11-04T00:00:00 ({paths[3]}) most configurations moved x1.4 together" in err

@@ -3,7 +3,8 @@
 configuration's level.
 
 ``detect`` reports every step larger than ``max(--threshold, the series' own noise, 1.5 ticks of a
-quantising timer)`` that held for at least three runs, once each run's passing machine factor is taken out,
+quantising timer)`` that held for at least three runs, once each run's machine factor is taken out (a
+move most configurations share is named in a note, no configuration's step),
 and that holds at the FDR level ``--alpha`` over every step of every series; with ``--fail-on
 regression`` it exits 1 when a configuration's current level is a step up (a regression not yet
 undone). Only ``add`` creates a store; ``show``, ``detect`` and ``publish`` refuse a ``--db`` that
@@ -23,7 +24,7 @@ from opperf.utils.markdown_table import printable, terminal_table
 from opperf.utils.words import counted
 from opperf.verdicts.decide import DEFAULT_ALPHA, DEFAULT_THRESHOLD
 from opperf.verdicts.history import HistoryStore, open_history
-from opperf.verdicts.history.steps import Step, steps_of
+from opperf.verdicts.history.steps import Step, shared_steps_of, steps_of
 from opperf.verdicts.history.store import Series
 
 ADD_FIX = "add the JSON results files of sweeps (`opperf --output-format json` or `--json-file`)"
@@ -174,6 +175,14 @@ def _detect(history: HistoryStore, arguments: argparse.Namespace) -> int:
         f"{counted(current_regressions, 'configuration')} at a regressed level",
         file=sys.stderr,
     )
+    runs = {run.id: run for run in history.stored_runs()}
+    for run, step in shared_steps_of(history.series(), arguments.threshold):
+        print(
+            f"note: from run {runs[run].started[:19]} ({printable(runs[run].source)}) most configurations "
+            f"moved x{step.ratio:.3g} together: read as the machine's (a slower machine, a busy stretch), "
+            "no configuration's step; if the build changed there, compare those runs with `opperf diff`",
+            file=sys.stderr,
+        )
     return 1 if arguments.fail_on == "regression" and current_regressions else 0
 
 

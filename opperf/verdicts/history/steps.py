@@ -4,9 +4,11 @@ A series is one row's medians over runs, in time order, on the log scale. Before
 for, each run's machine factor is taken out (``run_factors``: the median, over every series the run
 measured, of how far the run sits from that series' typical level): a sweep on a slow stretch of the
 machine moves every configuration, which is the machine's doing, not the operators' (six sweeps of
-identical code had 16 steps in 24 series without it). Only what passes is taken out: a level the
-factors move to and keep (a build 1.5x slower in 8 of 12 configurations) stays in the series, where
-the whole factor hid it and called the 4 unchanged configurations "slower x1". A step at run i compares
+identical code had 16 steps in 24 series without it). A change most configurations share moves the
+factor as the machine does, and is taken out with it: a build 1.5x slower in 8 of 12 configurations is
+no step of theirs; ``shared_steps`` names such moves of the factor itself apart, and a step that the
+series' own medians do not show beyond the threshold (the 4 unchanged configurations, moved against
+the factor) is none. A step at run i compares
 the level just before it with the level just after: the medians of the ``WINDOW`` runs on each side
 (fewer at the ends of a segment), the ``MIN_HOLD`` runs next to it on one side all beyond those on
 the other (``_apart``).
@@ -26,7 +28,6 @@ Pure functions; the store feeds them.
 
 from __future__ import annotations
 
-import itertools
 import math
 import statistics
 from collections import defaultdict
@@ -106,12 +107,11 @@ def step_p(before: Sequence[float], after: Sequence[float], sd: float) -> float:
     return min(1.0, 2 * t_sf(abs(statistic), max(1, len(before) + len(after) - 2)))
 
 
-def run_factors(series: Sequence[Sequence[tuple[int, float]]], threshold: float) -> dict[int, float]:
-    """Each run's machine factor, in log units: how far the run sits from the series it measured (the
-    median, over them, of its log median less that series' median log median), less what of it
-    persists (``_passing``). A run on a slow stretch of the machine moves every configuration it
-    measured alike, and the stretch passes; an operator's change moves its own, and a build that slows
-    most operators moves them for good: that stays in the series, to be found as their steps."""
+def run_factors(series: Sequence[Sequence[tuple[int, float]]]) -> dict[int, float]:
+    """Each run's machine factor, in log units: the median, over the series it measured, of its log
+    median less that series' median log median. A run on a slow stretch of the machine moves every
+    configuration it measured alike; an operator's change moves its own. A change most configurations
+    share moves the factor too, and is no step of theirs (``shared_steps`` names it)."""
     offsets: dict[int, list[float]] = defaultdict(list)
     for points in series:
         if len(points) < 2:
@@ -119,32 +119,21 @@ def run_factors(series: Sequence[Sequence[tuple[int, float]]], threshold: float)
         typical = statistics.median(math.log(median) for _, median in points)
         for run, median in points:
             offsets[run].append(math.log(median) - typical)
-    runs = sorted(offsets)
-    shared = [statistics.median(offsets[run]) for run in runs]
-    return dict(zip(runs, _passing(shared, threshold), strict=True))
+    return {run: statistics.median(found) for run, found in offsets.items()}
 
 
-def _passing(shared: Sequence[float], threshold: float) -> list[float]:
-    """The part of the runs' shared offsets (run order, log units) that does not persist. The offsets
-    are cut into levels as a series is (``detect_steps``); a level they move to and keep is a change
-    every configuration saw (a build that slowed most of them, a new machine) and is left in; a level
-    they leave again for the one before it (within ``threshold``) was the machine's, and is taken out
-    with each run's scatter about its level."""
-    if not shared:
-        return []
-    cuts = [step.index for step in detect_steps([math.exp(offset) for offset in shared], threshold)]
-    bounds = [0, *cuts, len(shared)]
-    levels = [statistics.median(shared[start:end]) for start, end in itertools.pairwise(bounds)]
-    kept: list[float] = []
-    for position, level in enumerate(levels):
-        returns = 0 < position < len(levels) - 1
-        returns = returns and abs(levels[position + 1] - levels[position - 1]) <= math.log1p(threshold)
-        kept.append(kept[-1] if returns else level)
-    return [
-        offset - kept[position]
-        for position, (start, end) in enumerate(itertools.pairwise(bounds))
-        for offset in shared[start:end]
-    ]
+def shared_steps(
+    series: Sequence[Sequence[tuple[int, float]]], runs: Sequence[int], threshold: float
+) -> list[tuple[int, Step]]:
+    """The steps of the machine factor itself over ``runs`` (in time order), each with the run it
+    begins at: where every configuration's level moved together and held. Taken out of each series as
+    the machine's (a slower machine, a slow stretch), they can as well be a build that slowed almost
+    everything alike: opperf cannot tell the two apart, so it names them apart from the configurations'
+    steps and calls none of them a regression."""
+    factors = run_factors(series)
+    ordered = [run for run in runs if run in factors]
+    found = detect_steps([math.exp(factors[run]) for run in ordered], threshold) if len(ordered) > 1 else []
+    return [(ordered[step.index], step) for step in found]
 
 
 def judge(
@@ -156,7 +145,7 @@ def judge(
     """The steps of every series (each its (run, median) points in run order, and its timer's tick),
     after each run's machine factor is taken out; steps are kept where Benjamini-Hochberg over
     every step found holds them at FDR level ``alpha``. Steps report the series' own medians."""
-    factors = run_factors(series, threshold)
+    factors = run_factors(series)
     found = []
     for points, tick in zip(series, ticks, strict=True):
         normalised = [median / math.exp(factors.get(run, 0.0)) for run, median in points]
@@ -230,3 +219,10 @@ def steps_of(series: Sequence[Series], threshold: float, alpha: float = DEFAULT_
     points = [[(point.run, point.median) for point in s.points] for s in series]
     ticks = [min((point.tick for point in s.points if point.tick), default=None) for s in series]
     return judge(points, ticks, threshold, alpha)
+
+
+def shared_steps_of(series: Sequence[Series], threshold: float) -> list[tuple[int, Step]]:
+    """``shared_steps`` over a store's series, its runs in the order they were started."""
+    points = [[(point.run, point.median) for point in s.points] for s in series]
+    runs = sorted({(point.started, point.run) for s in series for point in s.points})
+    return shared_steps(points, [run for _, run in runs], threshold)
