@@ -194,6 +194,32 @@ def test_a_worker_killed_takes_what_it_started_with_it(tmp_path, monkeypatch):
     ]
 
 
+@pytest.mark.parametrize("ending", ["abandoned", "died"])
+def test_a_worker_stopped_or_dead_leaves_nothing_it_started(tmp_path, ending):
+    """A worker whose interpreter started a helper (here a wrapper's background ``sleep``): a stopped
+    ``sweep --devices`` killed the worker alone, and a worker that died (a crash, the kernel's
+    out-of-memory kill) left its helper running."""
+    import signal
+    import time
+
+    marker = f"{time.time() % 1000 + 60:.3f}"
+    wrapper = script(tmp_path / "python", f'sleep {marker} &\nexec {sys.executable} "$@"')
+    runner = IsolatedRunner("mxnet", python=wrapper)
+    runner.describe()
+    helpers = [
+        pid for pid in os.listdir("/proc") if pid.isdigit() and _command_line(pid) == ["sleep", marker]
+    ]
+    assert len(helpers) == 1
+    if ending == "abandoned":
+        runner.abandon()
+    else:
+        os.kill(runner.worker_pid, signal.SIGKILL)
+        time.sleep(0.2)
+    runner.close()
+    time.sleep(0.2)
+    assert _command_line(helpers[0]) != ["sleep", marker]
+
+
 def _command_line(pid: str) -> list[str]:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as listing:

@@ -419,10 +419,9 @@ class IsolatedRunner:
         killed under its job, which comes back crashed; ``run`` yields nothing after it, and no worker
         replaces it."""
         self._abandoned = True
-        pid = self.worker_pid
-        if pid is not None:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+        process = self._process
+        if process is not None and process.poll() is None:
+            _kill_group(process)
 
     def _lost(self, job: BenchmarkSpec, error: Exception) -> Measurement:
         """``job``'s result when its worker was lost to ``error``: stopped by the memory guard, killed
@@ -633,7 +632,7 @@ class IsolatedRunner:
         if self._process is not None:
             if self._process.poll() is None:
                 self._note_peak_rss()
-                _kill_group(self._process)
+            _kill_group(self._process)  # a worker that died leaves what it started: that goes too
             self._process.wait()
             _close_pipes(self._process)
         if self._log is not None:
@@ -690,8 +689,7 @@ class IsolatedRunner:
     def _discard_standby(self) -> None:
         if self._next is not None:
             standby, log = self._next
-            if standby.poll() is None:
-                _kill_group(standby)
+            _kill_group(standby)
             standby.wait()
             _close_pipes(standby)
             with contextlib.suppress(OSError):
@@ -700,12 +698,13 @@ class IsolatedRunner:
 
 
 def _kill_group(process: subprocess.Popen) -> None:
-    """SIGKILL to a running worker and every process of its group (it leads one of its own): what it
-    started goes with it, such as the Python an interpreter wrapper runs without ``exec`` or a
-    compiler's helper processes, where killing the worker alone left them running."""
-    try:
+    """SIGKILL to a worker and every process of its group (it leads one of its own): what it started
+    goes with it, such as a compiler's helper processes or what a wrapper script started, where killing
+    the worker alone left them running. Sent also where the worker has died already (a crash, the
+    kernel's out-of-memory kill): its group lives on while a member does, and its id is not reused."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
+    if process.poll() is None:
         process.kill()
 
 
