@@ -88,7 +88,7 @@ MALFORMED = {
     ),
     "too many samples": (_timing(samples_s=[1e-3] * (MOST_SAMPLES + 1)), "samples_s holds 100,001 samples"),
     # not files to read: a FIFO blocked every reader forever; /dev/zero filled memory until killed
-    "a FIFO": (os.mkfifo, "it is no regular file (a FIFO)"),
+    "a FIFO without a writer": (os.mkfifo, "not valid JSON"),
     "a device": (lambda path: path.symlink_to("/dev/zero"), "it is no regular file (a character device)"),
     "too large": (lambda path: os.truncate(path.touch() or path, MOST_BYTES + 1), "more than opperf reads"),
 }
@@ -303,3 +303,16 @@ def test_every_sweep_records_its_fingerprint(tmp_path):
         "framework_build",
     }
     assert found["framework_build"].startswith("mxnet 1.9.1 (") and found["cpu_count"] >= 1
+
+
+def test_a_results_file_through_a_pipe_is_read(tmp_path, capsys):
+    """A shell's ``<(gunzip -c results.json.gz)`` is a pipe: read to its end, as a file is."""
+    read, write = os.pipe()
+    os.write(write, GOLDEN.read_bytes())  # smaller than the pipe's buffer
+    os.close(write)
+    second = tmp_path / "second.json"
+    second.write_text(GOLDEN.read_text())
+    try:
+        assert main(["diff", f"/dev/fd/{read}", str(second), "--output-file", str(tmp_path / "d.md")]) == 0
+    finally:
+        os.close(read)
