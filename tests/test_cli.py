@@ -98,6 +98,7 @@ def test_bad_options_fail_with_error(arguments, message, capsys):
     ("arguments", "message"),
     [
         (("--runs", "0"), "must be at least 1"),
+        (("--runs", "100001"), "must be at most 100,000"),  # more samples than a results file holds
         (("--dtype", "float33"), "invalid choice: 'float33'"),
         (("--profiler", "gprof"), "invalid choice: 'gprof'"),
         (("--int64-tensor", "maybe"), "expected on or off"),

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from opperf.cli import main
+from opperf.measure.sampling import MOST_SAMPLES
 from opperf.results.migrations import CURRENT
-from opperf.results.schema import MOST_SAMPLES
 from opperf.utils.reading import MOST_BYTES
 
 GOLDEN = Path(__file__).parent / "golden" / "results_v1.json"

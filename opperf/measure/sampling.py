@@ -68,6 +68,12 @@ class StopReason(str, Enum):
     EXTENDED = "budget extended to the minimum samples"
 
 
+MOST_SAMPLES = 100_000
+"""The most samples a phase takes (``--runs``) and a results file holds: adaptive sampling stops at
+``SamplingPlan.max_runs`` (1,000), an A/B job's rounds at a few hundred; ten million in a file took a
+report's charts minutes and 7 GB, then failed."""
+
+
 @dataclass(frozen=True)
 class SamplingPlan:
     """How many warm-up and measured passes to run.

@@ -22,7 +22,7 @@ from dataclasses import Field, dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, cast
 
 from opperf.frameworks import DEFAULT_FRAMEWORK
-from opperf.measure.sampling import DEFAULT_BUDGET_S, DEFAULT_TARGET, SamplingPlan
+from opperf.measure.sampling import DEFAULT_BUDGET_S, DEFAULT_TARGET, MOST_SAMPLES, SamplingPlan
 from opperf.measure.stages import STAGES, check_stages, parse_stages
 from opperf.results.draws import CONTIGUOUS, LAYOUTS, UNIFORM_POSITIVE, check_distribution, parse_distribution
 from opperf.utils.cache import CACHE_MODES
@@ -94,8 +94,9 @@ def _a_device(value: object) -> None:
         raise ValueError(f"must be a Device (or its text, cpu or gpu(N)), got {value!r}")
 
 
-def _count(minimum: int, optional: bool = True) -> Callable[[object], None]:
-    """A check of whole numbers of at least ``minimum`` (or None, meaning the default, if ``optional``)."""
+def _count(minimum: int, optional: bool = True, most: int | None = None) -> Callable[[object], None]:
+    """A check of whole numbers of at least ``minimum`` and at most ``most`` (or None, meaning the
+    default, if ``optional``)."""
 
     def check(value: object) -> None:
         if value is None and optional:
@@ -105,6 +106,8 @@ def _count(minimum: int, optional: bool = True) -> Callable[[object], None]:
             raise ValueError(f"must be {allowed}, got {value!r}")
         if value < minimum:
             raise ValueError(f"must be at least {minimum}, got {value}")
+        if most is not None and value > most:
+            raise ValueError(f"must be at most {most:,}, got {value:,}")
 
     return check
 
@@ -381,7 +384,7 @@ class RunOptions(_Declared):
         help="exactly this many measured passes per input (default: adaptive, until the median is "
         "within --target-precision or --budget is spent)",
         parse=_integer,
-        check=_count(1),
+        check=_count(1, most=MOST_SAMPLES),
     )
     target_precision: float = option(
         DEFAULT_TARGET,

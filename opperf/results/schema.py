@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeGuard, get_args
 
+from opperf.measure.sampling import MOST_SAMPLES
 from opperf.results.measurement import Status, TimerKind, input_from_json
 from opperf.results.options import KEYED
 
@@ -156,10 +157,6 @@ _MACHINE_PEAKS: Mapping[str, Expect] = {
     "method": TEXT.or_null,
     "blas_threads": COUNT.or_null,
 }
-
-MOST_SAMPLES = 100_000
-"""The most samples a phase may hold: a sweep takes at most 1,000 (``SamplingPlan.max_runs``), an A/B
-job's rounds a few hundred; ten million made a report's charts take minutes and 7 GB, then fail."""
 
 REQUIRED: Mapping[str, Expect] = {
     "framework": TEXT,
