@@ -237,6 +237,11 @@ def test_a_configuration_that_did_not_measure_gets_no_further_round():
             "(ModuleNotFoundError: No module named 'numpy')",
             "pass a Python with numpy and mxnet installed as --new-python",
         ),
+        (  # numpy there, MXNet not: opperf's own error, not a ModuleNotFoundError, says so
+            "python-without-mxnet",
+            "(opperf.frameworks.NotInstalledError: framework 'mxnet' is not installed",
+            "pass a Python with numpy and mxnet installed as --new-python",
+        ),
         (  # a wrapper that runs Python as its child: the worker is no child of opperf's
             "wrapper-without-exec",
             "must exec Python, not run it))",
@@ -251,6 +256,14 @@ def test_a_side_whose_workers_cannot_start_is_refused_before_the_first_round(
     remedy follows the cause: numpy to install only where numpy is what it lacks."""
     if interpreter == "python-without-numpy":
         interpreter = without_site_packages(tmp_path / "python")
+    if interpreter == "python-without-mxnet":
+        shim = tmp_path / "shim"
+        shim.mkdir()
+        (shim / "mxnet.py").write_text("raise ImportError('no MXNet in this interpreter')\n")
+        wrapper = tmp_path / "python"
+        wrapper.write_text(f'#!/bin/sh\nPYTHONPATH={shim} exec {sys.executable} "$@"\n')
+        wrapper.chmod(0o755)
+        interpreter = str(wrapper)
     if interpreter == "wrapper-without-exec":
         wrapper = tmp_path / "python"
         wrapper.write_text(f'#!/bin/sh\n{sys.executable} "$@"\n')
@@ -261,7 +274,7 @@ def test_a_side_whose_workers_cannot_start_is_refused_before_the_first_round(
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: the new side's workers do not start in {interpreter} (")
-    assert err.count("\n") == 1 and err.rstrip().endswith(f"{why}; {remedy}"), err
+    assert err.count("\n") == 1 and why in err and err.rstrip().endswith(f"; {remedy}"), err
     assert "Traceback" not in err and 'File "' not in err and not output.exists()
 
 

@@ -187,8 +187,12 @@ def imported_backend(framework: str) -> Backend:
     return cast(Backend, getattr(module, class_name)())
 
 
-def _not_installed(framework: str, why: str) -> OpperfError:
-    return OpperfError(
+class NotInstalledError(OpperfError):
+    """A framework asked for whose module this interpreter cannot import."""
+
+
+def _not_installed(framework: str, why: str) -> NotInstalledError:
+    return NotInstalledError(
         f"framework {framework!r} is not installed ({why}); "
         f"install it with `pip install 'opperf[{framework}]'` (or `make venv`)"
     )

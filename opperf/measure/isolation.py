@@ -29,7 +29,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, BinaryIO, cast
 
-from opperf.frameworks import DEFAULT_FRAMEWORK, describe
+from opperf.frameworks import DEFAULT_FRAMEWORK, NotInstalledError, describe
 from opperf.measure.memory import peak_rss_bytes
 from opperf.measure.memory_guard import MemoryGuard, OutOfMemory
 from opperf.measure.messages import (
@@ -263,9 +263,11 @@ class WorkerStartError(OSError):
 
     @property
     def lacks_module(self) -> bool:
-        """Whether it did not start for want of a module (numpy, the framework): the interpreter needs
-        them installed, where other causes (a wrapper that runs Python without ``exec``) need another fix."""
-        return self.why.startswith(("ModuleNotFoundError", "ImportError"))
+        """Whether it did not start for want of a module (numpy, the framework), by the exception it
+        died of: the interpreter needs them installed, where other causes (a wrapper that runs Python
+        without ``exec``, a setting the framework refuses) need another fix."""
+        raised = self.why.split(":", 1)[0].rsplit(".", 1)[-1]
+        return raised in ("ModuleNotFoundError", "ImportError", NotInstalledError.__name__)
 
 
 EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_][\w.]*)?(Error|Exception|Exit|Interrupt)\b.*$", re.MULTILINE)
