@@ -400,11 +400,11 @@ def test_text_from_the_store_reaches_the_terminal_printable(tmp_path, capsys):
     named.write_text(json.dumps(document))
     db = str(tmp_path / "h.sqlite")
     assert main(["history", "add", str(named), "--db", db]) == 0
-    capsys.readouterr()
-    for argv in (["show", "--op", hostile], ["detect"], ["runs"]):
+    assert "\x1b" not in capsys.readouterr().err  # the file's name, as add reports it
+    for argv in (["show", "--op", hostile], ["detect"], ["runs"], ["add", str(named)]):
         assert main(["history", *argv, "--db", db]) == 0
-        out = capsys.readouterr().out
-        assert "\x1b" not in out and "\x07" not in out
+        shown = capsys.readouterr()
+        assert "\x1b" not in shown.out + shown.err and "\x07" not in shown.out + shown.err
     assert main(["history", "show", "--op", hostile, "--db", db]) == 0
     assert "exp\\x1b[2J\\x1b]0;pwned\\x07" in capsys.readouterr().out
 

@@ -185,7 +185,9 @@ def test_a_publish_that_cannot_finish_leaves_the_previous_dashboard_whole(tmp_pa
         assert os.access(site, os.R_OK | os.X_OK)
 
 
-@pytest.mark.parametrize("held", [["mine.txt"], ["notes/a.txt"], ["history.sqlite", "mine.txt"]])
+@pytest.mark.parametrize(
+    "held", [["mine.txt"], ["notes/a.txt"], ["history.sqlite", "mine.txt"], ["index.html", "ops/mine.txt"]]
+)
 def test_a_publish_into_a_folder_of_other_files_is_refused_and_touches_none(tmp_path, capsys, held):
     """``publish --out .`` moved the folder aside and removed it, the history database and the user's
     files with it, and exited 0. A folder that holds anything but an earlier dashboard is refused."""
@@ -204,3 +206,4 @@ def test_a_publish_into_a_folder_of_other_files_is_refused_and_touches_none(tmp_
     for out in (empty, empty, tmp_path / "new"):  # an empty folder, then the dashboard it became, then none
         assert main(["publish", "--db", str(store), "--out", str(out)]) == 0
         assert (out / "index.html").is_file()
+        (out / ".DS_Store").write_bytes(b"\0")  # a file browser opened it: no file of the user's

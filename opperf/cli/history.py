@@ -102,7 +102,8 @@ def _add(history: HistoryStore, documents: list[tuple[str, dict[str, Any]]]) -> 
     for path, document in documents:
         added = history.add(document, path)
         print(
-            f"{path}: " + ("already in the store" if added is None else f"{counted(added, 'row')} added"),
+            f"{printable(path)}: "
+            + ("already in the store" if added is None else f"{counted(added, 'row')} added"),
             file=sys.stderr,
         )
     print(f"{counted(history.run_count(), 'run')} in the store", file=sys.stderr)

@@ -211,16 +211,29 @@ def publish(
     return [out / name for name in names]
 
 
+LITTER = frozenset({".DS_Store", "Thumbs.db", "desktop.ini"})
+"""What a desktop's file browser leaves in a folder it opened: no file of the user's."""
+
+
 def check_replaceable(out: Path) -> None:
-    """OpperfError unless ``out`` is absent or a folder holding nothing but what a dashboard writes: a
-    publish replaces the folder whole, and ``--out .`` once took the history database and the user's
-    files with it."""
+    """OpperfError unless ``out`` is absent or a folder holding nothing but what a dashboard writes
+    (its pages, assets and operator pages, and a file browser's litter): a publish replaces the folder
+    whole, and ``--out .`` once took the history database and the user's files with it."""
     if not out.exists():
         return
     if not out.is_dir():
         raise OpperfError(f"{out} is a file; name a folder for the dashboard")
-    own = {*PAGES, *ASSETS, OPERATOR_PAGES}
+    own = {*PAGES, *ASSETS, OPERATOR_PAGES, *LITTER}
     held = sorted(entry.name for entry in out.iterdir() if entry.name not in own)
+    pages = out / OPERATOR_PAGES
+    if pages.is_dir():
+        held += sorted(
+            f"{OPERATOR_PAGES}/{entry.name}"
+            for entry in pages.iterdir()
+            if entry.name not in LITTER and not (entry.suffix == ".html" and entry.is_file())
+        )
+    elif pages.exists():
+        held.append(OPERATOR_PAGES)
     if held:
         shown = ", ".join(held[:3]) + (f" and {len(held) - 3} more" if len(held) > 3 else "")
         raise OpperfError(
