@@ -213,3 +213,34 @@ def test_a_journal_left_behind_is_neither_overwritten_nor_mixed(tmp_path, capsys
     assert "continue it with --resume, or discard it with --fresh" in capsys.readouterr().err
     assert main([*arguments, "--resume", "--fresh"]) == 2
     assert main([*arguments, "--fresh"]) == 0 and output.exists()
+
+
+@pytest.mark.parametrize("there", ["link to a file", "dangling link", "fifo", "folder"])
+@pytest.mark.parametrize("append", [True, False])
+def test_a_journal_path_that_is_no_file_of_its_own_is_refused_and_left_alone(tmp_path, there, append):
+    """A symbolic link at the journal's path (another user's, in a shared folder) had ``--fresh`` empty
+    and overwrite the file it named, and a plain run create a file where it pointed; a FIFO blocked
+    the job forever; a folder gave a traceback."""
+    from opperf.utils.files import UnwritableError
+
+    path, victim = tmp_path / "x.json.journal.jsonl", tmp_path / "victim.txt"
+    if there == "link to a file":
+        victim.write_text("precious")
+        path.symlink_to(victim)
+    elif there == "dangling link":
+        path.symlink_to(victim)
+    elif there == "fifo":
+        os.mkfifo(path)
+    else:
+        path.mkdir()
+    with pytest.raises(UnwritableError):
+        JournalWriter(str(path), {"dtype": "float32"}, append=append)
+    assert (victim.read_text() == "precious") if there == "link to a file" else not victim.exists()
+
+
+def test_a_lock_path_that_is_a_fifo_is_refused_not_waited_on(tmp_path):
+    from opperf.utils.files import UnwritableError, claimed
+
+    os.mkfifo(tmp_path / "x.json.lock")
+    with pytest.raises(UnwritableError, match="it is a FIFO"), claimed(str(tmp_path / "x.json")):
+        pass

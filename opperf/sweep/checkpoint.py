@@ -26,6 +26,7 @@ from opperf.results.document import measurement_from_record, record
 from opperf.results.measurement import Measurement
 from opperf.results.schema import record_problem
 from opperf.utils.errors import OpperfError
+from opperf.utils.files import open_to_append
 from opperf.utils.reading import read_bytes
 
 FORMAT_VERSION = 1
@@ -123,7 +124,7 @@ class JournalWriter:
         # a buffer for ``close`` to fail on (a full disk would raise again there). Opened to append,
         # and emptied or cut back only once locked: a job refused the lock leaves the journal of the
         # job that holds it as it was.
-        self._file: BinaryIO = open(path, "ab", buffering=0)  # noqa: SIM115
+        self._file: BinaryIO = open_to_append(path)
         try:
             fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

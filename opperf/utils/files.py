@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from opperf.utils.errors import OpperfError
 
@@ -49,16 +52,35 @@ def write_atomically(path: str | Path, text: str) -> None:
         raise
 
 
+def open_to_append(path: str) -> BinaryIO:
+    """``path`` opened unbuffered to append (made where absent), where it is a file of its own: a
+    symbolic link there (another user's, in a shared folder) would have a job empty and write the file
+    it names, and a FIFO would block the open forever. UnwritableError otherwise, naming what it is."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        descriptor = os.open(path, flags, 0o666)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise UnwritableError(
+                path, "it is a symbolic link; remove it, or choose another --output-file"
+            ) from None
+        if error.errno == errno.ENXIO:  # a FIFO no one reads
+            raise UnwritableError(path, "it is a FIFO; remove it, or choose another --output-file") from None
+        raise UnwritableError(path, error.strerror or str(error)) from None
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise UnwritableError(path, "it is no regular file; remove it, or choose another --output-file")
+    os.set_blocking(descriptor, True)
+    return os.fdopen(descriptor, "ab", buffering=0)
+
+
 @contextlib.contextmanager
 def claimed(path: str) -> Iterator[None]:
     """Hold ``path`` for this process while inside: an exclusive lock on ``PATH.lock``, removed on
     the way out. A second job naming the same output is refused (OpperfError) instead of both
     reporting success and one's results vanishing; a lock left by a killed job is released with it."""
     lock_path = f"{path}.lock"
-    try:
-        handle = open(lock_path, "a")  # noqa: SIM115 (held until the end of the context)
-    except OSError as error:
-        raise UnwritableError(lock_path, error.strerror or str(error)) from None
+    handle = open_to_append(lock_path)  # held until the end of the context
     try:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
