@@ -165,6 +165,8 @@ ANOTHERS = json.dumps({"op": "sqrt", "records": [record(_measurement("dot"))]}).
         b'{"op": 7, "records": []}',
         b"[1, 2]",
         ANOTHERS,
+        b'{"op": "sqrt", "records": [], "n": ' + b"9" * 5000 + b"}",  # too long for Python to read
+        b"[" * 200_000 + b"]" * 200_000,
     ],
 )
 def test_a_damaged_line_in_the_middle_is_skipped_and_counted_and_later_lines_kept(tmp_path, damage):

@@ -39,6 +39,11 @@ MALFORMED = {
     "empty": ("", "not valid JSON"),
     "not text": (b"\xff\xfe\x00\x01", "cannot be read as JSON text"),
     "nested too deep": ("[" * 100_000 + "]" * 100_000, "nested too deep"),
+    # Python refuses to read an integer of over 4,300 digits: a traceback and exit 1 in diff
+    "a number too long": (
+        json.dumps(BASE).replace("{", '{"big": ' + "9" * 5000 + ", ", 1),
+        "a number too long",
+    ),
     "a list": ("[]", "holds no JSON object"),
     "newer version": (
         _changed(lambda d: d.update(schema_version=CURRENT + 1)),

@@ -170,7 +170,7 @@ def _whole_document(text: str) -> object:
     """The text as one JSON value (a results file), or None when it is not one (JSON Lines)."""
     try:
         return json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # not JSON, nested too deep, a number of 4,300+ digits
         return None
 
 
@@ -190,6 +190,8 @@ def _json_line(line: str, path: str, number: int) -> dict[str, object]:
         raise _error(path, number, f"not a JSON object ({error.msg})") from None
     except RecursionError:
         raise _error(path, number, "not a JSON object (nested too deep)") from None
+    except ValueError:
+        raise _error(path, number, "not a JSON object (a number too long to read)") from None
     if not isinstance(value, dict):
         raise _error(path, number, "not a JSON object")
     return value

@@ -95,7 +95,7 @@ def read_dlop(reference: str, arguments: ArgumentLookup, framework: str | None =
         raise OpperfError(f"cannot read DLOP-Bench file {path}: {error.strerror}") from None
     except json.JSONDecodeError as error:
         raise OpperfError(f"{path}: not a DLOP-Bench file (not JSON: {error.msg})") from None
-    except (UnicodeDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # not UTF-8, nested too deep, a number of 4,300+ digits
         raise OpperfError(f"{path}: not a DLOP-Bench file (not JSON text)") from None
     lengths = (
         {len(v) for v in columns.values() if isinstance(v, list)} if isinstance(columns, dict) else set()

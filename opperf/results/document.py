@@ -254,14 +254,20 @@ def read_json(path: str, fix: str) -> object:
         raise OpperfError(f"{path}: cannot be read as JSON text ({error}); {fix}") from None
     try:
         return json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as error:
+    except (ValueError, RecursionError) as error:  # ValueError: malformed, or a number of 4,300+ digits
         if _configs_header(text):
             raise OpperfError(
                 f"{path}: a configs file (`opperf capture`), which holds configurations, not timings; "
                 f"measure them with `opperf sweep --configs {path} --output-file results.json` and "
                 "pass that file"
             ) from None
-        detail = error.msg if isinstance(error, json.JSONDecodeError) else "nested too deep"
+        detail = (
+            error.msg
+            if isinstance(error, json.JSONDecodeError)
+            else "nested too deep"
+            if isinstance(error, RecursionError)
+            else "a number too long to read"
+        )
         raise OpperfError(f"{path}: not valid JSON ({detail}); {fix}") from None
 
 
@@ -278,6 +284,6 @@ def _configs_header(text: str) -> bool:
     """Whether ``text``'s first line is a configs file's header (JSON Lines, ``opperf.results.configs``)."""
     try:
         header = json.loads(text.split("\n", 1)[0])
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):
         return False
     return isinstance(header, dict) and header.get("format") == schema.CONFIGS_FORMAT

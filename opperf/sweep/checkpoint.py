@@ -110,7 +110,7 @@ def _entry(line: bytes) -> object:
     """A line's JSON value, or None when it is not JSON text."""
     try:
         return json.loads(line.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (ValueError, RecursionError):  # not UTF-8, not JSON, nested too deep, a number of 4,300+ digits
         return None
 
 
