@@ -454,3 +454,58 @@ def test_a_side_that_crashes_once_where_the_other_measured_is_measured_again(tmp
     capsys.readouterr()
     assert main(["diff", str(output)]) == 0
     assert "newly-failing" not in capsys.readouterr().out
+
+
+def _pair_line(op: str = "exp", **changes) -> dict:
+    from opperf.results.measurement import BenchmarkSpec, Measurement, Status, TensorSpec, freeze_inputs
+    from opperf.results.options import RunOptions
+    from opperf.verdicts.ab.journal import pair_entry
+
+    spec = BenchmarkSpec("mx.nd", op, freeze_inputs({"data": TensorSpec((2, 2))}), RunOptions().validated())
+    measured = Measurement(spec, Status.OK, forward=(1e-3, 1.1e-3))
+    entry = pair_entry(0, measured, measured, {"base": 0, "new": 0})
+    for name, value in changes.items():
+        where, _, field = name.partition("__")
+        if field:
+            entry[where] = {**entry[where], field: value}
+        else:
+            entry[name] = value
+    return entry
+
+
+def _other_ops_record() -> dict:
+    return _pair_line("log")["new"]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        {"new__forward": {"samples_s": [float("nan"), 1e-3]}},  # the file it became could not be written
+        {"new__forward": {"samples_s": ["x", "y"]}},
+        {"new__forward": {"samples_s": [1e308, 1e308]}},
+        {"new__forward": {"samples_s": [-1.0, -2.0]}},  # written, then refused by diff, journal gone
+        {"round": -1},
+        {"round": 10**30},
+        {"round": True},
+        {"round": 0.9},
+        {"prepared_in": {"base": -7, "new": 0}},
+        {"prepared_in": {"base": 1, "new": 0}},  # prepared in a round after this one
+        {"prepared_in": {"elsewhere": 0}},
+        {"new": "other"},  # replaced below by another operator's record
+    ],
+)
+def test_a_journal_line_no_pair_of_this_job_is_damaged_and_measured_again(tmp_path, capsys, damage):
+    """Each of these gave a traceback on --resume, or was taken as it came: another operator's record
+    as the new side (diff then called exp 85x slower, exit 1), values diff refuses (the A/B file
+    written, the journal removed, the file unreadable), a round outside the job."""
+    from opperf.verdicts.ab.journal import load_pairs
+
+    settings = {"rounds": 2}
+    bad = _pair_line(**damage) if "new" not in damage else _pair_line(new=_other_ops_record())
+    good = _pair_line(round=1, prepared_in={"base": 1, "new": 1})
+    path = tmp_path / "ab.json.journal.jsonl"
+    lines = [{"journal": 1, "kind": "ab", "settings": settings}, bad, good, good]  # good twice: once kept
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    pairs = load_pairs(str(path), settings, resume=True, fresh=False)
+    assert [round_index for _, round_index in pairs] == [1]
+    assert "2 damaged lines skipped (those pairs run again)" in capsys.readouterr().err

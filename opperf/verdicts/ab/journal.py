@@ -19,7 +19,9 @@ from typing import Any
 
 from opperf.results.document import measurement_from_record, record
 from opperf.results.key import Key, record_key
+from opperf.results.load import SIDES
 from opperf.results.measurement import BenchmarkSpec, Measurement, Status
+from opperf.results.schema import record_problem
 from opperf.sweep.checkpoint import check_settings, read_lines
 from opperf.utils.errors import OpperfError
 
@@ -48,6 +50,34 @@ def pair_entry(round_index: int, base: Measurement, new: Measurement, prepared_i
     return {"round": round_index, "base": record(base), "new": record(new), "prepared_in": dict(prepared_in)}
 
 
+def pair_problem(entry: object, rounds: object) -> str | None:
+    """Why a journal line is no pair of this job, or None: a round within the job's ``rounds``, both
+    sides' records readable as a results file's (the file a job writes is checked alike), one
+    configuration on both sides (a side's options may differ, its operator and inputs may not), and
+    each side's preparation from a round at most this one."""
+    if not isinstance(entry, dict) or not all(
+        name in entry for name in ("round", "base", "new", "prepared_in")
+    ):
+        return "not a pair"
+    round_index, prepared = entry["round"], entry["prepared_in"]
+    if not _whole(round_index) or not (isinstance(rounds, int) and round_index < rounds):
+        return f"round {round_index!r}"
+    problem = record_problem(entry["base"]) or record_problem(entry["new"])
+    if problem is not None:
+        return problem
+    if record_key(entry["base"]).identity != record_key(entry["new"]).identity:
+        return "the sides' records are of two configurations"
+    if not isinstance(prepared, dict) or not all(
+        side in SIDES and _whole(index) and index <= round_index for side, index in prepared.items()
+    ):
+        return f"prepared_in {prepared!r}"
+    return None
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 def load_pairs(
     path: str, settings: dict[str, Any], *, resume: bool, fresh: bool
 ) -> dict[tuple[Key, int], JournaledPair]:
@@ -67,16 +97,18 @@ def load_pairs(
     pairs: dict[tuple[Key, int], JournaledPair] = {}
     damaged = 0
     for entry in lines.entries:
-        try:
-            pair = JournaledPair(
-                int(entry["round"]),
-                measurement_from_record(entry["base"]),
-                measurement_from_record(entry["new"]),
-                {side: int(index) for side, index in entry["prepared_in"].items()},
-            )
-            pairs[record_key(entry["base"]), pair.round] = pair
-        except (TypeError, KeyError, ValueError, AttributeError):
+        problem = pair_problem(entry, settings.get("rounds"))
+        key = (record_key(entry["base"]), entry["round"]) if problem is None else None
+        if key is None or key in pairs:  # damaged, or a second line for one pair: measured again
             damaged += 1
+            continue
+        prepared = {side: int(index) for side, index in entry["prepared_in"].items()}
+        pairs[key] = JournaledPair(
+            entry["round"],
+            measurement_from_record(entry["base"]),
+            measurement_from_record(entry["new"]),
+            prepared,
+        )
     said = [f"{damaged} damaged lines skipped (those pairs run again)"] if damaged else []
     said += ["its torn last line is cut off"] if lines.torn else []
     if said:
