@@ -25,7 +25,7 @@ from opperf.utils.words import counted
 from opperf.verdicts.decide import DEFAULT_ALPHA, DEFAULT_THRESHOLD
 from opperf.verdicts.history import HistoryStore, open_history
 from opperf.verdicts.history.steps import Step, shared_steps_of, steps_of
-from opperf.verdicts.history.store import Series
+from opperf.verdicts.history.store import Series, run_records
 
 ADD_FIX = "add the JSON results files of sweeps (`opperf --output-format json` or `--json-file`)"
 HELP = "keep result files' figures over time (SQLite) and detect steps: add, show, detect, runs, remove"
@@ -78,6 +78,7 @@ def run(arguments: argparse.Namespace) -> int:
         for path, document in documents:
             if is_ab(document):
                 raise OpperfError(f"{path}: an A/B file holds two builds; {ADD_FIX}")
+            run_records(document, path)  # a file repeating a configuration: refused before a store is made
         with open_history(arguments.db, create=True) as history:
             if history.created:
                 print(f"created the history database {arguments.db}", file=sys.stderr)
