@@ -242,6 +242,18 @@ def _ab_file(tmp_path) -> Path:
     return path
 
 
+def test_report_refuses_a_file_that_repeats_a_configuration_as_diff_does(tmp_path, capsys):
+    """report rendered both records of a repeated configuration, where diff, history and merge refuse
+    the file (an A/B file whose kind was edited read as a sweep of its rounds)."""
+    document = copy.deepcopy(BASE)
+    document["results"].append(document["results"][1])
+    twice = tmp_path / "twice.json"
+    twice.write_text(json.dumps(document))
+    assert main(["report", str(twice), "--html", str(tmp_path / "r.html")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {twice}: results[{len(BASE['results'])}] repeats") and err.count("\n") == 1
+
+
 def test_report_of_an_ab_file_shows_its_verdicts_not_a_sweep(tmp_path):
     ab, page = _ab_file(tmp_path), tmp_path / "r.html"
     assert main(["report", str(ab), "--html", str(page)]) == 0

@@ -5,9 +5,11 @@ model --json-file``: ``in_model_total_s``, ``operators``, ``configurations``).""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from opperf.report.diff_rows import DIFF_FORMAT_KEY, DiffFile, diff_file
 from opperf.results.document import SchemaError, check_document, is_ab, read_json
+from opperf.results.load import records_by_key
 from opperf.results.model_report import ModelReport, ModelReportError, from_json, is_model_report
 from opperf.results.record import Record
 from opperf.results.rows import ResultsFile, results_file
@@ -63,6 +65,9 @@ def read_inputs(paths: list[str]) -> ReportInputs:
         if is_ab(document):
             diffs.append(_ab_view(path))
         else:
+            records_by_key(
+                path, cast("list[object]", document["results"])
+            )  # read as diff reads it: no repeats
             results.append(results_file(document, path))
     return ReportInputs(tuple(results), tuple(diffs), tuple(models))
 
