@@ -132,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as stop:
         number = getattr(stop, "signal_number", signal.SIGINT)
         name = signal.Signals(number).name
-        print(f"error: interrupted ({name}) before any operator finished", file=sys.stderr)
+        print(f"error: interrupted ({name}) before anything was written", file=sys.stderr)
         return exit_status(number)
     finally:
         if argv is None:  # the process's own command: nothing is left to lose once it returns
