@@ -509,3 +509,24 @@ def test_a_journal_line_no_pair_of_this_job_is_damaged_and_measured_again(tmp_pa
     pairs = load_pairs(str(path), settings, resume=True, fresh=False)
     assert [round_index for _, round_index in pairs] == [1]
     assert "2 damaged lines skipped (those pairs run again)" in capsys.readouterr().err
+
+
+def test_a_final_write_that_fails_keeps_the_journal_and_says_how_to_go_on(tmp_path, capsys, monkeypatch):
+    """The A/B file cannot be written at the end (a full disk, a folder made read-only meanwhile): the
+    journal holds every pair, and the message says so and how to continue, where it said only that the
+    file could not be written."""
+    import opperf.cli.ab
+    from opperf.utils.files import UnwritableError
+
+    def full(path, text):
+        raise UnwritableError(path, "No space left on device")
+
+    monkeypatch.setattr(opperf.cli.ab, "write_atomically", full)
+    output = tmp_path / "ab.json"
+    argv = ["ab", "--ops", "exp", *QUICK, "--output-file", str(output)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"cannot write {output}: No space left on device; the journal is kept" in err and "--resume" in err
+    monkeypatch.undo()
+    assert main([*argv, "--resume"]) == 0
+    assert "pairs from the journal" in capsys.readouterr().err and output.exists()

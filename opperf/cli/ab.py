@@ -31,7 +31,7 @@ from opperf.report.json_report import render_json
 from opperf.results.options import RunOptions, SweepFactors, parse_option
 from opperf.sweep.run import DEFAULT_TIMEOUT_S, SweepConfig
 from opperf.utils.errors import OpperfError
-from opperf.utils.files import claimed, write_atomically
+from opperf.utils.files import UnwritableError, claimed, write_atomically
 from opperf.utils.signals import exit_status, stop_on_signals
 from opperf.utils.words import counted
 from opperf.verdicts.ab.job import (
@@ -197,7 +197,12 @@ def run(arguments: argparse.Namespace) -> int:
             return exit_status(stopping.received[0] if stopping.received else signal.SIGINT)
         if not result.pairs:
             raise OpperfError("the selection measured nothing on both sides; choose operators with --ops")
-        write_atomically(arguments.output_file, render_json(ab_document(result, ab_environment(result))))
+        try:
+            write_atomically(arguments.output_file, render_json(ab_document(result, ab_environment(result))))
+        except UnwritableError as error:  # every pair is in the journal: nothing measured is lost
+            raise OpperfError(
+                f"{error}; the journal is kept: fix that, then continue with --resume ({journal})"
+            ) from None
     for line in mismatches(result.descriptions):
         print(f"note: the builds differ: {line}", file=sys.stderr)
     status = "interrupted: " if result.interrupted else ""
