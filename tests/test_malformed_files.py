@@ -333,3 +333,15 @@ def test_a_results_file_through_a_pipe_is_read(tmp_path, capsys):
         assert main(["diff", f"/dev/fd/{read}", str(second), "--output-file", str(tmp_path / "d.md")]) == 0
     finally:
         os.close(read)
+
+
+def test_an_ab_file_repeating_a_configuration_is_told_what_an_ab_file_holds(tmp_path, capsys):
+    """It was told to merge shards with opperf merge, which refuses A/B files."""
+    ab = _ab_file(tmp_path)
+    document = json.loads(ab.read_text())
+    document["results"].append(document["results"][0])
+    ab.write_text(json.dumps(document))
+    assert main(["diff", str(ab)]) == 2
+    err = capsys.readouterr().err
+    assert "one record per configuration, side and round; pass one written by `opperf ab`" in err
+    assert "opperf merge" not in err and err.count("\n") == 1

@@ -74,6 +74,7 @@ def read_ab(path: str) -> AbJob:
                 f"{path} [{side} round {index}]",
                 path,
                 [r for r in results if (r["side"], r["round"]) == (side, index)],
+                repeats=AB_REPEATS,
             )
             for index in rounds
         )
@@ -130,20 +131,33 @@ def _results(path: str, document: dict[str, Any] | None = None) -> list:
     return results
 
 
-def _run(name: str, path: str, results: Sequence[object], found: Mapping[str, Any] | None = None) -> Run:
-    return Run(path=name, records=records_by_key(path, results), fingerprint=dict(found or {}))
+MERGE_FIX = "a result file holds one record per configuration, so merge shards with `opperf merge`"
+"""What to do about a results file that repeats a configuration (a sweep's shards concatenated)."""
 
 
-def records_by_key(path: str, results: Sequence[object]) -> dict[Key, Record]:
+AB_REPEATS = "an A/B file holds one record per configuration, side and round; pass one written by `opperf ab`"
+"""What to do about an A/B file that repeats a configuration in one side's round."""
+
+
+def _run(
+    name: str,
+    path: str,
+    results: Sequence[object],
+    found: Mapping[str, Any] | None = None,
+    repeats: str = MERGE_FIX,
+) -> Run:
+    return Run(path=name, records=records_by_key(path, results, repeats), fingerprint=dict(found or {}))
+
+
+def records_by_key(path: str, results: Sequence[object], repeats: str = MERGE_FIX) -> dict[Key, Record]:
     """The records of a results list (of the file at ``path``) by their keys; OpperfError naming the
-    record that cannot be read or that repeats a configuration."""
+    record that cannot be read or that repeats a configuration (``repeats`` says what to do)."""
     records: dict[Key, Record] = {}
     for index, record in enumerate(results):
         parsed = read_record(record, f"{path}: results[{index}]", path)
         if parsed.key in records:
             raise OpperfError(
-                f"{path}: results[{index}] repeats {parsed.key.op} {parsed.key.inputs}; "
-                "a result file holds one record per configuration, so merge shards with `opperf merge`"
+                f"{path}: results[{index}] repeats {parsed.key.op} {parsed.key.inputs}; {repeats}"
             )
         records[parsed.key] = parsed
     return records
