@@ -246,3 +246,16 @@ def test_a_lock_path_that_is_a_fifo_is_refused_not_waited_on(tmp_path):
     os.mkfifo(tmp_path / "x.json.lock")
     with pytest.raises(UnwritableError, match="it is a FIFO"), claimed(str(tmp_path / "x.json")):
         pass
+
+
+def test_resume_without_a_journal_says_it_starts_from_the_beginning(tmp_path, capsys):
+    """--resume where no journal is (a first run, a journal removed): it went on as a fresh run and said
+    nothing, so a user expecting to continue could not tell."""
+    from opperf.cli import main
+
+    output = tmp_path / "r.json"
+    argv = ["--ops", "exp", "--runs", "2", "--warmup", "0", "--no-isolation", "--quiet"]
+    assert main([*argv, "--output-file", str(output), "--resume"]) == 0
+    assert f"note: --resume: no journal at {output}.journal.jsonl; the sweep starts from the beginning" in (
+        capsys.readouterr().err
+    )

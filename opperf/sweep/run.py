@@ -665,6 +665,10 @@ def _resume(config: SweepConfig) -> dict[str, tuple[Measurement, ...]]:
         return {}
     journal = load_journal(config.journal)
     if journal is None:
+        print(
+            f"note: --resume: no journal at {config.journal}; the sweep starts from the beginning",
+            file=sys.stderr,
+        )
         return {}
     check_settings(config.journal, journal, config.settings())
     said = [f"{journal.damaged} damaged lines skipped (those operators run again)"] if journal.damaged else []

@@ -92,6 +92,7 @@ def load_pairs(
         return {}
     lines = read_lines(path, KIND)
     if lines is None:
+        print(f"note: --resume: no journal at {path}; the job starts from the beginning", file=sys.stderr)
         return {}
     check_settings(path, lines, settings)
     pairs: dict[tuple[Key, int], JournaledPair] = {}
