@@ -117,10 +117,9 @@ def _runs(history: HistoryStore) -> int:
     return 0
 
 
-def _judged(history: HistoryStore, arguments: argparse.Namespace) -> list[tuple[Series, list[Step]]]:
-    """Every series of the store with its steps, judged over all of them; those ``--op`` (and
-    ``--inputs``) choose."""
-    every = history.series()
+def _judged(every: list[Series], arguments: argparse.Namespace) -> list[tuple[Series, list[Step]]]:
+    """Every series of the store (``every``) with its steps, judged over all of them; those ``--op``
+    (and ``--inputs``) choose."""
     steps = steps_of(every, arguments.threshold, arguments.alpha)
     inputs = getattr(arguments, "inputs", None)
     chosen = {id(s) for s in history_filter(every, arguments.op, inputs)}
@@ -137,7 +136,7 @@ def history_filter(series: list[Series], op: str | None, inputs: str | None) -> 
 
 
 def _show(history: HistoryStore, arguments: argparse.Namespace) -> int:
-    found = _judged(history, arguments)
+    found = _judged(history.series(), arguments)
     if not found:
         raise OpperfError(
             f"no history of {arguments.op!r} in {arguments.db}; add result files with `history add`"
@@ -163,7 +162,8 @@ def _show(history: HistoryStore, arguments: argparse.Namespace) -> int:
 
 def _detect(history: HistoryStore, arguments: argparse.Namespace) -> int:
     reported, current_regressions = [], 0
-    judged = _judged(history, arguments)
+    every = history.series()
+    judged = _judged(every, arguments)
     for series, steps in judged:
         for step in steps:
             current = step is steps[-1]
@@ -178,7 +178,7 @@ def _detect(history: HistoryStore, arguments: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     runs = {run.id: run for run in history.stored_runs()}
-    for run, step in shared_steps_of(history.series(), arguments.threshold):
+    for run, step in shared_steps_of(every, arguments.threshold):
         print(
             f"note: from run {runs[run].started[:19]} ({printable(runs[run].source)}) most configurations "
             f"moved x{step.ratio:.3g} together: read as the machine's (a slower machine, a busy stretch), "

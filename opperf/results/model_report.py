@@ -11,13 +11,13 @@ shown, their ratio is a finding, not an error.
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeGuard, cast
 
 from opperf.results.configs import ConfigsFile
 from opperf.results.measurement import BenchmarkSpec, Measurement, Status
+from opperf.results.schema import COUNT, OBJECT, RATE, SECONDS, TEXT, Expect
 from opperf.utils.stats import summarize
 
 
@@ -168,16 +168,25 @@ class ModelReportError(ValueError):
     """A field of a model report a reader cannot use; the message names it, its value and its kind."""
 
 
+LIST = Expect(lambda value: isinstance(value, list), "a list")
+SHAPE = Expect(
+    lambda value: isinstance(value, list)
+    and all(isinstance(d, int) and not isinstance(d, bool) for d in value),
+    "a list of integers",
+)
+
+
 def from_json(document: Mapping[str, Any]) -> ModelReport:
     """The report ``to_json`` wrote, read back (``opperf report`` and the xlsx writer read it), each
-    field checked for its kind; ModelReportError naming the first that is missing or of another."""
-    operators = _field(document, "operators", "list", "")
-    configurations = _field(document, "configurations", "list", "")
+    field checked for its kind (the results schema's checks); ModelReportError naming the first that is
+    missing or of another."""
+    operators = _field(document, "operators", LIST, "")
+    configurations = _field(document, "configurations", LIST, "")
     return ModelReport(
-        framework=_field(document, "framework", "text", ""),
-        model=_field(document, "model", "text", ""),
-        input_shape=tuple(_field(document, "input_shape", "shape", "")),
-        mode=_field(document, "mode", "text", ""),
+        framework=_field(document, "framework", TEXT, ""),
+        model=_field(document, "model", TEXT, ""),
+        input_shape=tuple(_field(document, "input_shape", SHAPE, "")),
+        mode=_field(document, "mode", TEXT, ""),
         operators=tuple(
             OperatorRow(**_row(operators, index, "operators", OPERATOR_FIELDS))
             for index in range(len(operators))
@@ -186,74 +195,49 @@ def from_json(document: Mapping[str, Any]) -> ModelReport:
             ConfigurationRow(**_row(configurations, index, "configurations", CONFIGURATION_FIELDS))
             for index in range(len(configurations))
         ),
-        end_to_end_s=_field(document, "end_to_end_s", "seconds", ""),
-        profiled_wall_s=_field(document, "profiled_wall_s", "seconds", ""),
-        profiled_by=_field(document, "profiled_by", "text", ""),
-        captured_by=_field(document, "captured_by", "text", ""),
+        end_to_end_s=_field(document, "end_to_end_s", SECONDS, ""),
+        profiled_wall_s=_field(document, "profiled_wall_s", SECONDS, ""),
+        profiled_by=_field(document, "profiled_by", TEXT, ""),
+        captured_by=_field(document, "captured_by", TEXT, ""),
     )
 
 
-OPERATOR_FIELDS = {
-    "op": "text",
-    "configurations": "count",
-    "calls": "count",
-    "in_model_s": "seconds",
-    "in_model_share": "number",
-    "standalone_s": "seconds or null",
-    "standalone_share": "number or null",
+OPERATOR_FIELDS: Mapping[str, Expect] = {
+    "op": TEXT,
+    "configurations": COUNT,
+    "calls": COUNT,
+    "in_model_s": SECONDS,
+    "in_model_share": RATE,
+    "standalone_s": SECONDS.or_null,
+    "standalone_share": RATE.or_null,
 }
-"""An operator row's fields in a model report, with their kinds (``_KINDS``)."""
+"""An operator row's fields in a model report, with what each holds."""
 
-CONFIGURATION_FIELDS = {
-    "op": "text",
-    "inputs": "object",
-    "calls": "count",
-    "median_s": "seconds or null",
-    "status": "text",
+CONFIGURATION_FIELDS: Mapping[str, Expect] = {
+    "op": TEXT,
+    "inputs": OBJECT,
+    "calls": COUNT,
+    "median_s": SECONDS.or_null,
+    "status": TEXT,
 }
-"""A configuration row's fields in a model report, with their kinds."""
+"""A configuration row's fields in a model report, with what each holds."""
 
 
-def _row(rows: list[Any], index: int, table: str, kinds: Mapping[str, str]) -> dict[str, Any]:
-    """Row ``index`` of the report's list ``table``, each field checked for its kind."""
-    row = _field(rows, index, "object", table)
-    return {name: _field(row, name, kind, f"{table}[{index}].") for name, kind in kinds.items()}
+def _row(rows: list[Any], index: int, table: str, fields: Mapping[str, Expect]) -> dict[str, Any]:
+    """Row ``index`` of the report's list ``table``, each field checked for what it holds."""
+    row = _field(rows, index, OBJECT, table)
+    return {name: _field(row, name, expect, f"{table}[{index}].") for name, expect in fields.items()}
 
 
-def _is_number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-_KINDS: dict[str, tuple[Callable[[object], bool], str]] = {
-    "text": (lambda v: isinstance(v, str), "text"),
-    "list": (lambda v: isinstance(v, list), "a list"),
-    "object": (lambda v: isinstance(v, dict), "an object"),
-    "count": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0, "a count"),
-    "number": (_is_number, "a number"),
-    "number or null": (lambda v: v is None or _is_number(v), "a number or null"),
-    "seconds": (lambda v: _is_number(v) and cast(float, v) >= 0, "seconds (a number >= 0)"),
-    "seconds or null": (
-        lambda v: v is None or (_is_number(v) and cast(float, v) >= 0),
-        "seconds (a number >= 0) or null",
-    ),
-    "shape": (
-        lambda v: isinstance(v, list) and all(isinstance(d, int) and not isinstance(d, bool) for d in v),
-        "a list of integers",
-    ),
-}
-"""Each kind of field of a model report: what it may hold, and how a message names that."""
-
-
-def _field(block: Any, name: str | int, kind: str, where: str) -> Any:
-    """``block[name]`` where it is of ``kind``; ModelReportError naming it otherwise."""
+def _field(block: Any, name: str | int, expect: Expect, where: str) -> Any:
+    """``block[name]`` where it holds what ``expect`` says; ModelReportError naming it otherwise."""
     shown = f"{where}[{name}]" if isinstance(name, int) else f"{where}{name}"
     try:
         value = block[name]
     except (KeyError, IndexError):
         raise ModelReportError(f"has no {shown}") from None
-    takes, described = _KINDS[kind]
-    if not takes(value):
-        raise ModelReportError(f"has {shown} {_brief(value)}, where it takes {described}")
+    if not expect.check(value):
+        raise ModelReportError(f"has {shown} {_brief(value)}, where it takes {expect.words}")
     return value
 
 
