@@ -386,3 +386,43 @@ def test_a_row_the_timer_quantises_more_coarsely_than_the_threshold_is_never_sam
     assert verdicts[1].verdict.value == "inconclusive"
     assert "one tick of the timer (1 us) is" in verdicts[1].reason
     assert verdicts[2].verdict.value == "same"
+
+
+def _ab_file_across(tmp_path, threads: tuple[int, int]) -> str:
+    """An A/B file of two ``exp`` rows whose builds set ``threads`` to these values (base, new)."""
+    import json
+
+    records = [
+        {**record, "threads": threads[0] if record["side"] == "base" else threads[1]}
+        for record in _ab_records({size: _unchanged(3, size) for size in (1, 2)})
+    ]
+    builds = {
+        side: {"options": {"threads": count}} for side, count in zip(("base", "new"), threads, strict=True)
+    }
+    path = tmp_path / "ab.json"
+    document = {
+        "schema_version": 1,
+        "kind": "ab",
+        "ab": {"builds": builds},
+        "environment": {},
+        "results": records,
+    }
+    path.write_text(json.dumps(document))
+    return str(path)
+
+
+@pytest.mark.parametrize(("threads", "noted"), [((1, 2), True), ((2, 2), False)])
+def test_a_diff_says_compared_across_only_a_setting_whose_sides_differ(tmp_path, threads, noted):
+    """Builds that set ``threads`` to 1 and 2 make a note naming both; builds that both say 2 (an
+    edited file) vary nothing, and the diff does not claim "threads 2 (base) against 2 (new)"."""
+    from opperf.results.load import read_ab
+    from opperf.verdicts.diff import diff_ab
+
+    result = diff_ab(read_ab(_ab_file_across(tmp_path, threads)), threshold=0.05, alpha=0.05)
+    notes = [note for note in result.summary.notes if note.startswith("Compared across")]
+    assert notes == (
+        ["Compared across threads 1 (base) against 2 (new): each verdict is the effect of that change."]
+        if noted
+        else []
+    )
+    assert len(result.rows) == 2

@@ -88,7 +88,11 @@ def read_ab(path: str) -> AbJob:
     if names:
         base, base_values = across(base, names, f"{path} [base]")
         new, new_values = across(new, names, f"{path} [new]")
-        varied = {name: (base_values[name], new_values[name]) for name in names}
+        varied = {  # a setting both sides name with one value varies nothing
+            name: (base_values[name], new_values[name])
+            for name in names
+            if base_values[name] != new_values[name]
+        }
     return AbJob(
         base=base,
         new=new,
