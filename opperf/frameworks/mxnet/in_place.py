@@ -10,7 +10,6 @@ from __future__ import annotations
 from opperf.operators.info import OpInfo
 
 FORM = "out="
-BACKWARD_REFUSAL = "an out= write is not recorded by autograd"
 
 
 def form(op: OpInfo) -> str | None:

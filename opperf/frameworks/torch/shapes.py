@@ -20,10 +20,6 @@ class NoShapeInferenceError(ValueError):
     """An input the meta device cannot stand in for (a sparse or quantized tensor)."""
 
 
-DENSE_STORAGES = ("default", "sliced", "transposed", "channels_last")
-"""Storages of strided tensors: their shape is all the meta device needs of them."""
-
-
 def meta_input(value: InputValue, dtype: str) -> object:
     """``value`` on the meta device: an empty tensor of each TensorSpec's shape and dtype, a given
     tensor moved there; other values unchanged."""

@@ -50,10 +50,6 @@ def _given(**values: InputValue) -> Override:
     return lambda c: dict(values)
 
 
-def _with(override: Override, **values: InputValue) -> Override:
-    return lambda c: {**override(c), **values}
-
-
 def _sorted_vector(c: RuleContext) -> TensorSpec:
     return T((rows(c),), low=0, high=4 * rows(c), structure="sorted_unique", dtype="float32")
 
