@@ -444,3 +444,23 @@ def test_detect_names_a_move_most_configurations_share_and_fails_no_gate(tmp_pat
     err = capsys.readouterr().err
     assert err.startswith("0 steps in ")
     assert f"note: from run 2026-11-04T00:00:00 ({paths[3]}) most configurations moved x1.4 together" in err
+
+
+def test_show_tells_a_stage_apart_and_takes_the_name_labels_print(tmp_path, capsys):
+    """Eager and compile series of one configuration are two labels, not one title printed twice;
+    ``--op`` takes the operator's name as labels print it (``mx.nd.exp``) as well as its registry name."""
+    document = json.loads((DATA / "mxnet_run1.json").read_text())
+    exp = [r for r in document["results"] if r["op"] == "exp"]
+    document["results"] += [{**copy.deepcopy(r), "stage": "compile"} for r in exp]
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(document))
+    db = str(tmp_path / "history.sqlite")
+    assert main(["history", "add", str(path), "--db", db]) == 0
+    capsys.readouterr()
+    assert main(["history", "show", "--db", db, "--op", "mx.nd.exp", "--inputs", "10000x100"]) == 0
+    labels = [line for line in capsys.readouterr().out.splitlines() if line.startswith("mx.nd.exp(")]
+    assert sorted(labels) == sorted(
+        f"mx.nd.exp(data=10000x100){stage} {phase}"
+        for stage in ("", " [compile]")
+        for phase in ("forward", "backward")
+    )

@@ -64,3 +64,20 @@ def test_noise_flag_fires_on_a_noisy_sample_set():
     noisy = summarize([1.0, 1.5, 0.8, 1.3, 0.9, 1.6, 1.0, 1.2])
     assert not steady.noisy and steady.relative_iqr < NOISE_THRESHOLD
     assert noisy.noisy and noisy.relative_iqr > NOISE_THRESHOLD
+
+
+@pytest.mark.parametrize(
+    ("namespace", "op", "name"),
+    [
+        ("jax.lax", "lax.exp", "jax.lax.exp"),
+        ("jax.nn", "nn.softmax", "jax.nn.softmax"),
+        ("jax.scipy.special", "special.gammaln", "jax.scipy.special.gammaln"),
+        ("jax.numpy", "exp", "jax.numpy.exp"),
+        ("mx.np", "linalg.norm", "mx.np.linalg.norm"),
+        ("torch", "nn.functional.relu", "torch.nn.functional.relu"),
+    ],
+)
+def test_an_operator_is_named_as_users_call_it_its_namespace_said_once(namespace, op, name):
+    from opperf.results.key import qualified
+
+    assert qualified(namespace, op) == name

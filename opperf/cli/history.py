@@ -127,11 +127,12 @@ def _judged(every: list[Series], arguments: argparse.Namespace) -> list[tuple[Se
 
 
 def history_filter(series: list[Series], op: str | None, inputs: str | None) -> list[Series]:
-    """The series of operator ``op`` whose inputs, as reports print them or as JSON, contain ``inputs``."""
+    """The series of operator ``op`` (its registry name, or its name as labels print it:
+    ``jax.lax.exp``) whose inputs, as reports print them or as JSON, contain ``inputs``."""
     return [
         s
         for s in series
-        if (op is None or s.key.op == op) and (inputs is None or inputs in s.label or inputs in s.key.inputs)
+        if (op is None or op in (s.key.op, s.key.name)) and (inputs is None or inputs in s.label or inputs in s.key.inputs)
     ]
 
 

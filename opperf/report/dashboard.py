@@ -267,7 +267,7 @@ def _write_pages(
     write("index.html", page("opperf dashboard", _index(items, runs, threshold), inline_assets=False))
     write("regressions.html", page("opperf regressions", _regressions(items), inline_assets=False))
     for name, group in by_page.items():
-        title = f"opperf: {group[0].series.key.namespace}.{group[0].series.key.op}"
+        title = f"opperf: {group[0].series.key.name}"
         write(name, page(title, _operator_page(group), inline_assets=False, prefix="../"))
     return written
 

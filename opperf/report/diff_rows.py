@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from opperf.results.inputs import describe_inputs
+from opperf.results.key import qualified
 from opperf.utils.errors import OpperfError
 from opperf.verdicts.decide import DEFAULT_THRESHOLD
 from opperf.verdicts.document import DIFF_FORMAT_VERSION
@@ -37,8 +38,13 @@ class DiffRow:
     flags: tuple[str, ...]
 
     @property
+    def name(self) -> str:
+        """How users call the operator (``opperf.results.key.qualified``)."""
+        return qualified(self.namespace, self.op)
+
+    @property
     def label(self) -> str:
-        return f"{self.namespace}.{self.op}({self.inputs}) {self.phase}"
+        return f"{self.name}({self.inputs}) {self.phase}"
 
 
 def _side_flags(side: Mapping[str, Any] | None) -> set[str]:

@@ -343,7 +343,7 @@ def _diffs(inputs: ReportInputs) -> str:
 def _diff_section(index: int, file: DiffFile) -> str:
     ratios = [(r.ratio, r.verdict) for r in file.rows if r.ratio is not None and r.ratio > 0]
     columns: list[Column[DiffRow]] = [
-        Column("function", lambda r: escape(f"{r.namespace}.{r.op}"), lambda r: f"{r.namespace}.{r.op}"),
+        Column("function", lambda r: escape(r.name), lambda r: r.name),
         Column("inputs", lambda r: escape(r.inputs)),
         Column("phase", lambda r: escape(r.phase), lambda r: r.phase),
         Column(

@@ -223,7 +223,7 @@ def threads(inputs: ReportInputs) -> str:
         return ""
     counts = sorted({f.threads for s in found for f in s.figures})
     columns: list[Column[Scaling]] = [
-        Column("function", lambda s: escape(f"{s.key.namespace}.{s.key.op}"), lambda s: s.key.op),
+        Column("function", lambda s: escape(s.key.name), lambda s: s.key.op),
         Column("inputs", lambda s: escape(s.inputs)),
     ]
     for count in counts:
@@ -267,7 +267,7 @@ def factor_view(factor: Factor) -> Callable[[ReportInputs], str]:
             return ""
         values = values_of(rows, factor)
         columns: list[Column[FactorRow]] = [
-            Column("function", lambda r: escape(f"{r.key.namespace}.{r.key.op}"), lambda r: r.key.op),
+            Column("function", lambda r: escape(r.key.name), lambda r: r.key.op),
             Column("inputs", lambda r: escape(r.inputs)),
             Column("phase", lambda r: escape(r.phase)),
         ]

@@ -31,6 +31,16 @@ variant is no variant; a key stored before ``values`` and ``layout`` were record
 their defaults."""
 
 
+def qualified(namespace: str, op: str) -> str:
+    """How users call an operator: its namespace, then its registry name, the namespace's last part
+    not said twice where the name begins with it (JAX's ``lax.exp`` in ``jax.lax`` is ``jax.lax.exp``,
+    not ``jax.lax.lax.exp``)."""
+    head, _, rest = op.partition(".")
+    if rest and namespace.rpartition(".")[2] == head:
+        return f"{namespace}.{rest}"
+    return f"{namespace}.{op}"
+
+
 @dataclass(frozen=True)
 class Key:
     """What a row is: a record's identity (framework, namespace, operator, inputs in canonical JSON)
@@ -46,6 +56,11 @@ class Key:
     @property
     def identity(self) -> tuple[str, str, str, str]:
         return (self.framework, self.namespace, self.op, self.inputs)
+
+    @property
+    def name(self) -> str:
+        """How users call the operator (``qualified``)."""
+        return qualified(self.namespace, self.op)
 
     @property
     def stage(self) -> str:
@@ -68,6 +83,15 @@ class Key:
             for name in ("values", "layout")
             if getattr(self, name) not in (None, _ABSENT[name])
         ]
+
+    def qualifiers(self) -> list[str]:
+        """What a row's label says beside its name and inputs: the stage where not eager, the fused
+        variant, and how its inputs were drawn where not as by default (``drawn_otherwise``)."""
+        return (
+            ([self.stage] if self.stage != "eager" else [])
+            + ([self.variant] if self.variant else [])
+            + self.drawn_otherwise()
+        )
 
     def differing(self, other: Key) -> tuple[str, ...]:
         """The names of the settings in which two keys of one identity differ."""

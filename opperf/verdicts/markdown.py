@@ -43,11 +43,9 @@ def table_row(row: Row) -> list[str]:
     interval = f"{_number(row.ratio_low)}-{_number(row.ratio_high)}" if row.ratio_low is not None else ""
     note = "; ".join(filter(None, ["indicative" if row.indicative else None, row.reason]))
     key = row.key
-    where = [key.stage] if key.stage != "eager" else []
-    where += [key.variant] if key.variant else []
-    where += key.drawn_otherwise()
+    where = key.qualifiers()
     return [
-        f"{key.namespace}.{key.op}" + (f" [{', '.join(where)}]" if where else ""),
+        key.name + (f" [{', '.join(where)}]" if where else ""),
         describe_inputs(json.loads(key.inputs)),
         row.phase,
         _ms(row, "base"),

@@ -118,8 +118,8 @@ class Series:
     @property
     def label(self) -> str:
         shown = describe_inputs(json.loads(self.key.inputs))
-        drawn = "".join(f" [{setting}]" for setting in self.key.drawn_otherwise())
-        return f"{self.key.namespace}.{self.key.op}({shown}){drawn} {self.phase}"
+        shown_settings = "".join(f" [{setting}]" for setting in self.key.qualifiers())
+        return f"{self.key.name}({shown}){shown_settings} {self.phase}"
 
 
 @dataclass(frozen=True)
