@@ -132,7 +132,8 @@ def history_filter(series: list[Series], op: str | None, inputs: str | None) -> 
     return [
         s
         for s in series
-        if (op is None or op in (s.key.op, s.key.name)) and (inputs is None or inputs in s.label or inputs in s.key.inputs)
+        if (op is None or op in (s.key.op, s.key.name))
+        and (inputs is None or inputs in s.label or inputs in s.key.inputs)
     ]
 
 
