@@ -259,3 +259,40 @@ def test_resume_without_a_journal_says_it_starts_from_the_beginning(tmp_path, ca
     assert f"note: --resume: no journal at {output}.journal.jsonl; the sweep starts from the beginning" in (
         capsys.readouterr().err
     )
+
+
+@pytest.mark.slow
+def test_resume_by_another_selection_or_build_is_refused_and_the_journal_kept(tmp_path, capsys):
+    """A journal resumed with other ``--ops`` would leave its operators out of the report, then be
+    removed; one resumed by another build of the framework (another interpreter, an upgrade) would
+    mix its measurements under the new build's name. Both are refused, naming what differs."""
+    output = tmp_path / "r.json"
+    journal = Path(f"{output}.journal.jsonl")
+    process = _sweep(output)
+    _stop_after(process, journal, operators=2, sig=signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130, err
+    kept = journal.read_text()
+    resumed = [*SWEEP, "--output-file", str(output), "--resume"]
+
+    assert main([*resumed, "--ops", "relu"]) == 2
+    message = capsys.readouterr().err
+    assert message.startswith("error: cannot resume") and "ops: journal None, now ['relu']" in message
+    assert journal.read_text() == kept
+
+    header, *lines = kept.splitlines()
+    settings = json.loads(header)
+    settings["settings"]["build"]["framework_version"] = "1.8.0"
+    journal.write_text("\n".join([json.dumps(settings), *lines]) + "\n")
+    assert main(resumed) == 2
+    assert "framework_version" in capsys.readouterr().err and journal.exists()
+
+
+@pytest.mark.parametrize("named", ["journal", "lock"])
+def test_an_output_that_names_the_journal_is_refused_before_anything_runs(tmp_path, capsys, named):
+    """``--json-file OUT.journal.jsonl`` was written, then removed with the journal: exit 0, no file."""
+    output = tmp_path / "r.md"
+    path = f"{output}.journal.jsonl" + (".lock" if named == "lock" else "")
+    assert main(["--ops", "exp", "--quiet", "--output-file", str(output), "--json-file", path]) == 2
+    assert "--json-file" in capsys.readouterr().err
+    assert not output.exists() and not Path(path).exists()

@@ -187,6 +187,21 @@ def check_outputs(*outputs: tuple[str, str | None, str]) -> None:
             raise OpperfError(f"{same} and {flag} name the same file {path!r}; choose a file for each")
 
 
+def check_apart_from_journal(journal: str, *outputs: tuple[str, str | None]) -> None:
+    """Refuse outputs (each its flag and path or None) that name the journal of ``--output-file`` or
+    its lock: the journal is removed once the report is written, and what was written there with it."""
+    kept = {
+        os.path.realpath(journal): "the journal",
+        os.path.realpath(f"{journal}.lock"): "the journal's lock",
+    }
+    for flag, path in outputs:
+        if path and os.path.realpath(path) in kept:
+            raise OpperfError(
+                f"{flag} {path!r} names {kept[os.path.realpath(path)]} of --output-file, which the sweep "
+                f"removes when it ends; choose another file"
+            )
+
+
 def check_writable(path: str, flag: str = "--output-file", example: str = "results.json") -> None:
     """Refuse, before anything runs, an output file that could not be written: a folder, a device or
     pipe (renaming the report into place would replace it), a folder that does not exist or cannot

@@ -21,6 +21,7 @@ from opperf.cli.common import (
     add_sharding,
     add_tag_selection,
     add_timeout,
+    check_apart_from_journal,
     check_outputs,
     names,
     on_off,
@@ -345,6 +346,7 @@ def run(arguments: argparse.Namespace) -> int:
             pass
     write_report = _report_writer(chosen)
     journal = output_file + JOURNAL_SUFFIX
+    check_apart_from_journal(journal, ("--json-file", arguments.json_file), ("--history", history))
     device = arguments.device or get_backend(arguments.framework).default_device()
     shard, costs = sharding(arguments, arguments.framework)
     replayed = replay_configurations(arguments)

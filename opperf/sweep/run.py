@@ -94,12 +94,21 @@ class SweepConfig:
     fresh: bool = False
     framework_flags: Mapping[str, str] = field(default_factory=dict)
     configs: Mapping[str, tuple[Configuration, ...]] = field(default_factory=dict)
+    build: Mapping[str, object] = field(default_factory=dict)
+    """The framework build that measures (its version and build as the workers' interpreter reports
+    them, and that interpreter), set once it has started (``_checked``): a journal is resumed only by
+    the build that began it."""
 
     def settings(self) -> dict[str, object]:
-        """What must match for results to be comparable, and so for a journal to be resumed."""
+        """What must match for results to be comparable, and so for a journal to be resumed: the
+        options, factors and build, and the selection (a journal resumed with another would leave its
+        operators out of the report, then be removed)."""
         shard = str(self.shard) if self.shard else None
         settings = {
             **self.options.settings(),
+            **({"ops": sorted(self.ops)} if self.ops else {}),
+            **({"categories": sorted(self.categories)} if self.categories else {}),
+            **({"build": dict(self.build)} if self.build else {}),
             **self.factors.settings(),
             "affinity": self.affinity,
             "profile": self.profile.name,
@@ -466,11 +475,16 @@ def _checked(config: SweepConfig, backend: Backend) -> SweepConfig:
     before the journal opens: a bad option or factor, a malformed ``OPPERF_MEMORY_LIMIT``, large
     tensors the build lacks, measuring in this process a framework that runs in another interpreter,
     a framework that cannot start here (``started_environment``)."""
-    started_environment(backend)
+    started = started_environment(backend)
     config = replace(
         config,
         options=config.options.validated(backend),
         factors=config.factors.validated(config.options.framework),
+        build={
+            "framework_version": started.get("framework_version"),
+            "framework_build": started.get("framework_build"),
+            "python": os.path.realpath(worker_python(config.options.framework) or sys.executable),
+        },
     )
     if config.devices:
         check_devices(
