@@ -289,6 +289,7 @@ def test_more_minimum_rounds_than_rounds_are_refused_before_anything_runs(tmp_pa
     ("framework", "setting", "said"),
     [
         ("jax", "JAX_PLATFORMS=tpu", "Unable to initialize backend 'tpu'"),
+        ("jax", "XLA_FLAGS=--xla_bogus_flag=1", "(Unknown flags in XLA_FLAGS: --xla_bogus_flag=1)"),
         # MXNet reads its engine only as it starts: one side's every configuration failed, exit 0
         ("mxnet", "MXNET_ENGINE_TYPE=banana", "(MXNetError: Cannot find Engine banana)"),
     ],

@@ -616,6 +616,8 @@ LISTING = ("list", "--framework", "jax")
         # settings JAX refuses as it is imported: refused by every command
         ("JAX_COMPILATION_CACHE_MAX_SIZE", "banana", 'Invalid value "banana" for JAX flag', (SWEEP, LISTING)),
         ("JAX_ENABLE_X64", "banana", "invalid truth value 'banana'", (SWEEP, LISTING)),
+        # a flag XLA does not know ends the process with a fatal log line (exit 134, no word of ours)
+        ("XLA_FLAGS", "--xla_bogus_flag=1", "(it kills the process: Unknown flags in XLA_FLAGS", (SWEEP,)),
     ],
 )
 def test_a_jax_that_cannot_start_here_is_refused_before_anything_runs(

@@ -156,18 +156,21 @@ def get_backend(framework: str = DEFAULT_FRAMEWORK, *, check_start: bool = True)
     parent checked or set, leaves it out (a second each) and reports a death at start-up itself."""
     described = describe(framework)
     python = worker_python(framework)
+    checked = described.checked_settings
+    check = check_start and bool(checked) and any(name.startswith(checked) for name in os.environ)
     if python is not None and framework not in _instances:
         if not _remote:
             raise OpperfError(
                 f"{python_variable(framework)} is set: {framework} runs in {python}, and only opperf's "
                 "command line measures a framework in another interpreter; unset it to use it here"
             )
+        if check:
+            check_starts(described, python)
         _instances[framework] = _remote[0](framework, python, python_variable(framework))
     if framework not in _instances:
         if not described.installed:
             raise _not_installed(framework, f"no module named {described.imports!r}")
-        checked = described.checked_settings
-        if check_start and checked and any(name.startswith(checked) for name in os.environ):
+        if check:
             check_starts(described)
         _instances[framework] = imported_backend(framework)
     return _instances[framework]

@@ -15,7 +15,9 @@ error line opperf gives for it as its last line of output and exits ``FAILED``.
 
 from __future__ import annotations
 
+import re
 import subprocess
+import sys
 
 from opperf.frameworks.contract import Framework
 from opperf.utils.child import opperf_command
@@ -27,16 +29,22 @@ START_FIX = "fix or unset the environment variable it names (JAX_*, XLA_FLAGS, M
 START_TIMEOUT_S = 300.0
 """How long the child may take to import and start the framework."""
 
+FATAL_LOG = re.compile(r"(?:\d{4}-\d\d-\d\d [\d:.]+: F|F\d{4} [\d:.]+ +\d+) \S+:\d+\] (.+)")
+"""A fatal line of XLA's log, either format (``2026-11-28 04:29:49.323322: F external/xla/...cc:224]
+Unknown flags in XLA_FLAGS: ...``, ``F1128 04:29:51.309327 24922 parse_flags_from_env.cc:234] ...``):
+its message is the group."""
+
 FAILED = 2
 """The child's status where the framework raised as it was imported or started."""
 
 
-def check_starts(described: Framework) -> None:
-    """OpperfError where ``described``'s framework cannot be imported and started in a child process:
-    one line with what it said (the ``what()`` of a C++ terminate, its own description of an error)."""
+def check_starts(described: Framework, python: str = sys.executable) -> None:
+    """OpperfError where ``described``'s framework cannot be imported and started in a child process
+    of interpreter ``python`` (its workers'): one line with what it said (the ``what()`` of a C++
+    terminate, a fatal log line, its own description of an error)."""
     try:
         child = subprocess.run(
-            opperf_command("opperf.frameworks.starting", described.name),
+            opperf_command("opperf.frameworks.starting", described.name, python=python),
             capture_output=True, text=True, timeout=START_TIMEOUT_S, check=False,
         )  # fmt: skip
     except subprocess.TimeoutExpired:
@@ -55,12 +63,17 @@ def check_starts(described: Framework) -> None:
 
 
 def _last_words(stderr: str, status: int) -> str:
-    """What a process that died said last: a C++ exception's ``what()``, else its last line, else the
-    signal or status it ended with."""
+    """What a process that died said last: a C++ exception's ``what()``, else a fatal log line's
+    message (``Unknown flags in XLA_FLAGS: ...``), else its last line, else the signal or status it
+    ended with."""
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
     for line in reversed(lines):
         if "what():" in line:
             return line.partition("what():")[2].strip()
+    for line in reversed(lines):
+        fatal = FATAL_LOG.match(line)
+        if fatal:
+            return fatal.group(1)
     if lines:
         return lines[-1]
     return f"signal {-status}" if status < 0 else f"exit status {status}"

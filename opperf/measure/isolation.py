@@ -30,6 +30,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, BinaryIO, cast
 
 from opperf.frameworks import DEFAULT_FRAMEWORK, NotInstalledError, describe
+from opperf.frameworks.start_check import FATAL_LOG
 from opperf.measure.memory import peak_rss_bytes
 from opperf.measure.memory_guard import MemoryGuard, OutOfMemory
 from opperf.measure.messages import (
@@ -277,9 +278,14 @@ EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_][\w.]*)?(Error|Exception|Exit|Interru
 def startup_failure(output: str) -> str:
     """What a worker that did not start printed, on one line: the exception a Python traceback ended
     with (an interpreter without numpy: ``ModuleNotFoundError: No module named 'numpy'``; found by its
-    own line, as the traceback's head may lie before the printed tail), else all of it."""
+    own line, as the traceback's head may lie before the printed tail), else a fatal log line's
+    message (XLA's ``Unknown flags in XLA_FLAGS: ...``), else all of it."""
     raised = list(EXCEPTION_LINE.finditer(output))
-    return raised[-1].group(0).strip() if raised else " ".join(output.split())
+    if raised:
+        return raised[-1].group(0).strip()
+    fatal = [FATAL_LOG.match(line.strip()) for line in output.splitlines()]
+    said = [match.group(1) for match in fatal if match]
+    return said[-1] if said else " ".join(output.split())
 
 
 def describe_exit(exitcode: int | None) -> str:

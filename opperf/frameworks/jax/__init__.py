@@ -46,6 +46,7 @@ FRAMEWORK = Framework(
     "written once), read as the configuration is prepared; the unoptimised program's where the compiled "
     "one calls a library (oneDNN), none where both do (LAPACK's factorisations)",
     keeps_compiled=True,
+    checked_settings=("XLA_FLAGS",),
     stages=("eager", "compile"),
 )
 """JAX as opperf knows it (``opperf.frameworks.contract``): it declares model capture (from a

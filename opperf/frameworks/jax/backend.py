@@ -67,6 +67,14 @@ class JaxBackend(BackendBase):
             _POOL["threads"] = count
         return count
 
+    def start(self) -> None:
+        """Start XLA's backends, which read ``XLA_FLAGS``: a flag XLA does not know ends the process
+        with a fatal log line (exit 134), here in the start check's child (``checked_settings``)
+        rather than in opperf itself or in every worker."""
+        import jax
+
+        jax.devices()
+
     def keep_compiled(self, folder: str) -> None:
         """XLA's persistent compilation cache in ``folder``, for every program whatever its size or
         compile time; in the running build's part of JAX's own folder instead where the user names
