@@ -222,3 +222,34 @@ def test_a_results_file_replayed_as_configs_is_checked_alike(tmp_path):
     assert [r["status"] for r in records["exp"]] == ["ok"] * len(records["exp"])
     count = len(document["results"])
     assert records["from_file"][0]["reason"].startswith(f"{results}: record {count}: reads a file from disk")
+
+
+@pytest.mark.parametrize(
+    ("flags", "refused"),
+    [
+        (["--dtype", "bfloat16"], "--dtype bfloat16: the --configs files' tensors name their own (float16)"),
+        (["--shapes", "fuzz"], "--shapes draws shapes, and --configs replays the shapes its files hold"),
+        (["--fuzz-count", "3"], "--fuzz-count draws shapes"),
+    ],
+)
+def test_a_replay_refuses_settings_its_tensors_would_not_take(tmp_path, capsys, flags, refused):
+    """Records said bfloat16 (or fuzz) while the files' float16 tensors ran as captured."""
+    configs, output = tmp_path / "half.jsonl", tmp_path / "out.json"
+    _write_configs(
+        configs, "torch", [{"op": "exp", "inputs": {"input": {"shape": [8, 8], "dtype": "float16"}}}]
+    )
+    argv = ["sweep", "--framework", "torch", "--configs", str(configs), "--output-file", str(output), *flags]
+    assert main(argv) == 2
+    assert refused in capsys.readouterr().err and not output.exists()
+
+
+def test_a_replay_is_recorded_in_the_dtype_its_tensors_name(tmp_path):
+    """A model captured in float16 is recorded float16 (the run's default float32 applies to none of
+    its tensors); a tensor that names no dtype takes the run's."""
+    configs, output = tmp_path / "half.jsonl", tmp_path / "out.json"
+    lines = [{"op": "exp", "inputs": {"input": {"shape": [8, 8], "dtype": "float16"}}}]
+    _write_configs(configs, "torch", lines)
+    argv = ["sweep", "--framework", "torch", "--configs", str(configs), "--output-file", str(output)]
+    assert main([*argv, "--runs", "2", "--warmup", "0", "--quiet", "--no-isolation"]) == 0
+    [record] = json.loads(output.read_text())["results"]
+    assert record["dtype"] == "float16" and record["inputs"]["input"]["dtype"] == "float16"

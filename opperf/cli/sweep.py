@@ -9,7 +9,7 @@ import argparse
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from opperf.cli import compare
 from opperf.cli.common import (
@@ -232,6 +232,12 @@ def replay_configurations(arguments: argparse.Namespace) -> tuple[configs.Config
         if arguments.configs_sample is not None:
             raise OpperfError("--configs-sample samples --configs; name the configs files with --configs")
         return ()
+    for name, flag in (("shapes", "--shapes"), ("fuzz_count", "--fuzz-count")):
+        if was_given(arguments, name) and getattr(arguments, name) != "standard":
+            raise OpperfError(
+                f"{flag} draws shapes, and --configs replays the shapes its files hold; leave {flag} out, "
+                "or sweep without --configs"
+            )
     canonical = canonical_names(get_backend(arguments.framework).operators())
     capture = capability_part(arguments.framework, "capture", "capture")
     chosen = replay.load_replay(arguments.configs, arguments.framework, capture.accepted_arguments, canonical)
@@ -240,7 +246,26 @@ def replay_configurations(arguments: argparse.Namespace) -> tuple[configs.Config
             f"{', '.join(arguments.configs)} {'holds' if len(arguments.configs) == 1 else 'hold'} no "
             "configuration; capture some with `opperf capture`, or pass a results file that has records"
         )
-    return configs.sample(chosen, arguments.configs_sample, arguments.seed)
+    chosen = configs.sample(chosen, arguments.configs_sample, arguments.seed)
+    _replayed_dtype(arguments, chosen)
+    return chosen
+
+
+def _replayed_dtype(arguments: argparse.Namespace, chosen: Sequence[configs.Configuration]) -> None:
+    """The run's dtype for a replay, which records say and which only tensors that name no dtype of
+    their own take: the floating-point dtype the files' tensors name where they all name one (a model
+    captured in float16 is recorded float16, not the default float32); an explicit ``--dtype`` other
+    than one they name is refused (its records would say it, and the tensors run in theirs)."""
+    named = configs.float_dtypes(chosen)
+    if was_given(arguments, "dtype"):
+        if named - {arguments.dtype}:
+            raise OpperfError(
+                f"--dtype {arguments.dtype}: the --configs files' tensors name their own "
+                f"({', '.join(sorted(named))}), which a replay keeps; leave --dtype out (it applies only to "
+                "tensors that name none)"
+            )
+    elif len(named) == 1:
+        arguments.dtype = next(iter(named))
 
 
 def _fusion_stage(arguments: argparse.Namespace) -> None:

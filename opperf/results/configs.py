@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from opperf.results.document import SchemaError, check_document
-from opperf.results.measurement import BenchmarkSpec, InputValue, freeze_inputs, input_from_json
+from opperf.results.measurement import BenchmarkSpec, InputValue, TensorSpec, freeze_inputs, input_from_json
 from opperf.results.schema import CONFIGS_FORMAT
 from opperf.utils.errors import OpperfError, suggest
 from opperf.utils.reading import read_text
@@ -78,6 +78,19 @@ class Configuration:
     def to_json(self) -> dict[str, object]:
         spec = BenchmarkSpec(namespace="", op=self.op, inputs=self.inputs)
         return {"op": self.op, "inputs": spec.describe_inputs(), "count": self.count, "tags": list(self.tags)}
+
+
+def float_dtypes(configurations: Sequence[Configuration]) -> set[str]:
+    """The floating-point dtypes the configurations' tensors name (those that name none take the
+    run's)."""
+    named: set[str] = set()
+    for configuration in configurations:
+        for _, value in configuration.inputs:
+            for tensor in value if isinstance(value, (list, tuple)) else (value,):
+                dtype = getattr(tensor, "dtype", None) if isinstance(tensor, TensorSpec) else None
+                if isinstance(dtype, str) and dtype.startswith(("float", "bfloat")):
+                    named.add(dtype)
+    return named
 
 
 @dataclass(frozen=True)
