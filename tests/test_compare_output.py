@@ -244,3 +244,20 @@ def test_the_first_namespace_calls_the_function_by_its_own_name():
 def test_a_namespace_named_twice_is_refused_before_anything_runs(capsys):
     assert main(["compare", "mx.nd,mx.nd", "--ops", "exp"]) == 2
     assert "namespace 'mx.nd' is named twice" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("option", "refused"),
+    [
+        (["--profiler", "native"], "error: profiler native: JAX has no per-operator profiler"),
+        (["--layout", "transposed"], "error: layout transposed: JAX arrays have no layout"),
+    ],
+)
+def test_an_option_a_namespace_refuses_is_one_line_naming_its_framework(tmp_path, capsys, option, refused):
+    """jnp's option refusals came after torch was measured, each jnp row "not compared", exit 0; the
+    layout refusal named MXNet, which was not compared."""
+    output = tmp_path / "c.md"
+    argv = ["compare", "jnp,torch", "--ops", "exp", "--rounds", "3", "--output-file", str(output), *option]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(refused) and err.count("\n") == 1 and not output.exists()

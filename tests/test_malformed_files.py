@@ -218,6 +218,12 @@ def _shard(tmp_path, name: str, **environment) -> str:
         ({"framework_settings": {"engine": "NaiveEngine"}}, {"framework_settings": {"engine": "Threaded"}},
          "framework_settings"),
         ({"mode": "training"}, {"mode": "inference"}, "mode 'training' vs 'inference'"),
+        # shards of another --ops read as a whole split that was not
+        ({"selection": {"ops": ["exp", "log"]}}, {"selection": {"ops": ["exp"]}}, "selection"),
+        ({"isolated": True}, {"isolated": False}, "isolated True vs False"),
+        # a merged file names one machine, and diff compared it with that machine's files silently
+        ({"cpu_model": "Xeon A", "fingerprint": {"cpu_model": "Xeon A"}}, {"cpu_model": "Xeon B"},
+         "measured on different machines (cpu_model"),
     ],
 )  # fmt: skip
 def test_merge_refuses_parts_that_are_not_one_sweep(tmp_path, capsys, first, second, message):
@@ -345,3 +351,41 @@ def test_an_ab_file_repeating_a_configuration_is_told_what_an_ab_file_holds(tmp_
     err = capsys.readouterr().err
     assert "one record per configuration, side and round; pass one written by `opperf ab`" in err
     assert "opperf merge" not in err and err.count("\n") == 1
+
+
+def _disjoint_shards(tmp_path, count: int, **environment) -> list[str]:
+    """``count`` shards K/count of BASE's records, each with its own operators."""
+    ops = sorted({r["op"] for r in BASE["results"]})
+    paths = []
+    for index in range(count):
+        document = copy.deepcopy(BASE)
+        document["environment"].update(shard=f"{index + 1}/{count}", **environment)
+        document["results"] = [r for r in document["results"] if ops.index(r["op"]) % count == index]
+        path = tmp_path / f"s{index + 1}.json"
+        path.write_text(json.dumps(document))
+        paths.append(str(path))
+    return paths
+
+
+def test_a_split_merged_in_part_is_completed_later_and_a_stopped_part_marks_the_merge(tmp_path, capsys):
+    """Merging shards 1-2 of 3, then that file with shard 3: the split is whole, its parts kept (the
+    partial file read as "none" and was refused, or merged with another file lost "3/3 missing"); a
+    part stopped before it finished marks the merged file interrupted, whichever file comes first."""
+    first, second, third = _disjoint_shards(tmp_path, 3)
+    partial, whole = tmp_path / "p12.json", tmp_path / "whole.json"
+    assert main(["merge", first, second, "--output-file", str(partial)]) == 0
+    assert "shards 3/3 are missing" in capsys.readouterr().err
+    assert main(["merge", str(partial), third, "--output-file", str(whole)]) == 0
+    assert "missing" not in capsys.readouterr().err
+    environment = json.loads(whole.read_text())["environment"]
+    assert [p["shard"] for p in environment["merged_from"]] == ["1/3", "2/3", "3/3"]
+    assert environment["interrupted"] is False
+
+    stopped = json.loads(Path(second).read_text())
+    stopped["environment"].update(interrupted=True, started="2026-01-02T00:00:00+00:00")
+    Path(second).write_text(json.dumps(stopped))
+    for order in ([first, second, third], [second, third, first]):
+        assert main(["merge", *order, "--output-file", str(whole)]) == 0
+        assert f"note: {second} was stopped before finishing" in capsys.readouterr().err
+        environment = json.loads(whole.read_text())["environment"]
+        assert environment["interrupted"] is True and environment["started"] <= "2026-01-02T00:00:00+00:00"

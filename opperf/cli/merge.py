@@ -27,6 +27,13 @@ def run(arguments: argparse.Namespace) -> int:
     missing = missing_shards(merged)
     if missing:
         print(f"note: shards {', '.join(missing)} are missing from the merge", file=sys.stderr)
+    stopped = [str(part["file"]) for part in merged["environment"]["merged_from"] if part.get("interrupted")]
+    if stopped:
+        print(
+            f"note: {', '.join(stopped)} {'was' if len(stopped) == 1 else 'were'} stopped before "
+            "finishing: the merged file is marked interrupted; resume them (sweep --resume) and merge again",
+            file=sys.stderr,
+        )
     coverage = merged["coverage"]
     print(
         f"{len(merged['results'])} records of {coverage['operators']} operators from "

@@ -112,6 +112,9 @@ class Environment:
     thread_workers: Mapping[str, list[int] | None] | None = None
     device_workers: Mapping[str, list[str]] | None = None
     """The operators each GPU's worker measured, by the GPU's index (``sweep --devices``)."""
+    selection: Mapping[str, object] | None = None
+    """What the sweep was asked to measure (``--ops``, ``--categories``, ``--tags``, the replayed
+    configurations' digest), None for the whole registry: shards merge only from one selection."""
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -151,6 +154,7 @@ class Environment:
             "usable_cpus": self.usable_cpus,
             "thread_workers": dict(self.thread_workers) if self.thread_workers else None,
             "device_workers": dict(self.device_workers) if self.device_workers else None,
+            "selection": dict(self.selection) if self.selection else None,
             **_gpu_state_note(self.options.device),
             "machine_peaks": self.machine_peaks.to_json() if self.machine_peaks else None,
         }

@@ -9,12 +9,14 @@ whole. Imports no framework.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from typing import Any
 
 from opperf.results.coverage import Coverage
 from opperf.results.document import SCHEMA_VERSION, is_ab, measurement_from_record
+from opperf.results.environment import MACHINE_FIELDS, fingerprint
 from opperf.results.key import Key, record_key
 from opperf.results.options import RunOptions, SweepFactors
 from opperf.sweep.shards import Shard
@@ -25,13 +27,21 @@ MATCHING: tuple[str, ...] = (
     "framework_version",
     "framework_settings",
     "size_profile",
+    "selection",
+    "isolated",
 )
 """Environment settings every merged file must share: every run option and sweep factor (the
-environment records them all), and the framework's version, settings and the size profile."""
+environment records them all), the framework's version and settings, the size profile, the
+selection the split was made of (shards of another ``--ops`` read as a whole split that was not),
+and whether workers measured (in-process medians differ)."""
 
 
-PART_FIELDS = ("shard", "batch_job", "device_workers", "started", "wall_seconds", "cpu_model", "fingerprint")
-"""What the merged file keeps of each part's environment (``merged_from``): where and when it ran."""
+PART_FIELDS = (
+    "shard", "batch_job", "device_workers", "started", "finished", "wall_seconds", "interrupted",
+    "cpu_model", "fingerprint",
+)  # fmt: skip
+"""What the merged file keeps of each part's environment (``merged_from``): where and when it ran,
+and whether it was stopped."""
 
 FIX = "pass the JSON results files of one sweep's shards (`opperf sweep --shard K/N`)"
 """Which files merge takes, for a message about one it cannot read."""
@@ -54,8 +64,9 @@ def merge(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
             raise OpperfError(
                 f"{path} was not measured like {first_path} ({shown}); merge only parts of one sweep"
             )
-    shards = [document["environment"].get("shard") for _, document in documents]
-    _check_shards([path for path, _ in documents], shards)
+    _check_machines(documents)
+    parts = [part for path, document in documents for part in _parts(path, document)]
+    _check_shards([str(part["file"]) for part in parts], [part.get("shard") for part in parts])
     results: list[Mapping[str, Any]] = []
     seen: dict[Key, str] = {}
     for path, document in documents:
@@ -72,16 +83,17 @@ def merge(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
     registered = max(found for found, _ in counted)
     aliases = {op: names for _, each in counted for op, names in each.items()}
     coverage = Coverage.of([measurement_from_record(dict(r)) for r in results], registered, aliases)
+    times = [(d["environment"].get("started"), d["environment"].get("finished")) for _, d in documents]
     environment = {
         **reference,
         "shard": None,
         "batch_job": None,
         "device_workers": None,
+        "started": min((s for s, _ in times if isinstance(s, str)), default=reference.get("started")),
+        "finished": max((f for _, f in times if isinstance(f, str)), default=reference.get("finished")),
         "wall_seconds": sum(float(d["environment"].get("wall_seconds") or 0) for _, d in documents),
-        "merged_from": [
-            {key: document["environment"].get(key) for key in PART_FIELDS} | {"file": path}
-            for path, document in documents
-        ],
+        "interrupted": any(part.get("interrupted") is True for part in parts),
+        "merged_from": parts,
     }
     return {
         "schema_version": SCHEMA_VERSION,
@@ -89,6 +101,35 @@ def merge(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
         "coverage": coverage.to_json(),
         "results": results,
     }
+
+
+def _parts(path: str, document: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The sweeps a file holds, as ``merged_from`` keeps them: a merged file's own parts (so a split
+    merged in part can be completed, its missing shards still known), else the file itself."""
+    environment = document["environment"]
+    merged = environment.get("merged_from")
+    if merged:
+        return [{**part, "file": part.get("file") or path} for part in merged]
+    return [{key: environment.get(key) for key in PART_FIELDS} | {"file": path}]
+
+
+def _check_machines(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
+    """Refuse parts measured on different machines (CPU, GPUs: ``MACHINE_FIELDS``; a field a file does
+    not record differs from nothing): a merged file names one machine, and ``diff`` would compare it
+    with another file of that machine without a word."""
+    for name in MACHINE_FIELDS:
+        seen: dict[str, str] = {}
+        for path, document in documents:
+            value = fingerprint(document["environment"]).get(name)
+            if value is not None:
+                seen.setdefault(json.dumps(value, sort_keys=True), path)
+        if len(seen) > 1:
+            shown = " vs ".join(f"{value} ({path})" for value, path in seen.items())
+            raise OpperfError(
+                f"the files were measured on different machines ({name} {shown}); a merged file names one "
+                "machine: merge each machine's shards apart, and compare them with diff "
+                "--allow-different-machines"
+            )
 
 
 def _check_shards(paths: Sequence[str], shards: Sequence[object]) -> None:

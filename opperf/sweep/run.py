@@ -99,15 +99,23 @@ class SweepConfig:
     them, and that interpreter), set once it has started (``_checked``): a journal is resumed only by
     the build that began it."""
 
+    def selection(self) -> dict[str, object]:
+        """What the sweep was asked to measure, as its environment records it (empty: everything)."""
+        return {
+            **({"ops": sorted(self.ops)} if self.ops else {}),
+            **({"categories": sorted(self.categories)} if self.categories else {}),
+            **({"tags": sorted(self.tags), "tags_all": self.tags_all} if self.tags else {}),
+            **({"configs": configs_digest(self.configs)} if self.configs else {}),
+        }
+
     def settings(self) -> dict[str, object]:
         """What must match for results to be comparable, and so for a journal to be resumed: the
         options, factors and build, and the selection (a journal resumed with another would leave its
         operators out of the report, then be removed)."""
         shard = str(self.shard) if self.shard else None
-        settings = {
+        return {
             **self.options.settings(),
-            **({"ops": sorted(self.ops)} if self.ops else {}),
-            **({"categories": sorted(self.categories)} if self.categories else {}),
+            **self.selection(),
             **({"build": dict(self.build)} if self.build else {}),
             **self.factors.settings(),
             "affinity": self.affinity,
@@ -117,11 +125,7 @@ class SweepConfig:
             **({"costs": self.costs.source} if self.costs and self.shard else {}),
             "isolate": self.isolate,
             "framework_flags": dict(self.framework_flags),
-            **({"tags": list(self.tags), "tags_all": self.tags_all} if self.tags else {}),
         }
-        if self.configs:
-            settings["configs"] = configs_digest(self.configs)
-        return settings
 
 
 def configs_digest(configs: Mapping[str, tuple[Configuration, ...]]) -> str:
@@ -371,6 +375,7 @@ def run_sweep(
         usable_cpus=len(available_cpus()),
         thread_workers=thread_plan.describe() if thread_plan else None,
         device_workers=pool.placement if pool else None,
+        selection=config.selection() or None,
     )
     measured = {m.spec.op for m in measurements}
     return SweepResult(

@@ -133,12 +133,13 @@ def function_in(namespace: str, name: str) -> Callable[..., object]:
 
 
 def check_devices(namespaces: Sequence[str], options: RunOptions) -> None:
-    """Raise OpperfError, before anything runs, when a framework of the comparison cannot start here
-    or lacks the device (``cpu(5)``, a GPU the build or machine has not): otherwise every record
-    would fail with it."""
+    """Raise OpperfError, before anything runs, when a framework of the comparison cannot start here,
+    lacks the device (``cpu(5)``, a GPU the build or machine has not) or refuses an option (JAX's
+    ``--profiler native``, MXNet's ``--layout transposed``), naming that framework: otherwise every
+    record of it would fail with it."""
     for framework in dict.fromkeys(framework_of_namespace(namespace) for namespace in namespaces):
         started_environment(get_backend(framework))  # one that cannot start here at all
-        options.validated(get_backend(framework))
+        replace(options, framework=framework).validated(get_backend(framework))
 
 
 def call_in(
