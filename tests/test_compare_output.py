@@ -261,3 +261,18 @@ def test_an_option_a_namespace_refuses_is_one_line_naming_its_framework(tmp_path
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith(refused) and err.count("\n") == 1 and not output.exists()
+
+
+def test_namespaces_timed_differently_are_said_to_be(tmp_path, capsys):
+    """mx.np's profiler times the operator, jnp's Python timer the synchronised call with its dispatch:
+    the table said neither, and printed their ratio as a verdict."""
+    output = tmp_path / "c.md"
+    argv = ["compare", "mx.np,jnp", "--ops", "add", "--rounds", "1", "--budget", "0.02", "--quiet"]
+    assert main([*argv, "--output-file", str(output)]) == 0
+    header = output.read_text().split("\n\n")[1]
+    assert "The namespaces were timed differently" in header
+    assert "mx.np by its framework's profiler" in header and "jnp by the Python timer" in header
+    assert (
+        main(["compare", "mx.np,mx.nd", "--ops", "add", "--rounds", "1", "--budget", "0.02", "--quiet"]) == 0
+    )
+    assert "timed differently" not in capsys.readouterr().out

@@ -155,9 +155,40 @@ def _versus_dict(found: Versus | None) -> dict[str, object] | None:
     }
 
 
+TIMERS: Mapping[str, str] = {
+    "device": "the device time of its kernels",
+    "profiler": "its framework's profiler (the operator's own time)",
+    "host": "the Python timer around each synchronised call (its dispatch included)",
+}
+"""How each timer a measurement names (``Measurement.timer``) reads in a comparison's header."""
+
+
+def timers_note(rows: Sequence[Row], namespaces: Sequence[str]) -> str:
+    """Where the namespaces were timed differently, which timed each (a ratio across them includes
+    what one timer counts and the other does not: JAX's dispatch against MXNet's operator time);
+    nothing where one timer timed them all."""
+    timed: dict[str, set[str]] = {namespace: set() for namespace in namespaces}
+    for row in rows:
+        for namespace, measured in row.measurements.items():
+            if measured is not None and measured.timer is not None:
+                timed[namespace].add(measured.timer)
+    if len({timer for timers in timed.values() for timer in timers}) < 2:
+        return ""
+    said = "; ".join(
+        f"{namespace} by {' and '.join(TIMERS[timer] for timer in sorted(timers))}"
+        for namespace, timers in timed.items()
+        if timers
+    )
+    return (
+        " The namespaces were timed differently, so a ratio includes what one timer counts and the other "
+        f"does not: {said}."
+    )
+
+
 def render_markdown(rows: Sequence[Row], namespaces: Sequence[str], threads: int | None = None) -> str:
     """The comparison as a Markdown table, then what could not be compared and why."""
     threads_note = f" Every namespace ran with {counted(threads, 'intra-op thread')}." if threads else ""
+    threads_note += timers_note(rows, namespaces)
     lines = [
         f"# {' vs '.join(namespaces)}",
         "",
