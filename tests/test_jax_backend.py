@@ -395,6 +395,21 @@ def test_missing_64_bit_dtypes_are_refused_with_what_to_do():
     )  # fmt: skip
     assert completed.returncode == 2
     assert "jax_enable_x64" in completed.stderr and "Traceback" not in completed.stderr
+    assert "set JAX_ENABLE_X64=1" in completed.stderr
+
+
+def test_64_bit_dtypes_run_where_jax_enable_x64_is_set(tmp_path):
+    """The refusal said "unless jax_enable_x64 is set", and went on refusing where it was."""
+    out = tmp_path / "x64.json"
+    completed = subprocess.run(
+        [sys.executable, OPPERF, "--framework", "jax", "--ops", "exp", "--dtype", "float64", "--runs", "2",
+         "--warmup", "0", "--quiet", "--output-file", str(out)],
+        capture_output=True, text=True, timeout=300, check=False, env={**os.environ, "JAX_ENABLE_X64": "1"},
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stderr
+    document = json.loads(out.read_text())
+    assert document["environment"]["framework_settings"]["x64"] is True
+    assert {r["dtype"] for r in document["results"]} == {"float64"}
 
 
 def test_a_sweep_through_workers_writes_jax_records(tmp_path):

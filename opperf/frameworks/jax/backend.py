@@ -23,7 +23,7 @@ from opperf.utils.errors import OpperfError
 
 _X64 = (
     "JAX runs without 64-bit types unless jax_enable_x64 is set (which changes every default dtype); "
-    "use --dtype float32"
+    "use --dtype float32, or set JAX_ENABLE_X64=1"
 )
 
 
@@ -36,7 +36,14 @@ class JaxBackend(BackendBase):
     devices: ClassVar[ModuleType] = devices
     session_type = JaxSession
     registry = staticmethod(load_registry)
-    missing_dtypes: ClassVar[Mapping[str, str]] = {"float64": _X64, "int64": _X64}
+
+    @property
+    def missing_dtypes(self) -> Mapping[str, str]:  # type: ignore[override]
+        """float64 and int64 unless ``jax_enable_x64`` is set (``JAX_ENABLE_X64=1``), which JAX reads
+        as it is imported: without it, its arrays are 32-bit whatever dtype they are asked for."""
+        import jax
+
+        return {} if jax.config.read("jax_enable_x64") else {"float64": _X64, "int64": _X64}
 
     def __init__(self) -> None:
         devices.share_gpus()  # before anything starts JAX's backends
