@@ -124,6 +124,13 @@ def test_list_by_tag_and_explain_a_long_tail_operator(capsys):
         (("list", "--tags", "Forloop"), "unknown tag 'Forloop'; did you mean ForLoop?"),
         (("list", "--tags-all"), "--tags-all narrows --tags"),
         (("sweep", "--stages", "eager,jit", "--categories", "longtail"), "unknown stage 'jit'"),
+        # a framework without long-tail operators selected nothing, and swept it with exit 0
+        (("sweep", "--framework", "jax", "--tags", "ForLoop"), "no JAX operator carries --tags ForLoop"),
+        (("list", "--framework", "jax", "--tags", "ForLoop"), "long-tail operators of MXNet and PyTorch"),
+        (
+            ("sweep", "--tags", "ForLoop,Broadcast", "--tags-all"),
+            "carries every one of --tags ForLoop,Broadcast",
+        ),
     ],
 )
 def test_bad_tags_and_stages_are_usage_errors(arguments, message, capsys):

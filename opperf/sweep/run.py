@@ -14,7 +14,9 @@ from dataclasses import dataclass, field, replace
 from typing import NamedTuple, cast
 
 from opperf.frameworks import (
+    FRAMEWORKS,
     Backend,
+    describe,
     framework_module,
     gemm_rates,
     get_backend,
@@ -188,6 +190,14 @@ def select_operators(
         return list(registry)
     chosen |= {op.name for op in registry if op.category in categories}
     chosen |= {op.name for op in registry if tags and has_tags(op.name, tags, every=tags_all)}
+    if not chosen:  # only tags can select nothing: a framework without long-tail operators, or
+        # tags no operator carries together (an empty selection elsewhere means everything)
+        having = [describe(name).display_name for name in FRAMEWORKS if describe(name).can("longtail")]
+        raise OpperfError(
+            f"no {describe(backend.framework).display_name} operator carries "
+            f"{('every one of ' if tags_all else 'any of ') if len(tags) > 1 else ''}--tags {','.join(tags)}"
+            f"; tags mark the long-tail operators of {' and '.join(having)} (opperf list --tags shows them)"
+        )
     return [op for op in registry if op.name in chosen]
 
 
