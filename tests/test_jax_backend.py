@@ -678,3 +678,11 @@ def test_a_wrapper_that_runs_python_without_exec_is_told_so(tmp_path):
     )  # fmt: skip
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1
     assert "a wrapper script must exec Python, not run it" in refused.stderr
+
+
+def test_explain_refuses_a_dtype_the_sweep_refuses(capsys):
+    """explain listed float64 configurations of a JAX operator that a sweep refuses to run."""
+    from opperf.cli import main
+
+    assert main(["explain", "exp", "--framework", "jax", "--dtype", "float64"]) == 2
+    assert capsys.readouterr().err.startswith("error: dtype float64: JAX runs without 64-bit types")

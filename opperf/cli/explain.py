@@ -47,7 +47,7 @@ def run(arguments: argparse.Namespace) -> int:
         dtype=arguments.dtype,
         values=arguments.values,
         layout=arguments.layout,
-    ).validated()
+    ).validated(backend)  # what a sweep refuses, explain refuses: JAX float64 without x64
     print(explain(op, kind, drawing))
     return 0
 
