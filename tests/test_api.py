@@ -1,6 +1,7 @@
 """The upstream opperf usecases (README usecases 2-6), run for real on small shapes."""
 
 import mxnet as mx
+import numpy as np
 import pytest
 from mxnet import nd
 
@@ -154,3 +155,14 @@ def test_arguments_of_the_wrong_type_name_the_type_expected(inputs, options, mes
 
     with pytest.raises(OpperfError, match=message):
         benchmark(nd.exp, inputs, options)
+
+
+@pytest.mark.parametrize("function", [np.exp, lambda x: x + 1], ids=["numpy", "lambda"])
+def test_a_callable_of_no_framework_is_refused_not_measured_under_another_name(function):
+    """np.exp was labelled mx.nd.exp and timed on arrays converted for it, with no backward pass."""
+    from opperf import RunOptions, benchmark
+
+    with pytest.raises(OpperfError, match="is no operator of MXNet, PyTorch or JAX"):
+        run_performance_test(function, inputs=[{"x": (4, 4)}], warmup=1, runs=2)
+    with pytest.raises(OpperfError, match="is no operator of"):
+        benchmark(function, [{"x": (4, 4)}], RunOptions(runs=2, warmup=1))

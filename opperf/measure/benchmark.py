@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
-from opperf.frameworks import describe, framework_of, get_backend
+from opperf.frameworks import FRAMEWORKS, describe, framework_of, get_backend
 from opperf.measure import harness
 from opperf.measure.stages import EAGER, check_stages
 from opperf.operators.info import ArgKind, OpInfo
@@ -101,10 +101,30 @@ def benchmark(
         raise OpperfError(f"stages: {error}") from None
     measurements = []
     for function in functions:
+        _check_owned(function)
         default = options.framework if options is not None else RunOptions().framework
         run_options = replace(options or RunOptions(), framework=framework_of(function, default))
         measurements += _benchmark_one(function, inputs, run_options, tuple(stages))
     return measurements
+
+
+def _check_owned(function: Callable[..., object]) -> None:
+    """OpperfError for a callable of no framework opperf measures (NumPy's ``np.exp``), which was
+    labelled ``mx.nd.exp`` and timed on arrays converted for it; opperf's own long-tail and fused
+    operators run in the framework the options name."""
+    module = getattr(function, "__module__", None) or getattr(type(function), "__module__", "") or ""
+    if framework_of(function, "") or module.split(".")[0] == "opperf":
+        return
+    name = (
+        getattr(function, "__qualname__", None)
+        or getattr(function, "__name__", None)
+        or type(function).__name__
+    )
+    *others, last = [describe(framework).display_name for framework in FRAMEWORKS]
+    known = f"{', '.join(others)} or {last}" if others else last
+    raise OpperfError(
+        f"{module}.{name} is no operator of {known}: opperf measures those frameworks' own functions"
+    )
 
 
 def _benchmark_one(

@@ -13,9 +13,10 @@ from opperf.frameworks.contract import Framework
 
 
 def owns(function: Callable[..., object]) -> bool:
-    """Whether ``function`` is MXNet's, by its module."""
+    """Whether ``function`` is MXNet's, by its module: ``mxnet...``, or ``ndarray``, which the ~700
+    operators MXNet generates for ``mx.nd`` (``mx.nd.exp``, ``mx.nd.Convolution``) say is theirs."""
     module = getattr(function, "__module__", None) or getattr(type(function), "__module__", "") or ""
-    return module.split(".")[0] == "mxnet"
+    return module.split(".")[0] == "mxnet" or module == "ndarray"
 
 
 def owns_namespace(namespace: str) -> bool:
