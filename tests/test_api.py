@@ -166,3 +166,32 @@ def test_a_callable_of_no_framework_is_refused_not_measured_under_another_name(f
         run_performance_test(function, inputs=[{"x": (4, 4)}], warmup=1, runs=2)
     with pytest.raises(OpperfError, match="is no operator of"):
         benchmark(function, [{"x": (4, 4)}], RunOptions(runs=2, warmup=1))
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"name": "add", "additional_inputs": {"bogus": (1,)}}, "mx.nd.add: add takes no argument 'bogus'"),
+        ({"name": None}, "name must be an operator's name"),
+        ({"name": "__class__"}, "name must be an operator's name"),
+        ({"name": "add", "namespaces": "mx.nd"}, "namespaces must list namespaces"),
+        ({"name": "add", "namespaces": ()}, "namespaces must list namespaces"),
+        ({"name": "add", "additional_inputs": [1, 2]}, "additional_inputs must map argument names"),
+    ],
+)
+def test_run_benchmark_operator_refuses_what_it_cannot_measure_by_name(arguments, message):
+    """A bad argument for the first namespace dropped it from the result without a word; None and a
+    list raised TypeErrors; ``__class__`` measured the module's type; a string was read letter by letter."""
+    with pytest.raises(OpperfError, match=message):
+        run_benchmark_operator(warmup=1, runs=2, **arguments)
+
+
+def test_upstream_runners_take_upstream_arguments_by_position_and_check_int64_tensor():
+    from opperf.nd_operations.unary_operators import run_mx_unary_operators_benchmarks as runner
+
+    with pytest.raises(OpperfError, match="int64_tensor must be 'on' or 'off', got 'banana'"):
+        runner(int64_tensor="banana")
+    with pytest.raises(OpperfError, match="int64_tensor must be 'on' or 'off'"):
+        runner(mx.cpu(), "float32", "native", "maybe")
+    with pytest.raises(TypeError, match="wramup"):
+        runner(wramup=0)  # a misspelt keyword is Python's own error, naming it

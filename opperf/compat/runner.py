@@ -9,6 +9,7 @@ from opperf.compat.legacy import legacy_results
 from opperf.measure.benchmark import upstream_options
 from opperf.operators.rules.profiles import INT64, STANDARD, SizeProfile
 from opperf.sweep.run import SweepConfig, run_sweep
+from opperf.utils.errors import OpperfError
 
 CategoryRunner = Callable[..., dict[str, list[dict[str, Any]]]]
 
@@ -28,7 +29,7 @@ def run_categories(
 
     ``warmup``/``runs`` of None sample adaptively (the default); numbers run exactly that many passes.
     """
-    chosen_profile = profile or (INT64 if str(int64_tensor).lower() == "on" else STANDARD)
+    chosen_profile = profile or (INT64 if _large_tensors(int64_tensor) else STANDARD)
     config = SweepConfig(
         options=upstream_options(
             ctx=ctx, run_backward=run_backward, dtype=dtype, profiler=profiler, warmup=warmup, runs=runs
@@ -42,11 +43,37 @@ def run_categories(
     return merged
 
 
-def category_runner(*categories: str) -> CategoryRunner:
-    """A function benchmarking ``categories``, with ``run_categories``' keyword arguments."""
+def _large_tensors(int64_tensor: object) -> bool:
+    """Upstream's ``int64_tensor`` as the command line takes it (``on``/``off``, and True/False);
+    OpperfError for anything else, which ran the standard profile without a word."""
+    if int64_tensor in ("on", "off", True, False):
+        return int64_tensor in ("on", True)
+    raise OpperfError(f"int64_tensor must be 'on' or 'off', got {int64_tensor!r}")
 
-    def runner(**options: Any) -> dict[str, list[dict[str, Any]]]:
-        return run_categories(categories, **options)
+
+def category_runner(*categories: str) -> CategoryRunner:
+    """A function benchmarking ``categories``, with ``run_categories``' arguments in upstream's order
+    (``ctx, dtype, profiler, int64_tensor, warmup, runs``), by position or by name."""
+
+    def runner(
+        ctx: object = None,
+        dtype: str = "float32",
+        profiler: str = "native",
+        int64_tensor: str = "off",
+        warmup: int | None = None,
+        runs: int | None = None,
+        run_backward: bool = True,
+    ) -> dict[str, list[dict[str, Any]]]:
+        return run_categories(
+            categories,
+            ctx=ctx,
+            dtype=dtype,
+            profiler=profiler,
+            int64_tensor=int64_tensor,
+            warmup=warmup,
+            runs=runs,
+            run_backward=run_backward,
+        )
 
     runner.__doc__ = (
         f"Benchmark every operator in categories {', '.join(categories)}; "

@@ -77,6 +77,15 @@ def run_benchmark_operator(
     result list entry
     per namespace that has a counterpart, in the order given.
     """
+    if not isinstance(name, str) or not name or name.startswith("__"):
+        raise OpperfError(f"name must be an operator's name, e.g. 'add', not {name!r}")
+    if isinstance(namespaces, str) or not namespaces:
+        raise OpperfError(f"namespaces must list namespaces, e.g. ('mx.nd', 'mx.np'), not {namespaces!r}")
+    if additional_inputs is not None and not isinstance(additional_inputs, dict):
+        raise OpperfError(
+            f"additional_inputs must map argument names to values, e.g. {{'index': (128, 1)}}, not "
+            f"{additional_inputs!r:.60}"
+        )
     check_namespaces(namespaces)
     size = check_shape(name, "size", size)
     found = [ns for ns in namespaces if get_backend(framework_of_namespace(ns)).lookup(ns, name)]
@@ -107,6 +116,8 @@ def run_benchmark_operator(
     # once each, as upstream measured it: the caller asked for times with these passes, not for a
     # verdict (``opperf compare`` rounds for those)
     (row,) = compare(name, [configuration], ordered, options, rounds=1)
+    if first in row.problems:  # the configuration does not apply in the namespace it is stated in
+        raise OpperfError(f"{first}.{name}: {row.problems[first]}")
     measured = [
         cast(Measurement, row.measurements[ns]) for ns in namespaces if row.measurements.get(ns) is not None
     ]
