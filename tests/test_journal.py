@@ -296,3 +296,22 @@ def test_an_output_that_names_the_journal_is_refused_before_anything_runs(tmp_pa
     assert main(["--ops", "exp", "--quiet", "--output-file", str(output), "--json-file", path]) == 2
     assert "--json-file" in capsys.readouterr().err
     assert not output.exists() and not Path(path).exists()
+
+
+def test_a_line_whose_records_say_other_options_than_the_journal_is_damaged(tmp_path):
+    """A line edited to float64 records in a float32 sweep's journal was resumed into a report whose
+    environment says float32: it is a damaged line, and its operator is measured again."""
+    from dataclasses import replace
+
+    path = tmp_path / "j.jsonl"
+    settings = RunOptions().validated().settings()
+    writer = JournalWriter(str(path), settings, append=False)
+    writer.add("exp", [_measurement("exp")])
+    other = _measurement("log")
+    writer.add(
+        "log",
+        [replace(other, spec=replace(other.spec, options=replace(other.spec.options, dtype="float64")))],
+    )
+    writer.close()
+    loaded = load_journal(str(path))
+    assert list(loaded.finished) == ["exp"] and loaded.damaged == 1

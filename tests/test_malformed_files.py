@@ -389,3 +389,16 @@ def test_a_split_merged_in_part_is_completed_later_and_a_stopped_part_marks_the_
         assert f"note: {second} was stopped before finishing" in capsys.readouterr().err
         environment = json.loads(whole.read_text())["environment"]
         assert environment["interrupted"] is True and environment["started"] <= "2026-01-02T00:00:00+00:00"
+
+
+def test_merge_refuses_a_part_whose_records_contradict_its_environment(tmp_path, capsys):
+    """A shard edited to float64 records under its float32 environment merged into a float32 file."""
+    first, second = _disjoint_shards(tmp_path, 2)
+    edited = json.loads(Path(second).read_text())
+    for record in edited["results"]:
+        record["dtype"] = "float64"
+    Path(second).write_text(json.dumps(edited))
+    assert main(["merge", first, second, "--output-file", str(tmp_path / "m.json")]) == 2
+    err = capsys.readouterr().err
+    assert f"error: {second}: its " in err and "record says dtype 'float64'" in err
+    assert not (tmp_path / "m.json").exists()

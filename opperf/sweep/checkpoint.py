@@ -17,7 +17,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, BinaryIO
@@ -100,10 +100,24 @@ def load_journal(path: str) -> Journal | None:
             measured = tuple(measurement_from_record(r) for r in records)
             if any(m.spec.op != op for m in measured):  # another operator's records: not this one's
                 raise ValueError("records of another operator")
+            if any(_contradicts(m, lines.settings) for m in measured):
+                raise ValueError("records measured otherwise than the journal says")
             finished[op] = measured
         except ValueError:  # a damaged line (or a setting no option takes): measured again
             damaged += 1
     return Journal(settings=lines.settings, finished=finished, damaged=damaged, torn=lines.torn)
+
+
+RECORDED_AS_SWEPT = ("framework", "dtype", "run_backward", "mode", "cache", "values", "layout")
+"""The keyed options every record of a sweep shares with its journal's settings (a sweep's factors
+vary the device, thread count and stage of its records)."""
+
+
+def _contradicts(measurement: Measurement, settings: Mapping[str, Any]) -> bool:
+    """Whether a journal line's record says it was measured with options its journal's settings do
+    not have (a line edited to float64 on gpu(3) in a float32 CPU sweep's journal)."""
+    options = measurement.spec.options.settings()
+    return any(name in settings and options[name] != settings[name] for name in RECORDED_AS_SWEPT)
 
 
 def _entry(line: bytes) -> object:

@@ -19,6 +19,7 @@ from opperf.results.document import SCHEMA_VERSION, is_ab, measurement_from_reco
 from opperf.results.environment import MACHINE_FIELDS, fingerprint
 from opperf.results.key import Key, record_key
 from opperf.results.options import RunOptions, SweepFactors
+from opperf.sweep.checkpoint import RECORDED_AS_SWEPT
 from opperf.sweep.shards import Shard
 from opperf.utils.errors import OpperfError
 
@@ -70,7 +71,19 @@ def merge(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
     results: list[Mapping[str, Any]] = []
     seen: dict[Key, str] = {}
     for path, document in documents:
+        environment = document["environment"]
         for record in document["results"]:
+            said = [
+                name
+                for name in RECORDED_AS_SWEPT
+                if record.get(name) is not None and name in environment and record[name] != environment[name]
+            ]
+            if said:
+                name = said[0]
+                raise OpperfError(
+                    f"{path}: its {record.get('op')} record says {name} {record[name]!r} where the file was "
+                    f"measured with {environment[name]!r}; {FIX}"
+                )
             key = record_key(record)
             if key in seen:
                 raise OpperfError(
