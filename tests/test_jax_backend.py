@@ -686,3 +686,38 @@ def test_explain_refuses_a_dtype_the_sweep_refuses(capsys):
 
     assert main(["explain", "exp", "--framework", "jax", "--dtype", "float64"]) == 2
     assert capsys.readouterr().err.startswith("error: dtype float64: JAX runs without 64-bit types")
+
+
+@pytest.mark.parametrize("placement", [["--affinity", "none"], ["--no-isolation"]])
+def test_a_jax_thread_count_is_set_before_jax_starts_whatever_the_placement(tmp_path, placement):
+    """The sweep started JAX's CPU backend (asking its environment) before setting --threads 1, then
+    refused it as "already runs here with 2 threads"; only the default pinning escaped."""
+    out = tmp_path / "t.json"
+    completed = subprocess.run(
+        [sys.executable, OPPERF, "--framework", "jax", "--ops", "exp", "--threads", "1", *placement,
+         "--no-backward", "--runs", "2", "--warmup", "0", "--quiet", "--output-file", str(out)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stderr
+    assert {r["threads"] for r in json.loads(out.read_text())["results"]} == {1}
+
+
+def test_compare_sets_each_frameworks_threads_first_and_refuses_what_jax_cannot_take(tmp_path):
+    """compare --no-isolation failed every jnp row ("already runs here"), exit 0; --threads 3 on two
+    CPUs crashed every jnp worker, exit 0."""
+    quick = ["--ops", "exp", "--rounds", "1", "--budget", "0.02", "--quiet"]
+    done = subprocess.run(
+        [sys.executable, OPPERF, "compare", "jnp,lax", *quick, "--no-isolation",
+         "--output-file", str(tmp_path / "c.md")],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Not compared" not in (tmp_path / "c.md").read_text()
+    cpus = len(os.sched_getaffinity(0))
+    refused = subprocess.run(
+        [sys.executable, OPPERF, "compare", "jnp,torch", *quick, "--threads", str(cpus + 1)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert refused.returncode == 2 and refused.stderr.startswith(
+        f"error: --threads {cpus + 1}: JAX runs one thread"
+    )

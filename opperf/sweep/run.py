@@ -300,6 +300,10 @@ def run_sweep(
     would catch it, and what was measured is returned.
     """
     backend = get_backend(config.options.framework)
+    # the thread count first: a framework that fixes its pool as it starts (JAX's CPU backend) is
+    # started by ``_checked``, and --threads 1 was then refused as "already runs here with 2 threads"
+    thread_plan = _thread_plan(config)
+    threads = None if thread_plan else backend.set_threads(config.options.threads)
     config = _checked(config, backend)
     options = config.options
     operators = select_operators(
@@ -310,8 +314,6 @@ def run_sweep(
     if config.shard is not None:
         operators = _in_shard(operators, config)
     finished = _resume(config)
-    thread_plan = _thread_plan(config)
-    threads = None if thread_plan else backend.set_threads(options.threads)
     cpus = worker_cpus(config.affinity, threads, available_cpus()) if config.isolate else None
     peaks = _machine_peaks(config) if not options.device.on_gpu else None
     started = _dt.datetime.now(_dt.timezone.utc)
