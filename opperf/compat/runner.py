@@ -63,6 +63,7 @@ def category_runner(*categories: str) -> CategoryRunner:
         warmup: int | None = None,
         runs: int | None = None,
         run_backward: bool = True,
+        profile: SizeProfile | None = None,
     ) -> dict[str, list[dict[str, Any]]]:
         return run_categories(
             categories,
@@ -73,6 +74,7 @@ def category_runner(*categories: str) -> CategoryRunner:
             warmup=warmup,
             runs=runs,
             run_backward=run_backward,
+            profile=profile,
         )
 
     runner.__doc__ = (

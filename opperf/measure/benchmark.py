@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
-from opperf.frameworks import FRAMEWORKS, describe, framework_of, get_backend
+from opperf.frameworks import describe, framework_of, get_backend
 from opperf.measure import harness
 from opperf.measure.stages import EAGER, check_stages
 from opperf.operators.info import ArgKind, OpInfo
@@ -101,30 +101,22 @@ def benchmark(
         raise OpperfError(f"stages: {error}") from None
     measurements = []
     for function in functions:
-        _check_owned(function)
         default = options.framework if options is not None else RunOptions().framework
         run_options = replace(options or RunOptions(), framework=framework_of(function, default))
         measurements += _benchmark_one(function, inputs, run_options, tuple(stages))
     return measurements
 
 
-def _check_owned(function: Callable[..., object]) -> None:
-    """OpperfError for a callable of no framework opperf measures (NumPy's ``np.exp``), which was
-    labelled ``mx.nd.exp`` and timed on arrays converted for it; opperf's own long-tail and fused
-    operators run in the framework the options name."""
+def foreign_name(function: Callable[..., object]) -> tuple[str, str] | None:
+    """(module, name) of a callable no framework owns and opperf did not write (NumPy's ``np.exp``, a
+    caller's wrapper around ``torch.exp``), which runs in the framework the options name and is named
+    as itself: ``np.exp`` was named ``mx.nd.exp`` and described by MXNet's ``exp``, whose registry
+    entry MXNet found by its name. None for a framework's own function or opperf's."""
     module = getattr(function, "__module__", None) or getattr(type(function), "__module__", "") or ""
     if framework_of(function, "") or module.split(".")[0] == "opperf":
-        return
-    name = (
-        getattr(function, "__qualname__", None)
-        or getattr(function, "__name__", None)
-        or type(function).__name__
-    )
-    *others, last = [describe(framework).display_name for framework in FRAMEWORKS]
-    known = f"{', '.join(others)} or {last}" if others else last
-    raise OpperfError(
-        f"{module}.{name} is no operator of {known}: opperf measures those frameworks' own functions"
-    )
+        return None
+    name = getattr(function, "__qualname__", None) or getattr(function, "__name__", None)
+    return module or "python", name or type(function).__name__
 
 
 def _benchmark_one(
@@ -153,6 +145,9 @@ def specs_of(
     validated for the function's framework): named as the framework identifies it; OpperfError for
     an argument it does not take or a malformed shape."""
     namespace, name, info = get_backend(options.framework).identify(function)
+    foreign = foreign_name(function)
+    if foreign is not None:
+        (namespace, name), info = foreign, None
     inputs = freeze_inputs(describe_inputs(function, name, info, configuration))
     category = info.category if info else "custom"
     return [
