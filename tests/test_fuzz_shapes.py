@@ -190,3 +190,21 @@ def test_report_shows_time_per_element_for_fuzzed_records() -> None:
 def test_standard_shapes_are_unchanged_by_the_option() -> None:
     assert _torch_specs(["relu"]) == _torch_specs(["relu"], shapes="standard", fuzz_count=9, seed=4)
     assert replace(SweepFactors(), shapes="fuzz").shapes == "fuzz"
+
+
+@pytest.mark.parametrize("op", ["matmul", "lax.dot_general", "einsum", "kron", "outer", "lax.batch_matmul"])
+def test_jax_matrix_products_draw_their_sizes_under_fuzz(op: str) -> None:
+    """JAX's products sized their operands from fixed constants: under --shapes fuzz each kept the
+    standard profile's one configuration, in a run recorded as fuzzed."""
+    from opperf.operators.rules import FuzzSettings, fuzzed_inputs, inputs_for
+
+    def shapes(configuration: dict) -> tuple:
+        values = [
+            v for value in configuration.values() for v in (value if isinstance(value, tuple) else (value,))
+        ]
+        return tuple(v.shape for v in values if hasattr(v, "shape"))
+
+    found = {o.name: o for o in get_backend("jax").operators()}[op]
+    standard = {shapes(c) for c in inputs_for(found, STANDARD, "cpu")}
+    drawn = {shapes(c) for c in fuzzed_inputs(found, STANDARD, "cpu", FuzzSettings("fuzz", 0, 5, 10**8))}
+    assert len(drawn) >= 4 and len(drawn - standard) >= 3, drawn

@@ -67,7 +67,7 @@ _ACTIVATIONS = (
 )  # fmt: skip
 _GEMM = (
     "matmul", "dot", "vdot", "vecdot", "inner", "outer", "einsum", "tensordot", "kron", "dot_general",
-    "batch_matmul", "matvec", "vecmat", "scaled_dot", "scaled_matmul",
+    "batch_matmul", "matvec", "vecmat", "scaled_dot", "scaled_matmul", "ragged_dot", "xeinsum",
 )  # fmt: skip
 _LINALG = ("trace", "cholesky", "triangular_solve", "tridiagonal_solve", "linalg", "dot_product_attention")
 _SORTING = (

@@ -115,12 +115,25 @@ def _value(arg: Argument, c: RuleContext, binary: bool) -> InputValue:
         raise
 
 
+GEMM = "gemm"
+"""The category of matrix products (``categories``)."""
+
+
 def derive(op: OpInfo, profile: SizeProfile, overrides: Mapping[str, Override]) -> Configurations:
     """One configuration per profile shape, from the signature, the name rules and the operator's
     override (``generic.derive_configurations``) fitted to the signature, in the signature's order."""
     override = overrides.get(op.name)
     fitted = None if override is None else _fitted(override)
-    return derive_configurations(op, profile, profile.shapes_for(op.category), fitted, _value)
+    return derive_configurations(op, profile, _shapes(op, profile), fitted, _value)
+
+
+def _shapes(op: OpInfo, profile: SizeProfile) -> tuple[tuple[int, ...], ...]:
+    """The profile's shapes for the operator's category; matrix products one square of the profile's
+    ``features`` (256 in the standard profile; drawn under ``--shapes fuzz``), which their overrides
+    size their operands from: with fixed sizes, a fuzzed sweep measured every product at 256."""
+    if op.category != GEMM or profile.layers is None:
+        return profile.shapes_for(op.category)
+    return ((profile.layers.features, profile.layers.features),)
 
 
 SPREAD = "args"

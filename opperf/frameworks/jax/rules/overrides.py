@@ -8,17 +8,30 @@ from opperf.operators.rules.generic import RuleContext
 from opperf.results.measurement import InputValue, TensorSpec
 
 MATRIX = 256
-"""The side of the square matrices products take (``profile.layers.features`` of the standard profile)."""
-SMALL_MATRIX = 32
-"""The side of both factors of a Kronecker product: a (1024, 1024) result."""
+"""The side of the square matrices of the operators whose rules do not size them from the profile
+(``nn.scaled_matmul``, skipped on the CPU); matrix products (category ``gemm``) take the profile's
+``features``, ``side`` of their context (256 in the standard profile)."""
+KRONECKER_SHARE = 8
+"""A Kronecker product's factors are a ``side // 8`` square each (at most ``KRONECKER_SIDE``): a (1024,
+1024) result in the standard profile."""
+KRONECKER_SIDE = 64
+"""The largest factor of a Kronecker product: its result is the square of the factors' elements, and a
+drawn side of 2,048 would make factors of 256 and a 17 GB result."""
+OUTER_SCALE = 4
+"""The vectors of ``outer`` are ``4 * side`` long: a (1024, 1024) result in the standard profile."""
 COEFFICIENTS = 8
 """Polynomial coefficient vectors."""
 VECTOR = 1024
 """The length of vectors whose result is quadratic in it (``outer``, ``vander``, ``diagflat``)."""
 
 
-def _square(side: int = MATRIX) -> TensorSpec:
-    return T((side, side))
+def side(c: RuleContext) -> int:
+    """A matrix product's side: its context is one square of the profile's ``features``."""
+    return c.shape[0]
+
+
+def _square(c: RuleContext) -> TensorSpec:
+    return T((side(c),) * 2)
 
 
 def _vector(c: RuleContext) -> TensorSpec:
@@ -34,8 +47,8 @@ def _typed(dtype: str, *names: str) -> Override:
     return lambda c: {name: T(c.shape, dtype=dtype) for name in names}
 
 
-def _matrices(*names: str, side: int = MATRIX) -> Override:
-    return lambda c: {name: _square(side) for name in names}
+def _matrices(*names: str) -> Override:
+    return lambda c: {name: _square(c) for name in names}
 
 
 def _vectors(*names: str, length: int = VECTOR) -> Override:
@@ -135,8 +148,18 @@ def _meshgrid(c: RuleContext) -> dict[str, InputValue]:
     return {"xi": (T((side,)), T((side,)))}
 
 
+def _ragged_dot(c: RuleContext) -> dict[str, InputValue]:
+    """Four groups of a quarter of the rows each (the group sizes sum to the rows)."""
+    group = max(1, side(c) // 4)
+    return {
+        "lhs": T((4 * group, side(c))),
+        "rhs": T((4, side(c), side(c))),
+        "group_sizes": T((4,), dtype=INDEX_DTYPE, low=group, high=group + 1, integral=True),
+    }
+
+
 def _einsum(c: RuleContext) -> dict[str, InputValue]:
-    return {"subscripts": "ij,jk->ik", "operands": (_square(), _square())}
+    return {"subscripts": "ij,jk->ik", "operands": (_square(c), _square(c))}
 
 
 _INTEGER_BINARY = (
@@ -205,8 +228,8 @@ def _overrides() -> dict[str, Override]:
         "matvec": lambda c: {"x1": T(c.shape), "x2": T((c.shape[-1],))},  # JAX 0.6 and later
         "vecmat": lambda c: {"x1": T((rows(c),)), "x2": T(c.shape)},
         "vdot": _matrices("a", "b"),
-        "kron": _matrices("a", "b", side=SMALL_MATRIX),
-        "outer": _vectors("a", "b"),
+        "kron": lambda c: {name: T((min(side(c) // KRONECKER_SHARE, KRONECKER_SIDE),) * 2) for name in "ab"},
+        "outer": lambda c: {name: T((OUTER_SCALE * side(c),)) for name in ("a", "b")},
         "cross": lambda c: {"a": T((rows(c), 3)), "b": T((rows(c), 3))},
         "diagflat": _vectors("v"),
         "vander": _vectors("x"),
@@ -215,17 +238,13 @@ def _overrides() -> dict[str, Override]:
         "convolve": lambda c: {"a": _vector(c), "v": T((16,))},
         "correlate": lambda c: {"a": _vector(c), "v": T((16,))},
         "einsum": _einsum,
-        "lax.xeinsum": lambda c: {"spec": "ij,jk->ik", "operands": (_square(), _square())},
+        "lax.xeinsum": lambda c: {"spec": "ij,jk->ik", "operands": (_square(c), _square(c))},
         "lax.dot_general": lambda c: {
-            "lhs": _square(), "rhs": _square(), "dimension_numbers": (((1,), (0,)), ((), ())),
+            "lhs": _square(c), "rhs": _square(c), "dimension_numbers": (((1,), (0,)), ((), ())),
         },
         "lax.dot": _matrices("lhs", "rhs"),
-        "lax.batch_matmul": lambda c: {"lhs": T((8, MATRIX, MATRIX)), "rhs": T((8, MATRIX, MATRIX))},
-        "lax.ragged_dot": lambda c: {
-            "lhs": _square(),
-            "rhs": T((4, MATRIX, MATRIX)),
-            "group_sizes": T((4,), dtype=INDEX_DTYPE, low=MATRIX // 4, high=MATRIX // 4 + 1, integral=True),
-        },
+        "lax.batch_matmul": lambda c: {"lhs": T((8, side(c), side(c))), "rhs": T((8, side(c), side(c)))},
+        "lax.ragged_dot": _ragged_dot,
         "meshgrid": _meshgrid,
         **{name: _spread(2) for name in _LOGICAL_BINARY},
         "logical_not": _spread(1),
@@ -234,9 +253,9 @@ def _overrides() -> dict[str, Override]:
         "clip": lambda c: {"x": T(c.shape), "min": 0.2, "max": 0.8},
         "cumulative_sum": _given(axis=0),
         "cumulative_prod": _given(axis=0),
-        "diag_indices_from": lambda c: {"arr": _square(min(rows(c), VECTOR))},
-        "tril_indices_from": lambda c: {"arr": _square(min(rows(c), VECTOR))},
-        "triu_indices_from": lambda c: {"arr": _square(min(rows(c), VECTOR))},
+        "diag_indices_from": lambda c: {"arr": T((min(rows(c), VECTOR),) * 2)},
+        "tril_indices_from": lambda c: {"arr": T((min(rows(c), VECTOR),) * 2)},
+        "triu_indices_from": lambda c: {"arr": T((min(rows(c), VECTOR),) * 2)},
         **{name: lambda c: {"element": T(c.shape), "test_elements": T((16,))} for name in ("isin",)},
         **{name: lambda c: {"ar1": T(c.shape), "ar2": T((16,))} for name in _SET_OPERATIONS},
         "mask_indices": lambda c: {"args": (), "n": min(rows(c), VECTOR), "mask_func": "triu"},
