@@ -117,3 +117,40 @@ def test_model_reports_a_resnet_whose_every_operator_replays(tmp_path):
     assert {c["status"] for c in document["configurations"]} == {"ok"}
     convolution = next(row for row in document["operators"] if row["op"] == "lax.conv_general_dilated")
     assert convolution["calls"] == 9 and convolution["standalone_s"] > 0
+
+
+def test_captured_gathers_replay_with_their_dimension_numbers_mode_and_fill_value(tmp_path):
+    """An embedding lookup (``emb[ids]``) and ``jnp.take``: their gathers were captured with the
+    dimension numbers as bare positions (the replay failed to unpack them), no mode, and a NaN fill
+    value the replay refused, so ``opperf model`` had no standalone time for them."""
+    import jax.numpy as jnp
+    import numpy as np
+
+    from opperf.results.configs import Configuration
+
+    def model(table, ids):
+        return table[ids].sum() + jnp.take(table, ids[0], axis=0).sum()
+
+    inputs = (jnp.asarray(np.ones((100, 8), np.float32)), jnp.asarray(np.zeros((4, 5), np.int32)))
+    captured = capture.capture(model, inputs, "inference")
+    gathers = [dict(call.inputs) for call in captured.calls if call.op == "lax.gather"]
+    assert len(gathers) == 2
+    assert all(dict(g["dimension_numbers"])["collapsed_slice_dims"] == (0,) for g in gathers)
+    assert {g.get("mode") for g in gathers} <= {"clip", "fill", "promise_in_bounds"} and all(
+        "mode" in g for g in gathers
+    )
+    configs, results = tmp_path / "gathers.jsonl", tmp_path / "gathers.json"
+    header = {"format": "opperf-configs", "version": 1, "framework": "jax"}
+    lines = [
+        json.dumps(header),
+        *(
+            json.dumps(Configuration(c.op, c.inputs).to_json())
+            for c in captured.calls
+            if c.op == "lax.gather"
+        ),
+    ]
+    configs.write_text("\n".join(lines) + "\n")
+    sweep = ["--framework", "jax", "--configs", str(configs), *QUICK, "--no-isolation"]
+    assert main([*sweep, "--output-file", str(results)]) == 0
+    records = json.loads(results.read_text())["results"]
+    assert len(records) == 2 and all(r["status"] == "ok" for r in records), [r["reason"] for r in records]

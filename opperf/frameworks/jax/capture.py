@@ -17,6 +17,7 @@ constant made from literals: ``broadcast_in_dim`` of ``1.0``, ``iota``), primiti
 
 from __future__ import annotations
 
+import enum
 import inspect
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
@@ -148,11 +149,20 @@ def _defaults(info: OpInfo) -> dict[str, object]:
     return {n: _plain(n, p.default) for n, p in parameters.items() if p.default is not p.empty}
 
 
+GATHER_MODES = {"CLIP": "clip", "FILL_OR_DROP": "fill", "PROMISE_IN_BOUNDS": "promise_in_bounds"}
+"""A gather's or scatter's mode as ``lax`` takes it written (``GatherScatterMode.from_any``)."""
+
+
 def _plain(name: str, value: Any) -> InputValue | None:
     """A parameter as a configs file holds it: numbers, text, tuples; a dtype by name; a
     convolution's dimension numbers as text (``NHWC``); None for what has no plain form."""
     if hasattr(value, "lhs_spec") and hasattr(value, "out_spec"):
         return _dimension_text(value)
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # gather and scatter dimension numbers
+        fields = tuple((field, _plain(field, getattr(value, field))) for field in value._fields)
+        return None if any(plain is None for _, plain in fields) else fields
+    if isinstance(value, enum.Enum) and type(value).__name__ == "GatherScatterMode":
+        return GATHER_MODES.get(value.name)
     if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value, np.generic)):
         return str(np.dtype(value))
     if isinstance(value, (list, tuple)):

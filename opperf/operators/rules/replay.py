@@ -106,7 +106,11 @@ def _problem(
         # texts that are data together (a convolution's dimension numbers: NHWC, HWIO, NHWC)
         found = (_text_problem(name, argument, cast(str, v), policy) for v in value)
         return next((problem for problem in found if problem is not None), None)
-    if kind is ArgKind.OTHER and name in policy.numeric_arguments and _is_numbers(value):
+    if (
+        kind is ArgKind.OTHER
+        and name in policy.numeric_arguments
+        and (_is_numbers(value) or _is_named_numbers(value))
+    ):
         return None
     accepted = _ACCEPTS.get(kind) if kind is not None else None
     if accepted is not None and accepted(value):
@@ -203,6 +207,23 @@ def _is_ints(value: InputValue) -> bool:
 def _is_numbers(value: InputValue) -> bool:
     """A number, or a tuple of numbers (nested: a pad width's pairs)."""
     return _is_number(value) or (isinstance(value, tuple) and all(_is_numbers(v) for v in value))
+
+
+def _is_named_numbers(value: InputValue) -> bool:
+    """Numbers by field name, as pairs (a gather's dimension numbers: ``(("offset_dims", (1,)), ...)``,
+    which the framework makes its record of, by those names)."""
+    return (
+        isinstance(value, tuple)
+        and bool(value)
+        and all(
+            isinstance(pair, tuple)
+            and len(pair) == 2
+            and isinstance(pair[0], str)
+            and pair[0].isidentifier()
+            and _is_numbers(pair[1])
+            for pair in value
+        )
+    )
 
 
 _ACCEPTS = {

@@ -19,8 +19,9 @@ REPLAY_POLICY = ReplayPolicy(
         {"subscripts", "spec", "padding", "mode", "method", "side", "kind", "fft_type", "dimension_numbers"}
     ),
     # Numbers that are data where the signature says no more than a sequence: a convolution's
-    # padding pairs, a product's contracting and batch dimensions.
-    numeric_arguments=frozenset({"padding", "dimension_numbers"}),
+    # padding pairs, a product's contracting and batch dimensions, a gather's dimension numbers by
+    # name, the value a gather fills out-of-bounds rows with (NaN for ``jnp.take``).
+    numeric_arguments=frozenset({"padding", "dimension_numbers", "fill_value"}),
     constants={"DTypeLike": DTYPES},
     # Functions (named bodies, ``frameworks/jax/bodies.py``), devices and shardings.
     resources=FUNCTION_ARGUMENTS | {"device", "out_sharding", "sharding"},
