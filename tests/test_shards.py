@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +13,8 @@ from opperf.sweep.costs import read_costs
 from opperf.sweep.engines import shard_from_environment
 from opperf.sweep.shards import Shard, balanced_partition, partition
 from opperf.utils.errors import OpperfError
+
+GOLDEN = Path(__file__).parent / "golden" / "results_v1.json"
 
 QUICK = ("--categories", "rounding,join_split", "--warmup", "0", "--runs", "2", "--threads", "1", "--quiet")
 
@@ -238,3 +241,39 @@ def test_a_shard_count_no_sweep_needs_is_refused_and_a_large_one_plans_at_once(c
     assert "99999999 shards: at most 10,000" in capsys.readouterr().err
     assert main(["plan", "--shards", "10000", "--ops", "exp"]) == 0
     assert capsys.readouterr().out.count("(none)") == 9_999
+
+
+def test_plan_splits_as_the_fuzzed_sweep_does(tmp_path, capsys):
+    """plan took no --shapes: under fuzz a sweep's shards count the drawn configurations (deduplicated:
+    some operators get fewer), and the cuts moved an operator between shards the plan showed."""
+    selection = ["--categories", "unary,binary_broadcast,reduction,activation"]
+    drawn = ["--shapes", "fuzz", "--fuzz-count", "5", "--seed", "0"]
+    assert main(["plan", "--shards", "3", *selection, *drawn]) == 0
+    planned = {
+        line.split(":")[0].split()[1]: set(line.split(": ", 1)[1].split(", "))
+        for line in capsys.readouterr().out.splitlines()
+        if line.startswith("shard ") and ": " in line
+    }
+    from opperf.frameworks import get_backend
+    from opperf.results.options import RunOptions, SweepFactors
+    from opperf.sweep.run import SweepConfig, select_operators, shard_plan
+
+    config = SweepConfig(options=RunOptions(seed=0), factors=SweepFactors(shapes="fuzz", fuzz_count=5))
+    operators = select_operators(
+        get_backend("mxnet"), (), ("unary", "binary_broadcast", "reduction", "activation")
+    )
+    swept = {
+        f"{k}/3": {op.name for op, _ in shard} for k, shard in enumerate(shard_plan(operators, config, 3), 1)
+    }
+    assert planned == swept
+
+
+def test_costs_that_record_no_time_are_refused_not_split_into_one_shard(tmp_path, capsys):
+    document = json.loads(GOLDEN.read_text())
+    document["environment"]["wall_seconds"] = 0
+    for record in document["results"]:
+        record["elapsed_s"] = 0
+    costs = tmp_path / "zero.json"
+    costs.write_text(json.dumps(document))
+    assert main(["plan", "--shards", "2", "--ops", "exp,add", "--costs", str(costs)]) == 2
+    assert "records no time spent" in capsys.readouterr().err

@@ -14,7 +14,7 @@ from tabulate import tabulate
 from opperf.cli.common import add_costs, add_selection, whole
 from opperf.frameworks import get_backend
 from opperf.operators.rules import NoRuleError
-from opperf.results.options import RunOptions, option_argument
+from opperf.results.options import RunOptions, SweepFactors, option_argument
 from opperf.sweep.costs import read_costs
 from opperf.sweep.run import SweepConfig, configurations_for, select_operators, shard_plan
 
@@ -24,6 +24,9 @@ HELP = "print how a sweep would split into shards: each shard's operators and ex
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shards", required=True, type=whole(1, "shards"), help="how many shards")
     option_argument(parser, "framework")
+    option_argument(parser, "seed")
+    # what changes an operator's configurations, and so the split: the shapes a sweep draws
+    SweepFactors.add_arguments(parser, leaving_out=("thread_counts", "stages", "in_place"))
     add_selection(parser)
     add_costs(parser)
 
@@ -31,7 +34,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(arguments: argparse.Namespace) -> int:
     backend = get_backend(arguments.framework)
     costs = read_costs(arguments.costs, arguments.framework) if arguments.costs else None
-    config = SweepConfig(options=RunOptions(framework=arguments.framework), costs=costs)
+    config = SweepConfig(
+        options=RunOptions(framework=arguments.framework, seed=arguments.seed),
+        factors=SweepFactors.from_arguments(arguments).validated(arguments.framework),
+        costs=costs,
+    )
     operators = select_operators(backend, arguments.ops, arguments.categories)
     planned = shard_plan(operators, config, arguments.shards)
     unit = "expected s" if costs else "configurations (expected cost)"

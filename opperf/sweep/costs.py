@@ -54,6 +54,11 @@ def read_costs(path: str, framework: str) -> MeasuredCosts:
     spent = [_spent(record) for record in records]
     wall = environment.get("wall_seconds")
     besides = max(0.0, float(wall) - sum(spent)) / len(records) if isinstance(wall, (int, float)) else 0.0
+    if not sum(spent) + besides > 0:  # every cost 0: every operator would go to the first shard
+        raise OpperfError(
+            f"--costs {path}: it records no time spent (every elapsed_s and its wall_seconds are 0); "
+            f"{fix}, or leave --costs out to balance by configuration counts"
+        )
     by_operator: dict[str, float] = defaultdict(float)
     per_configuration: dict[tuple[str, str], float] = defaultdict(float)
     for record, seconds in zip(records, spent, strict=True):
