@@ -402,3 +402,13 @@ def test_merge_refuses_a_part_whose_records_contradict_its_environment(tmp_path,
     err = capsys.readouterr().err
     assert f"error: {second}: its " in err and "record says dtype 'float64'" in err
     assert not (tmp_path / "m.json").exists()
+
+
+def test_merge_refuses_parts_that_count_different_registries(tmp_path, capsys):
+    """A part edited to 999,999 registered names made the merged file's coverage count them (max)."""
+    first, second = _disjoint_shards(tmp_path, 2)
+    edited = json.loads(Path(second).read_text())
+    edited["coverage"]["registered"] = 999_999
+    Path(second).write_text(json.dumps(edited))
+    assert main(["merge", first, second, "--output-file", str(tmp_path / "m.json")]) == 2
+    assert "count different registered names" in capsys.readouterr().err

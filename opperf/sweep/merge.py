@@ -93,7 +93,11 @@ def merge(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
             seen[key] = path
             results.append(record)
     counted = [_coverage(path, document) for path, document in documents]
-    registered = max(found for found, _ in counted)
+    known = {found: path for (path, _), (found, _) in zip(documents, counted, strict=True) if found}
+    if len(known) > 1:  # one framework build registers one set of names (0: a file that does not say)
+        shown = " vs ".join(f"{found} ({path})" for found, path in known.items())
+        raise OpperfError(f"the files count different registered names ({shown}); {FIX}")
+    registered = max(known, default=0)
     aliases = {op: names for _, each in counted for op, names in each.items()}
     coverage = Coverage.of([measurement_from_record(dict(r)) for r in results], registered, aliases)
     times = [(d["environment"].get("started"), d["environment"].get("finished")) for _, d in documents]
