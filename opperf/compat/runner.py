@@ -55,30 +55,11 @@ def category_runner(*categories: str) -> CategoryRunner:
     """A function benchmarking ``categories``, with ``run_categories``' arguments in upstream's order
     (``ctx, dtype, profiler, int64_tensor, warmup, runs``), by position or by name."""
 
-    def runner(
-        ctx: object = None,
-        dtype: str = "float32",
-        profiler: str = "native",
-        int64_tensor: str = "off",
-        warmup: int | None = None,
-        runs: int | None = None,
-        run_backward: bool = True,
-        profile: SizeProfile | None = None,
-    ) -> dict[str, list[dict[str, Any]]]:
-        return run_categories(
-            categories,
-            ctx=ctx,
-            dtype=dtype,
-            profiler=profiler,
-            int64_tensor=int64_tensor,
-            warmup=warmup,
-            runs=runs,
-            run_backward=run_backward,
-            profile=profile,
-        )
+    def runner(*arguments: Any, **options: Any) -> dict[str, list[dict[str, Any]]]:
+        return run_categories(categories, *arguments, **options)
 
     runner.__doc__ = (
         f"Benchmark every operator in categories {', '.join(categories)}; "
-        "keyword arguments as for ``opperf.compat.runner.run_categories``."
+        "arguments as for ``opperf.compat.runner.run_categories`` (by position in upstream's order, or by name)."
     )
     return runner
