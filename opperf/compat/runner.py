@@ -60,6 +60,7 @@ def category_runner(*categories: str) -> CategoryRunner:
 
     runner.__doc__ = (
         f"Benchmark every operator in categories {', '.join(categories)}; "
-        "arguments as for ``opperf.compat.runner.run_categories`` (by position in upstream's order, or by name)."
+        "arguments as for ``opperf.compat.runner.run_categories`` (by position in upstream's order, or "
+        "by name)."
     )
     return runner
