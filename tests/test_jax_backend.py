@@ -278,6 +278,17 @@ def test_a_pass_too_large_is_refused_from_xla_memory_analysis_before_inputs_exis
     assert re.search(r"a pass would allocate 1\.\d+ GiB \(XLA's memory analysis\)", measured.reason)
 
 
+def test_a_configuration_named_as_another_jax_names_it_is_fitted_to_this_ones_signature(backend):
+    """An A/B job makes its configurations once, from the base side's JAX: ``clip``'s array is ``x``
+    in 0.4.30 and ``arr`` in 0.10, and every record of the side whose name differed failed (the diff
+    called them newly failing). The call is fitted; the record keeps the configuration's names."""
+    inputs = freeze_inputs({"arr": TensorSpec((64, 64)), "min": 0.2, "max": 0.8})
+    spec = BenchmarkSpec("jax.numpy", "clip", inputs, options=QUICK)
+    measured = measure(backend.session, spec)
+    assert measured.status is Status.OK, measured.reason
+    assert [name for name, _ in measured.spec.inputs] == ["arr", "min", "max"]
+
+
 def test_operators_taking_functions_get_named_bodies(backend, registry):
     for name in ("lax.scan", "lax.reduce_window", "lax.fori_loop", "lax.associative_scan"):
         measured = _measured(backend, registry, name)

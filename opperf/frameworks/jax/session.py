@@ -32,6 +32,8 @@ from opperf.frameworks.jax.gradients import (
     has_float_output,
     of_differentiable,
 )
+from opperf.frameworks.jax.registry import load_registry
+from opperf.frameworks.jax.rules.derived import fit_to_signature
 from opperf.measure.harness import Passes, PerCallSampler, Sampler, SkipError
 from opperf.measure.memory import HeapTrimmer, available_host_bytes, describe_bytes, input_bytes
 from opperf.measure.stages import StageCheck, compare
@@ -215,7 +217,14 @@ def _function(spec: BenchmarkSpec) -> Callable[..., object]:
 
 
 def _call(spec: BenchmarkSpec, function: Callable[..., object], make: Callable[[object], object]) -> Call:
-    return arrange(spec.op, function, {name: make(value) for name, value in spec.inputs}, _is_array)
+    """The spec's call, its arguments under the names this JAX's signature gives them: an A/B job's
+    configurations are made once, from the base side's JAX, and the new side's may have renamed a
+    positional parameter (``clip(x, /, ...)`` in 0.4.30, ``clip(arr, /, ...)`` in 0.10): every record
+    of it failed, and the diff called them newly failing. The record keeps the spec's names."""
+    here = load_registry().by_name.get(spec.op)
+    given = dict(spec.inputs)
+    fitted = fit_to_signature(here, given) if here is not None else given
+    return arrange(spec.op, function, {name: make(value) for name, value in fitted.items()}, _is_array)
 
 
 def _abstract_call(spec: BenchmarkSpec, function: Callable[..., object]) -> Call:
