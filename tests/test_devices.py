@@ -140,10 +140,12 @@ def test_a_stopped_pool_kills_its_workers_and_measures_nothing_more():
     config = SweepConfig(options=RunOptions(warmup=0, runs=2, threads=1, run_backward=False))
     operators = select_operators(backend, OPS, ())
     measured: dict[str, tuple[int, int]] = {}  # operator: (configurations measured, asked for)
+    begun: set[str] = set()
 
     def measure(op, runner):
         specs = plan_operator(op, config, backend).specs
         asked = specs * 100 if op.name != "exp" else specs
+        begun.add(op.name)
         results = list(runner.run(asked))
         measured[op.name] = (len(results), len(asked))
         return results
@@ -152,6 +154,10 @@ def test_a_stopped_pool_kills_its_workers_and_measures_nothing_more():
     with pool:
         completed = pool.completed(operators, {"exp": 9.0}, measure)
         next(completed)  # exp, the most expensive, from one worker; the other is deep in a long one
+        deadline = time.monotonic() + 60  # on a busy machine exp can finish before the other worker
+        while not begun - {"exp"} and time.monotonic() < deadline:  # has started its long operator
+            time.sleep(0.05)
+        time.sleep(0.5)  # a few of its configurations measured
         started = time.monotonic()
         completed.close()
         assert time.monotonic() - started < 10
