@@ -232,12 +232,15 @@ def replay_configurations(arguments: argparse.Namespace) -> tuple[configs.Config
         if arguments.configs_sample is not None:
             raise OpperfError("--configs-sample samples --configs; name the configs files with --configs")
         return ()
-    for name, flag in (("shapes", "--shapes"), ("fuzz_count", "--fuzz-count")):
-        if was_given(arguments, name) and getattr(arguments, name) != "standard":
-            raise OpperfError(
-                f"{flag} draws shapes, and --configs replays the shapes its files hold; leave {flag} out, "
-                "or sweep without --configs"
-            )
+    if was_given(arguments, "shapes") and arguments.shapes != "standard":
+        drawing: str | None = "--shapes"
+    else:
+        drawing = "--fuzz-count" if was_given(arguments, "fuzz_count") else None
+    if drawing is not None:
+        raise OpperfError(
+            f"{drawing} draws shapes, and --configs replays the shapes its files hold; leave {drawing} out, "
+            "or sweep without --configs"
+        )
     canonical = canonical_names(get_backend(arguments.framework).operators())
     capture = capability_part(arguments.framework, "capture", "capture")
     chosen = replay.load_replay(arguments.configs, arguments.framework, capture.accepted_arguments, canonical)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from collections.abc import Sequence
 
 from opperf.frameworks.contract import Framework
 from opperf.utils.child import opperf_command
@@ -33,6 +34,14 @@ FATAL_LOG = re.compile(r"(?:\d{4}-\d\d-\d\d [\d:.]+: F|F\d{4} [\d:.]+ +\d+) \S+:
 """A fatal line of XLA's log, either format (``2026-11-28 04:29:49.323322: F external/xla/...cc:224]
 Unknown flags in XLA_FLAGS: ...``, ``F1128 04:29:51.309327 24922 parse_flags_from_env.cc:234] ...``):
 its message is the group."""
+
+
+def fatal_message(lines: Sequence[str]) -> str | None:
+    """The message of the last fatal log line among ``lines`` (``Unknown flags in XLA_FLAGS: ...``),
+    None where there is none."""
+    found = [match.group(1) for match in map(FATAL_LOG.match, (line.strip() for line in lines)) if match]
+    return found[-1] if found else None
+
 
 FAILED = 2
 """The child's status where the framework raised as it was imported or started."""
@@ -70,10 +79,9 @@ def _last_words(stderr: str, status: int) -> str:
     for line in reversed(lines):
         if "what():" in line:
             return line.partition("what():")[2].strip()
-    for line in reversed(lines):
-        fatal = FATAL_LOG.match(line)
-        if fatal:
-            return fatal.group(1)
+    fatal = fatal_message(lines)
+    if fatal is not None:
+        return fatal
     if lines:
         return lines[-1]
     return f"signal {-status}" if status < 0 else f"exit status {status}"

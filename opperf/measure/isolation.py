@@ -30,7 +30,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, BinaryIO, cast
 
 from opperf.frameworks import DEFAULT_FRAMEWORK, NotInstalledError, describe
-from opperf.frameworks.start_check import FATAL_LOG
+from opperf.frameworks.start_check import fatal_message
 from opperf.measure.memory import peak_rss_bytes
 from opperf.measure.memory_guard import MemoryGuard, OutOfMemory
 from opperf.measure.messages import (
@@ -283,9 +283,7 @@ def startup_failure(output: str) -> str:
     raised = list(EXCEPTION_LINE.finditer(output))
     if raised:
         return raised[-1].group(0).strip()
-    fatal = [FATAL_LOG.match(line.strip()) for line in output.splitlines()]
-    said = [match.group(1) for match in fatal if match]
-    return said[-1] if said else " ".join(output.split())
+    return fatal_message(output.splitlines()) or " ".join(output.split())
 
 
 def describe_exit(exitcode: int | None) -> str:

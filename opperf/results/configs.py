@@ -26,7 +26,7 @@ import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 from opperf.results.document import SchemaError, check_document
 from opperf.results.measurement import BenchmarkSpec, InputValue, TensorSpec, freeze_inputs, input_from_json
@@ -87,9 +87,8 @@ def float_dtypes(configurations: Sequence[Configuration]) -> set[str]:
     for configuration in configurations:
         for _, value in configuration.inputs:
             for tensor in value if isinstance(value, (list, tuple)) else (value,):
-                dtype = getattr(tensor, "dtype", None) if isinstance(tensor, TensorSpec) else None
-                if isinstance(dtype, str) and dtype.startswith(("float", "bfloat")):
-                    named.add(dtype)
+                if isinstance(tensor, TensorSpec) and (tensor.dtype or "").startswith(("float", "bfloat")):
+                    named.add(cast(str, tensor.dtype))
     return named
 
 

@@ -7,10 +7,6 @@ from opperf.frameworks.jax.rules.derived import INDEX_DTYPE, Override, T, index,
 from opperf.operators.rules.generic import RuleContext
 from opperf.results.measurement import InputValue, TensorSpec
 
-MATRIX = 256
-"""The side of the square matrices of the operators whose rules do not size them from the profile
-(``nn.scaled_matmul``, skipped on the CPU); matrix products (category ``gemm``) take the profile's
-``features``, ``side`` of their context (256 in the standard profile)."""
 KRONECKER_SHARE = 8
 """A Kronecker product's factors are a ``side // 8`` square each (at most ``KRONECKER_SIDE``): a (1024,
 1024) result in the standard profile."""
@@ -26,7 +22,8 @@ VECTOR = 1024
 
 
 def side(c: RuleContext) -> int:
-    """A matrix product's side: its context is one square of the profile's ``features``."""
+    """A matrix product's side: its context (category ``gemm``) is one square of the profile's
+    ``features``, 256 in the standard profile and drawn under ``--shapes fuzz``."""
     return c.shape[0]
 
 
@@ -221,8 +218,8 @@ def _overrides() -> dict[str, Override]:
         "vecdot": _matrices("x1", "x2"),
         "lax.scaled_dot": _matrices("lhs", "rhs"),  # JAX 0.7 and later; unscaled
         "nn.scaled_matmul": lambda c: {  # JAX 0.6 and later: blocks of 32 scaled
-            "lhs": T((8, MATRIX, MATRIX)), "rhs": T((8, MATRIX, MATRIX)),
-            "lhs_scales": T((8, MATRIX, MATRIX // 32)), "rhs_scales": T((8, MATRIX, MATRIX // 32)),
+            "lhs": T((8, side(c), side(c))), "rhs": T((8, side(c), side(c))),
+            "lhs_scales": T((8, side(c), side(c) // 32)), "rhs_scales": T((8, side(c), side(c) // 32)),
         },
         "lax.random_gamma_grad": lambda c: {"a": T(c.pair[0]), "x": T(c.pair[1])},  # (*args) in JAX 0.10
         "matvec": lambda c: {"x1": T(c.shape), "x2": T((c.shape[-1],))},  # JAX 0.6 and later
