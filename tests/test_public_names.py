@@ -91,6 +91,12 @@ def test_torch_profiler_records_the_selected_operator_when_the_function_runs(typ
             "F.cross_entropy calls several operators",
         ),
         (["explain", "mx.np.nonexistent"], "unknown operator 'mx.np.nonexistent'"),
+        (["list", "--ops", "mx.nd.save"], "mx.nd.save is MXNet's mx.nd.save, which is no operator"),
+        (["list", "--ops", "npx.save"], "MXNet's mx.npx.save, which is no operator opperf times"),
+        (["list", "--framework", "torch", "--ops", "torch.save"], "no entry point of one aten operator"),
+        (["list", "--framework", "jax", "--ops", "load"], "jax.numpy.load, which is no operator opperf "
+         "times: reads or writes a file"),
+        (["list", "--framework", "jax", "--ops", "lax.dtype"], "it runs no array computation"),
     ],
 )  # fmt: skip
 def test_a_name_that_selects_nothing_is_a_usage_error(argv, expected, capsys):

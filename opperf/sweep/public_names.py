@@ -84,6 +84,11 @@ def _unknown(framework: str, typed: str, registry_names: Mapping[str, str]) -> s
         )
     mine = [operator for operator in counterparts(framework, name) if operator in registry_names]
     shown = describe(framework).display_name
+    namespaces = framework_module(framework, "namespaces")
+    for namespace in candidates if not mine else ():
+        reason = namespaces.no_operator(namespace, name)
+        if reason is not None:
+            return f"{typed} is {shown}'s {namespace}.{name}, which is no operator opperf times: {reason}"
     counterpart = (
         f"; {shown}'s operator{' is' if len(mine) == 1 else 's are'} {', '.join(mine)}" if mine else ""
     )

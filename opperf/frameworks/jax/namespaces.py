@@ -12,10 +12,11 @@ from opperf.frameworks.jax.entry_points import (
     UNQUALIFIED_SEARCH,
     function_index,
     namespace_object,
+    operator_name,
     public_function,
     resolve,
 )
-from opperf.frameworks.jax.registry import load_registry
+from opperf.frameworks.jax.registry import NOT_OPERATORS, load_registry
 from opperf.operators.info import Identity
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "called_operator",
     "identify",
     "namespace_object",
+    "no_operator",
     "public_function",
     "resolve",
 ]
@@ -45,3 +47,13 @@ def called_operator(namespace: str, name: str) -> str | None:
     function = public_function(namespace, name)
     info = identify(function).info if function is not None else None
     return info.name if info is not None else None
+
+
+def no_operator(namespace: str, name: str) -> str | None:
+    """Why the public function ``namespace.name`` is no operator opperf times (``jnp.load`` reads a
+    file), or None where there is no such function or it is an operator."""
+    function = public_function(namespace, name)
+    if function is None or called_operator(namespace, name) is not None:
+        return None
+    found = function_index().get(id(function), (namespace, name))
+    return NOT_OPERATORS.get(operator_name(*found), "no registered JAX operator is this function")

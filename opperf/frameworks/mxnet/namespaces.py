@@ -8,6 +8,7 @@ MXNet until a function is looked up.
 
 from __future__ import annotations
 
+import builtins
 import importlib
 from collections.abc import Callable
 
@@ -133,10 +134,28 @@ def called_operator(namespace: str, name: str) -> str | None:
         return info.name
     by_name = load_registry().by_name
     code = getattr(function, "__code__", None)
-    in_code = [n for n in (code.co_names if code else ()) if not n.endswith("_scalar")]
+    in_code = [n for n in (code.co_names if code else ()) if not _python_name(n)]
     if namespace in NUMPY_NAMESPACES:  # ``_npi.mean`` in the code, ``_api_internal.add`` to _npi_add
         in_code = [prefix + n for n in [name, *in_code] for prefix in _FFI_PREFIXES]
     for candidate in in_code:
         if candidate in by_name:
             return by_name[candidate].name
     return None
+
+
+def _python_name(name: str) -> bool:
+    """A name in a wrapper's code that is no operator it calls: a scalar form, or a Python builtin
+    (``mx.npx.save`` checks ``any(...)``, which is no call of ``_np_any``)."""
+    return name.endswith("_scalar") or hasattr(builtins, name)
+
+
+def no_operator(namespace: str, name: str) -> str | None:
+    """Why the public function ``namespace.name`` is no operator opperf times (``mx.nd.save`` is Python
+    around MXNet's C API), or None where there is no such function or it calls one."""
+    try:
+        resolve(namespace, name)
+    except LookupError:
+        return None
+    if called_operator(namespace, name) is not None:
+        return None
+    return "it calls no registered MXNet operator on arrays (or calls several)"

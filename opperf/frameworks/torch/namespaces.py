@@ -28,6 +28,7 @@ __all__ = [
     "called_operator",
     "identify",
     "namespace_object",
+    "no_operator",
     "public_function",
     "resolve",
 ]
@@ -52,3 +53,12 @@ def called_operator(namespace: str, name: str) -> str | None:
     function = public_function(namespace, name)
     info = identify(function).info if function is not None else None
     return info.name if info is not None else None
+
+
+def no_operator(namespace: str, name: str) -> str | None:
+    """Why the public function ``namespace.name`` is no operator opperf times (``torch.save`` is Python
+    that calls no aten operator, ``F.cross_entropy`` calls several), or None where there is no such
+    function or it is one."""
+    if public_function(namespace, name) is None or called_operator(namespace, name) is not None:
+        return None
+    return "it is no entry point of one aten operator (it calls none, or several)"
