@@ -391,6 +391,27 @@ def test_a_split_merged_in_part_is_completed_later_and_a_stopped_part_marks_the_
         assert environment["interrupted"] is True and environment["started"] <= "2026-01-02T00:00:00+00:00"
 
 
+def test_parts_with_different_time_limits_and_pinning_merge_each_kept(tmp_path, capsys):
+    """Shards given different --timeout and --affinity measured alike: they merge, the merged file's
+    limit is the longest (none where one part had none), and each part's own is in merged_from."""
+    first, second, third = _disjoint_shards(tmp_path, 3)
+    for path, limit, cpus in ((first, 60.0, [0]), (second, 600.0, [1]), (third, 60.0, [1])):
+        document = json.loads(Path(path).read_text())
+        document["environment"].update(timeout_s=limit, worker_cpus=cpus)
+        Path(path).write_text(json.dumps(document))
+    whole = tmp_path / "whole.json"
+    assert main(["merge", first, second, third, "--output-file", str(whole)]) == 0
+    environment = json.loads(whole.read_text())["environment"]
+    assert environment["timeout_s"] == 600.0 and environment["worker_cpus"] is None
+    parts = environment["merged_from"]
+    assert [(p["timeout_s"], p["worker_cpus"]) for p in parts] == [(60.0, [0]), (600.0, [1]), (60.0, [1])]
+    unlimited = json.loads(Path(third).read_text())
+    unlimited["environment"]["timeout_s"] = None
+    Path(third).write_text(json.dumps(unlimited))
+    assert main(["merge", first, second, third, "--output-file", str(whole)]) == 0
+    assert json.loads(whole.read_text())["environment"]["timeout_s"] is None
+
+
 def test_merge_refuses_a_part_whose_records_contradict_its_environment(tmp_path, capsys):
     """A shard edited to float64 records under its float32 environment merged into a float32 file."""
     first, second = _disjoint_shards(tmp_path, 2)

@@ -10,7 +10,7 @@ whole. Imports no framework.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import fields
 from typing import Any
 
@@ -39,10 +39,11 @@ and whether workers measured (in-process medians differ)."""
 
 PART_FIELDS = (
     "shard", "batch_job", "device_workers", "started", "finished", "wall_seconds", "interrupted",
-    "cpu_model", "fingerprint",
+    "cpu_model", "fingerprint", "timeout_s", "worker_cpus",
 )  # fmt: skip
 """What the merged file keeps of each part's environment (``merged_from``): where and when it ran,
-and whether it was stopped."""
+whether it was stopped, its time limit and the CPUs its workers were pinned to (settings that decide
+what completes and where, not what a measurement means, so parts may differ in them)."""
 
 FIX = "pass the JSON results files of one sweep's shards (`opperf sweep --shard K/N`)"
 """Which files merge takes, for a message about one it cannot read."""
@@ -110,6 +111,8 @@ def merge(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
         "finished": max((f for _, f in times if isinstance(f, str)), default=reference.get("finished")),
         "wall_seconds": sum(float(d["environment"].get("wall_seconds") or 0) for _, d in documents),
         "interrupted": any(part.get("interrupted") is True for part in parts),
+        "timeout_s": _longest_limit(part.get("timeout_s") for part in parts),
+        "worker_cpus": _same_or_none(part.get("worker_cpus") for part in parts),
         "merged_from": parts,
     }
     return {
@@ -118,6 +121,21 @@ def merge(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
         "coverage": coverage.to_json(),
         "results": results,
     }
+
+
+def _longest_limit(limits: Iterable[object]) -> float | None:
+    """The merged file's time limit: the longest of its parts' (None, no limit, where one had none);
+    each part's own stays in ``merged_from``."""
+    found = list(limits)
+    if any(limit is None for limit in found):
+        return None
+    return max(float(limit) for limit in found if isinstance(limit, int | float))
+
+
+def _same_or_none(values: Iterable[object]) -> object:
+    """The parts' one value, or None where they differ (each part's own stays in ``merged_from``)."""
+    found = list(values)
+    return found[0] if all(value == found[0] for value in found) else None
 
 
 def _parts(path: str, document: Mapping[str, Any]) -> list[dict[str, Any]]:
