@@ -567,6 +567,20 @@ def test_a_folder_the_user_names_for_jax_keeps_the_programs_for_the_next_run(tmp
     assert "jax_compilation_cache_dir" not in environment["framework_settings"]  # shards may differ
 
 
+def test_a_sweep_without_workers_keeps_programs_in_the_builds_part_of_the_users_folder(tmp_path):
+    """``--no-isolation`` compiles in opperf's own process: with the user's folder named, what JAX
+    keeps goes to the build's part of it, not the folder's root, which any build would read."""
+    import jaxlib
+
+    environment = {**os.environ, "JAX_COMPILATION_CACHE_DIR": str(tmp_path),
+                   "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0"}  # fmt: skip
+    command = [sys.executable, OPPERF, "--framework", "jax", "--ops", "exp", "--no-isolation",
+               "--runs", "2", "--quiet", "--output-file", str(tmp_path.parent / "out.json")]  # fmt: skip
+    subprocess.run(command, cwd=tmp_path.parent, env=environment, check=True, capture_output=True, timeout=99)
+    (build,) = os.listdir(tmp_path)
+    assert build.startswith(f"jaxlib-{jaxlib.__version__}-") and os.listdir(tmp_path / build)
+
+
 def test_each_jax_build_keeps_its_programs_apart(tmp_path):
     """JAX's key holds jaxlib's version string, not its build: a rebuilt library of the same version
     (an A/B job's new side) gets a folder of its own."""

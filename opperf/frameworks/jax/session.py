@@ -23,6 +23,7 @@ import numpy as np
 
 from opperf.frameworks.jax import FRAMEWORK, arrays, devices, profiling
 from opperf.frameworks.jax.calls import Call, arrange
+from opperf.frameworks.jax.compiled import user_folder
 from opperf.frameworks.jax.entry_points import resolve
 from opperf.frameworks.jax.errors import describe_error
 from opperf.frameworks.jax.gradients import (
@@ -83,6 +84,11 @@ class JaxSession:
     def __init__(self) -> None:
         self._memory: int | None = None
         self._trim = HeapTrimmer(TRIM_AFTER_GROWTH_BYTES)
+        folder = user_folder()
+        if folder is not None:  # the build's part of the user's folder, here too (``--no-isolation``)
+            import jax
+
+            jax.config.update("jax_compilation_cache_dir", folder)
 
     def prepare(self, spec: BenchmarkSpec, seed: int, function: Callable[..., object] | None) -> Passes:
         if spec.stage not in STAGES:
