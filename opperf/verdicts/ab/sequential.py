@@ -50,14 +50,15 @@ from opperf.utils.errors import OpperfError
 from opperf.verdicts.decide import DEFAULT_ALPHA, DEFAULT_THRESHOLD, STOP_SHARE, Verdict
 from opperf.verdicts.diff import Row, below_resolution, diff
 
-EXTRA_SHARE = 0.5
+EXTRA_SHARE = 1.0
 """The sampling all rounds after ``min_rounds`` may spend together, as a share of what the
-``min_rounds`` rounds spent: a job costs at most 1.5 times its minimum rounds. Recorded full-registry
-A/A jobs spent 0.50 of it after the minimum (87 of 174 s) with a cap of four sweep budgets on each
-configuration instead, which stopped 20 slow configurations (100 ms a pass) after two rounds however
-undecided while cheap ones left most of theirs unspent. With this budget for the job, shared out as
-``RoundBook.undecided`` does, a full-registry A/A job was 76.8% ``same`` at 2.02x a sweep (the cap:
-75.6% at 2.32x); none called either way."""
+``min_rounds`` rounds spent: a job costs at most twice its minimum rounds. Four full-registry A/A
+jobs beside a looping test suite (load 2.9-3.5), this share and 0.5 alternating: 74.2% and 75.7%
+``same`` at 409 and 374 s against 67.8% and 66.2% at 413 and 359 s (the budget ran out with
+rounds 6-8 given to the configurations it could still decide; with this share 116-120 got all
+ten), none called in any. Earlier, with a cap of four sweep budgets on each configuration instead,
+20 slow configurations (100 ms a pass) stopped after two rounds however undecided while cheap ones
+left most of theirs unspent."""
 PROMISING_SHARES = 4.0
 """An undecided row whose ratio so far lies beyond the threshold band goes before the rows near 1,
 and its configuration's round may cost this many equal shares of the budget left: the rows that
