@@ -679,6 +679,7 @@ def test_a_jax_that_cannot_start_here_is_refused_before_anything_runs(
 @pytest.mark.parametrize("named", ["{file}", "{file}/below"])
 def test_a_compiled_programs_folder_that_cannot_be_one_is_refused(tmp_path, monkeypatch, named):
     """A file, or a path under one, holds no programs: JAX would keep none there and say nothing."""
+    from opperf.cli import main
     from opperf.frameworks.jax.compiled import USER_FOLDER, user_folder
     from opperf.utils.errors import OpperfError
 
@@ -688,6 +689,7 @@ def test_a_compiled_programs_folder_that_cannot_be_one_is_refused(tmp_path, monk
         OpperfError, match=f"is no folder opperf can keep compiled programs in \\({tmp_path}/file is a file"
     ):
         user_folder()
+    assert main(["list", "--framework", "jax", "--ops", "exp"]) == 0  # listing compiles nothing
     monkeypatch.setenv(USER_FOLDER, "relative")
     monkeypatch.chdir(tmp_path)
     assert user_folder().startswith(f"{tmp_path}/relative/jaxlib-")

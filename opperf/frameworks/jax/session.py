@@ -42,6 +42,7 @@ from opperf.measure.timing import PythonTimer
 from opperf.results.measurement import BenchmarkSpec
 from opperf.utils.cache import input_sets, last_level_cache_bytes
 from opperf.utils.devices import Device
+from opperf.utils.errors import OpperfError
 
 COMPILE = "compile"
 STAGES = FRAMEWORK.stages
@@ -78,17 +79,29 @@ class _Prepared:
     backward_reason: str | None = None
 
 
+def _name_users_folder() -> None:
+    """Point JAX at its build's part of the user's folder for compiled programs, where one is named,
+    before this process compiles anything (``--no-isolation``; a worker's runner names it at start,
+    ``JaxBackend.keep_compiled``): JAX itself would use the folder's root, which any build of the
+    same jaxlib reads. A folder opperf cannot write in is refused where a run needs it (the sweep's
+    checks, ``JaxBackend.environment``), not here: listing or explaining operators compiles nothing."""
+    try:
+        folder = user_folder()
+    except OpperfError:
+        return
+    if folder is not None:
+        import jax
+
+        jax.config.update("jax_compilation_cache_dir", folder)
+
+
 class JaxSession:
     """The harness's view of JAX (see ``opperf.measure.harness.Session``)."""
 
     def __init__(self) -> None:
         self._memory: int | None = None
         self._trim = HeapTrimmer(TRIM_AFTER_GROWTH_BYTES)
-        folder = user_folder()
-        if folder is not None:  # the build's part of the user's folder, here too (``--no-isolation``)
-            import jax
-
-            jax.config.update("jax_compilation_cache_dir", folder)
+        _name_users_folder()
 
     def prepare(self, spec: BenchmarkSpec, seed: int, function: Callable[..., object] | None) -> Passes:
         if spec.stage not in STAGES:
