@@ -260,6 +260,17 @@ def test_two_outputs_naming_one_file_are_refused_before_anything_runs(tmp_path, 
 
 
 @pytest.mark.parametrize("flag", ["--output-file", "--json-file"])
+def test_diff_refuses_to_write_over_a_file_it_diffs(tmp_path, capsys, flag):
+    """A swapped argument had replaced the NEW side's measurements with the diff report, exit 0."""
+    base, new = tmp_path / "base.json", tmp_path / "new.json"
+    base.write_bytes(Path(RUN1).read_bytes())
+    new.write_bytes(Path(RUN2).read_bytes())
+    kept = new.read_bytes()
+    assert main(["diff", str(base), str(new), flag, str(tmp_path / "." / "new.json")]) == 2
+    assert f"{flag} " in capsys.readouterr().err and new.read_bytes() == kept
+
+
+@pytest.mark.parametrize("flag", ["--output-file", "--json-file"])
 def test_an_empty_output_name_is_refused_not_taken_for_the_default(tmp_path, monkeypatch, capsys, flag):
     monkeypatch.chdir(tmp_path)
     argv = ["--ops", "exp", "--output-file", "out.json", flag, ""]

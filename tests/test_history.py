@@ -81,6 +81,9 @@ def test_add_is_idempotent_and_detect_gates_on_a_current_regression(tmp_path, ca
     assert "exp" in out and "slower" in out and "x1.5" in out and "broadcast_add" not in out
     assert main(["history", "show", "--db", db, "--op", "exp"]) == 0
     assert "step x1.5" in capsys.readouterr().out
+    for op in ("expp", "add"):  # a typo, or a name the store does not keep: the gate looked at nothing
+        assert main(["history", "detect", "--db", db, "--op", op, "--fail-on", "regression"]) == 2
+        assert capsys.readouterr().err.startswith(f"error: no history of '{op}' in ")
 
 
 def test_a_run_whose_timer_read_0_s_is_no_point_of_its_series(tmp_path, capsys):

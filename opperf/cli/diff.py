@@ -128,6 +128,18 @@ def _same_file(first: str, second: str) -> bool:
         return first == second
 
 
+def _check_apart_from_inputs(arguments: argparse.Namespace) -> None:
+    """Refuse an output that names a file being diffed: the report would replace its measurements."""
+    inputs = [arguments.base, *([arguments.new] if arguments.new else [])]
+    read = {os.path.realpath(path) for side in inputs for path in side.split(",") if path}
+    for flag, path in (("--output-file", arguments.output_file), ("--json-file", arguments.json_file)):
+        if path and os.path.realpath(path) in read:
+            raise OpperfError(
+                f"{flag} {path!r} is a file being diffed: the report would replace its measurements; "
+                "name another file"
+            )
+
+
 def run(arguments: argparse.Namespace) -> int:
     """Diff, write the report(s), and return the exit status the gate asks for (0 or 1)."""
     chosen = report_format(arguments.output_format, arguments.output_file, default="md")
@@ -135,6 +147,7 @@ def run(arguments: argparse.Namespace) -> int:
         ("--output-file", arguments.output_file, f"diff.{chosen}"),
         ("--json-file", arguments.json_file, "diff.json"),
     )
+    _check_apart_from_inputs(arguments)
     if chosen in WORKBOOKS:
         if not arguments.output_file:
             raise OpperfError(f"--output-format {chosen} is a file format; add --output-file DIFF.{chosen}")

@@ -166,6 +166,12 @@ def _detect(history: HistoryStore, arguments: argparse.Namespace) -> int:
     reported, current_regressions = [], 0
     every = history.series()
     judged = _judged(every, arguments)
+    if not judged and (arguments.op or getattr(arguments, "inputs", None)):  # a gate that looked at nothing
+        raise OpperfError(
+            f"no history of {arguments.op or 'any operator'!r}"
+            + (f" with inputs {arguments.inputs!r}" if getattr(arguments, "inputs", None) else "")
+            + f" in {arguments.db}; name an operator as the store has it (`history show`) or add result files"
+        )
     for series, steps in judged:
         for step in steps:
             current = step is steps[-1]
