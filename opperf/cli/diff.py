@@ -130,10 +130,12 @@ def _same_file(first: str, second: str) -> bool:
 
 def _check_apart_from_inputs(arguments: argparse.Namespace) -> None:
     """Refuse an output that names a file being diffed: the report would replace its measurements."""
-    inputs = [arguments.base, *([arguments.new] if arguments.new else [])]
-    read = {os.path.realpath(path) for side in inputs for path in side.split(",") if path}
+    read = [
+        *split_files(arguments.base, "BASE"),
+        *(split_files(arguments.new, "NEW") if arguments.new else []),
+    ]
     for flag, path in (("--output-file", arguments.output_file), ("--json-file", arguments.json_file)):
-        if path and os.path.realpath(path) in read:
+        if path and any(_same_file(path, other) for other in read):
             raise OpperfError(
                 f"{flag} {path!r} is a file being diffed: the report would replace its measurements; "
                 "name another file"

@@ -119,10 +119,17 @@ def _runs(history: HistoryStore) -> int:
 
 def _judged(every: list[Series], arguments: argparse.Namespace) -> list[tuple[Series, list[Step]]]:
     """Every series of the store (``every``) with its steps, judged over all of them; those ``--op``
-    (and ``--inputs``) choose."""
+    (and ``--inputs``) choose. A choice that finds none is an error: ``show`` would print nothing,
+    and ``detect --fail-on`` pass its gate having looked at nothing (a typo, or ``add`` for
+    ``broadcast_add``)."""
     steps = steps_of(every, arguments.threshold, arguments.alpha)
     inputs = getattr(arguments, "inputs", None)
     chosen = {id(s) for s in history_filter(every, arguments.op, inputs)}
+    if not chosen and (arguments.op or inputs):
+        raise OpperfError(
+            f"no history of {arguments.op!r}{f' with inputs {inputs!r}' if inputs else ''} in "
+            f"{arguments.db}; name an operator as the store has it, or add result files with `history add`"
+        )
     return [(s, found) for s, found in zip(every, steps, strict=True) if id(s) in chosen]
 
 
@@ -138,12 +145,7 @@ def history_filter(series: list[Series], op: str | None, inputs: str | None) -> 
 
 
 def _show(history: HistoryStore, arguments: argparse.Namespace) -> int:
-    found = _judged(history.series(), arguments)
-    if not found:
-        raise OpperfError(
-            f"no history of {arguments.op!r} in {arguments.db}; add result files with `history add`"
-        )
-    for series, steps in found:
+    for series, steps in _judged(history.series(), arguments):
         at = {step.index: step for step in steps}
         rows = [
             [
@@ -166,12 +168,6 @@ def _detect(history: HistoryStore, arguments: argparse.Namespace) -> int:
     reported, current_regressions = [], 0
     every = history.series()
     judged = _judged(every, arguments)
-    if not judged and (arguments.op or getattr(arguments, "inputs", None)):  # a gate that looked at nothing
-        raise OpperfError(
-            f"no history of {arguments.op or 'any operator'!r}"
-            + (f" with inputs {arguments.inputs!r}" if getattr(arguments, "inputs", None) else "")
-            + f" in {arguments.db}; name an operator as the store has it (`history show`) or add result files"
-        )
     for series, steps in judged:
         for step in steps:
             current = step is steps[-1]
