@@ -276,3 +276,57 @@ def test_namespaces_timed_differently_are_said_to_be(tmp_path, capsys):
         main(["compare", "mx.np,mx.nd", "--ops", "add", "--rounds", "1", "--budget", "0.02", "--quiet"]) == 0
     )
     assert "timed differently" not in capsys.readouterr().out
+
+
+STOPPED_AFTER = """
+import os, signal, sys
+import opperf.cli.compare as command
+from opperf.cli import main
+measured = []
+inner = command.in_process
+
+class StopsItself:
+    def __call__(self, *arguments):
+        measured.append(1)
+        if len(measured) == {after}:  # a real SIGTERM, as `timeout` sends, between two measurements
+            os.kill(os.getpid(), signal.SIGTERM)
+        return inner(*arguments)
+
+    def start_round(self, index):
+        inner.start_round(index)
+
+command.in_process = StopsItself()
+sys.argv = ["opperf", *sys.argv[1:]]
+sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize(("after", "written"), [(10, True), (1, False)])
+def test_a_stopped_comparison_writes_what_finished(tmp_path, after, written):
+    """SIGTERM in the rounds writes the rows that got a round in both namespaces, says the comparison
+    was interrupted and leaves rows short of the minimum rounds inconclusive, exit 143; stopped
+    before any configuration got one, nothing is written (a file of no rows would pass for a result)."""
+    import subprocess
+    import sys
+
+    output, document = tmp_path / "c.md", tmp_path / "c.json"
+    command = [sys.executable, "-c", STOPPED_AFTER.replace("{after}", str(after)), "compare", "mx.nd,mx.np",
+               "--ops", "exp,negative", "--no-isolation", "--runs", "2", "--warmup", "0",
+               "--output-file", str(output), "--json-file", str(document)]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path, check=False)
+    assert done.returncode == 143, done.stderr
+    assert "Traceback" not in done.stderr
+    if not written:
+        assert "interrupted (SIGTERM) before anything was written" in done.stderr
+        assert not output.exists() and not document.exists()
+        return
+    # exp and negative have 3 configurations each, measured in two namespaces: the stop comes in round
+    # 0 after the fifth configuration's mx.nd, a round that pairs nothing, so four rows of one round
+    assert "interrupted (SIGTERM) after 4 of 6 configurations: what finished is written" in done.stderr
+    found = json.loads(document.read_text())["comparison"]
+    assert (found["interrupted"], found["selected"], len(found["rows"])) == ("SIGTERM", 6, 4)
+    for row in found["rows"]:
+        assert row["rounds"] == {"mx.nd": 1, "mx.np": 1}, row
+        forward = row["versus"]["mx.np"]["forward"]
+        assert forward["verdict"] == "inconclusive" and "stopped after 1 round" in forward["reason"]
+    assert "**Interrupted** (SIGTERM): 4 of 6 configurations" in output.read_text()

@@ -288,7 +288,7 @@ def test_numpy_style_functions_compare_in_mx_np_jnp_and_torch():
     names = ("hstack", "float_power", "allclose", "clip", "swapaxes")
     operators = {name: configurations(name, namespaces)[:1] for name in names}
     with InWorkers(timeout_s=120, affinity="none", threads=1) as measure:
-        rows = compare_operators(operators, namespaces, QUICK, rounds=1, measure=measure)
+        rows = compare_operators(operators, namespaces, QUICK, rounds=1, measure=measure).rows
     assert [row.operator for row in rows] == list(names)
     for row in rows:
         assert not row.problems, (row.operator, row.problems)
@@ -320,7 +320,8 @@ def test_a_round_is_a_pass_over_every_operator_and_configuration_still_unsettled
 
     operators = {"exp": [{"data": (32, 32)}, {"data": (64, 64)}], "negative": [{"data": (32, 32)}]}
     recording = _Recording(in_process)
-    rows = compare_operators(operators, ("mx.nd", "mx.np"), QUICK, rounds=2, min_rounds=2, measure=recording)
+    namespaces = ("mx.nd", "mx.np")
+    rows = compare_operators(operators, namespaces, QUICK, rounds=2, min_rounds=2, measure=recording).rows
     assert [(row.operator, dict(row.configuration)) for row in rows] == [
         ("exp", {"data": (32, 32)}),
         ("exp", {"data": (64, 64)}),

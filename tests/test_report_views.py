@@ -224,7 +224,7 @@ def test_a_comparison_file_pairs_records_whose_names_differ(tmp_path):
     record), as ``opperf compare --output-format json`` writes it, of real measurements: mx.nd's
     FullyConnected beside mx.npx's fully_connected, which matching by name would never pair."""
     from opperf.results.options import RunOptions
-    from opperf.verdicts.compare.comparison import compare
+    from opperf.verdicts.compare.comparison import Comparison, compare
     from opperf.verdicts.compare.rendering import comparison_document
     from opperf.verdicts.compare.selection import configurations
 
@@ -232,7 +232,7 @@ def test_a_comparison_file_pairs_records_whose_names_differ(tmp_path):
     (row,) = compare(
         "FullyConnected", configurations("FullyConnected", ["mx.nd"])[:1], ("mx.nd", "mx.np"), options
     )
-    document = comparison_document([row], ("mx.nd", "mx.np"), options, ["opperf", "compare"])
+    document = comparison_document(Comparison((row,), 1), ("mx.nd", "mx.np"), options, ["opperf", "compare"])
     records = document["results"]
     assert records[1]["function"] == "mx.npx.fully_connected"
     assert document["environment"]["profilers"] == {"mxnet": "native"}  # each framework's own timer

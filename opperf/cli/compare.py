@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import signal
 import sys
 
 from opperf.cli.common import (
@@ -27,6 +28,7 @@ from opperf.results.options import RunOptions
 from opperf.sweep.run import DEFAULT_TIMEOUT_S
 from opperf.utils.errors import OpperfError
 from opperf.utils.files import write_atomically
+from opperf.utils.signals import exit_status, stop_on_signals
 from opperf.utils.words import counted
 from opperf.verdicts.compare.calls import check_devices, check_namespaces, check_operators
 from opperf.verdicts.compare.comparison import (
@@ -124,12 +126,28 @@ def run(arguments: argparse.Namespace) -> int:
         def report(index: int, measured: int) -> None:
             stages(f"round {index + 1} (at most {rounds}): {counted(measured, 'configuration')}")
 
-        rows = compare_operators(found, namespaces, options, rounds, measure=measure, progress=report)
-    document = comparison_document(rows, namespaces, options, sys.argv)
+        with stop_on_signals() as stopping:
+            comparison = compare_operators(
+                found, namespaces, options, rounds, measure=measure, progress=report
+            )
+            stopping.settle()  # from here a stop is noted: what was measured is written
+    if comparison.stop is not None and not comparison.rows:
+        raise comparison.stop  # nothing to write: main says so, with the signal's status
+    document = comparison_document(comparison, namespaces, options, sys.argv)
     rendered = (
-        render_json(document) if chosen == "json" else render_comparison(rows, namespaces, options.threads)
+        render_json(document)
+        if chosen == "json"
+        else render_comparison(comparison, namespaces, options.threads)
     )
     write_or_print(rendered, arguments.output_file)
     if arguments.json_file:
         write_atomically(arguments.json_file, render_json(document))
-    return 0
+    if comparison.stop is not None:
+        number = getattr(comparison.stop, "signal_number", signal.SIGINT)
+        print(
+            f"interrupted ({signal.Signals(number).name}) after {len(comparison.rows)} of "
+            f"{counted(comparison.selected, 'configuration')}: what finished is written",
+            file=sys.stderr,
+        )
+        return exit_status(number)
+    return exit_status(stopping.received[0]) if stopping.received else 0

@@ -15,11 +15,12 @@ from opperf.frameworks import framework_of_namespace
 from opperf.measure.benchmark import RunOptions
 from opperf.results.measurement import BenchmarkSpec, Measurement, Status
 from opperf.utils.errors import OpperfError
+from opperf.utils.words import counted
 from opperf.verdicts.ab.job import in_round_order, round_options
 from opperf.verdicts.compare.calls import call_in, check_namespaces, function_in, tensor_order
 from opperf.verdicts.compare.measuring import Measurer, in_process
 from opperf.verdicts.compare.namespaces import Versus, versus
-from opperf.verdicts.decide import DEFAULT_ALPHA, DEFAULT_THRESHOLD
+from opperf.verdicts.decide import DEFAULT_ALPHA, DEFAULT_THRESHOLD, Verdict
 
 COMPARE_THREADS = 1
 """Intra-op threads of every namespace in a comparison unless ``--threads`` says otherwise: one count
@@ -68,6 +69,20 @@ class Row:
     measurements: Mapping[str, Measurement | None]
     problems: Mapping[str, str]
     rounds: Mapping[str, tuple[Measurement, ...]] = field(default_factory=dict)
+    short_of: int | None = None
+    """The rounds every configuration gets, where a stop left this one with fewer: its verdicts are
+    ``inconclusive`` (``verdicts``), as ``opperf diff`` leaves an interrupted A/B job's short rows."""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What a comparison measured: a row per configuration that got at least one round in every
+    namespace that can take it, and the stop that ended it early (a ``KeyboardInterrupt``, SIGTERM's
+    naming its signal) with how many configurations were selected; ``stop`` is None for a finished one."""
+
+    rows: tuple[Row, ...]
+    selected: int
+    stop: KeyboardInterrupt | None = None
 
 
 def compare(
@@ -80,8 +95,11 @@ def compare(
     measure: Measurer = in_process,
 ) -> list[Row]:
     """Benchmark ``name`` (as called in the first namespace) with each configuration in every
-    namespace (``compare_operators``, for one operator)."""
-    return compare_operators({name: configurations}, namespaces, options, rounds, min_rounds, measure)
+    namespace (``compare_operators``, for one operator); a stop is raised again."""
+    found = compare_operators({name: configurations}, namespaces, options, rounds, min_rounds, measure)
+    if found.stop is not None:
+        raise found.stop
+    return list(found.rows)
 
 
 def compare_operators(
@@ -92,7 +110,7 @@ def compare_operators(
     min_rounds: int = COMPARE_MIN_ROUNDS,
     measure: Measurer = in_process,
     progress: Callable[[int, int], None] | None = None,
-) -> list[Row]:
+) -> Comparison:
     """Benchmark each operator (as called in the first namespace) with each of its configurations in
     every namespace, in rounds: a round is a pass over the configurations still unsettled, in the
     order given in round 0 and in one shuffled per round after it (``ab.job.in_round_order``), each
@@ -102,6 +120,10 @@ def compare_operators(
     ``measure`` says where a round runs (``opperf.verdicts.compare.measuring``: here, or in fresh
     workers each round); ``progress`` is told each round's index and how many configurations it
     measures.
+
+    A stop (Ctrl-C, or SIGTERM raised as ``KeyboardInterrupt``) ends the rounds: each configuration
+    keeps the rounds every namespace finished, one with none is left out, and one short of
+    ``min_rounds`` is marked so (``Row.short_of``); ``Comparison.stop`` holds the stop.
 
     A namespace with no counterpart, or whose counterpart cannot take a configuration, gets no
     measurement for it and the problem is recorded; an unknown operator in the first namespace raises.
@@ -118,18 +140,23 @@ def compare_operators(
         for configuration in configurations:
             calls, problems = _calls(name, configuration, namespaces, source_tensors, share)
             pending.append(_Pending(name, dict(configuration), calls, problems))
+    least = min(min_rounds, rounds)
     active = list(pending)
-    for index in range(rounds):
-        if not active:
-            break
-        if progress is not None:
-            progress(index, len(active))
-        measure.start_round(index)
-        for unsettled in in_round_order(active, index):
-            unsettled.measure_round(index, measure)
-        if index + 1 >= min(min_rounds, rounds):
-            active = [found for found in active if not _settled(found.measured, namespaces)]
-    return [found.row(namespaces) for found in pending]
+    try:
+        for index in range(rounds):
+            if not active:
+                break
+            if progress is not None:
+                progress(index, len(active))
+            measure.start_round(index)
+            for unsettled in in_round_order(active, index):
+                unsettled.measure_round(index, measure)
+            if index + 1 >= least:
+                active = [found for found in active if not _settled(found.measured, namespaces)]
+    except KeyboardInterrupt as stop:
+        finished = [found.row(namespaces, least) for found in pending if found.finish_rounds()]
+        return Comparison(tuple(finished), len(pending), stop)
+    return Comparison(tuple(found.row(namespaces) for found in pending), len(pending))
 
 
 @dataclass(frozen=True)
@@ -156,10 +183,34 @@ class _Pending:
                 self.problems[namespace] = str(error)
                 self.measured.pop(namespace, None)
 
-    def row(self, namespaces: Sequence[str]) -> Row:
+    def finish_rounds(self) -> bool:
+        """After a stop: keep the rounds every namespace still measuring finished (a round a stop cut
+        between namespaces pairs nothing; one that failed keeps its failure); whether one is left."""
+        measuring = [
+            self.measured.setdefault(namespace, [])
+            for namespace in self.calls
+            if namespace not in self.problems and not _failed(self.measured.get(namespace))
+        ]
+        complete = min((len(found) for found in measuring), default=0)
+        for found in measuring:
+            del found[complete:]
+        for namespace in [namespace for namespace, found in self.measured.items() if not found]:
+            del self.measured[namespace]
+        return bool(self.measured)
+
+    def row(self, namespaces: Sequence[str], least: int = 0) -> Row:
+        """The configuration's row; ``least``, the rounds a stop may have left it short of."""
         measurements = {ns: _together(self.measured.get(ns)) for ns in namespaces}
         rounds = {ns: tuple(found) for ns, found in self.measured.items()}
-        return Row(self.operator, self.configuration, measurements, dict(self.problems), rounds)
+        done = min((len(found) for found in rounds.values() if not _failed(found)), default=least)
+        return Row(
+            self.operator,
+            self.configuration,
+            measurements,
+            dict(self.problems),
+            rounds,
+            short_of=least if done < least else None,
+        )
 
 
 def _calls(
@@ -214,8 +265,20 @@ def forward_ratio(row: Row, namespace: str, first: str) -> float | None:
 
 def verdicts(rows: Sequence[Row], namespaces: Sequence[str]) -> dict[tuple[int, str, str], Versus]:
     """Every other namespace against the first, per row and phase (``verdicts.compare.namespaces``), at
-    ``opperf diff``'s default threshold and FDR level."""
-    return versus([row.rounds for row in rows], namespaces, DEFAULT_THRESHOLD, DEFAULT_ALPHA)
+    ``opperf diff``'s default threshold and FDR level; a row a stop left short of its rounds is
+    ``inconclusive`` whatever its rounds read."""
+    found = versus([row.rounds for row in rows], namespaces, DEFAULT_THRESHOLD, DEFAULT_ALPHA)
+    for (index, namespace, phase), judged in found.items():
+        short_of = rows[index].short_of
+        if short_of is not None:
+            done = len(rows[index].rounds.get(namespace, ()))
+            reason = SHORT.format(done=counted(done, "round"), least=short_of)
+            found[index, namespace, phase] = replace(judged, verdict=Verdict.INCONCLUSIVE, reason=reason)
+    return found
+
+
+SHORT = "the comparison was stopped after {done} of this configuration, short of the {least} each gets"
+"""Why a row an interrupted comparison left short of its minimum rounds has no verdict."""
 
 
 def median_of(measurement: Measurement | None, phase: str) -> float | None:

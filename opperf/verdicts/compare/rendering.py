@@ -4,6 +4,7 @@ first, its interval and verdict, notes and what could not be compared; or a resu
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, cast
@@ -13,7 +14,7 @@ from opperf.measure.benchmark import RunOptions
 from opperf.results.measurement import TensorSpec
 from opperf.utils.markdown_table import markdown_table
 from opperf.utils.words import counted
-from opperf.verdicts.compare.comparison import Row, forward_ratio, median_of, verdicts
+from opperf.verdicts.compare.comparison import Comparison, Row, forward_ratio, median_of, verdicts
 from opperf.verdicts.compare.namespaces import Versus, no_work_note
 
 
@@ -87,13 +88,15 @@ def _inputs(configuration: Mapping[str, Any]) -> str:
 
 
 def comparison_document(
-    rows: Sequence[Row], namespaces: Sequence[str], options: RunOptions, command_line: Sequence[str]
+    comparison: Comparison, namespaces: Sequence[str], options: RunOptions, command_line: Sequence[str]
 ) -> dict[str, object]:
     """The comparison as a results document: every measurement a record (with its namespace and
     function), and ``comparison.rows`` pairing them per operator and configuration, with each
-    namespace's record index (None where it was not measured), forward ratio and problem."""
+    namespace's record index (None where it was not measured), forward ratio and problem; a stopped
+    comparison says so (``comparison.interrupted``, the signal's name, and ``selected``)."""
     from opperf.results.document import SCHEMA_VERSION, record
 
+    rows = comparison.rows
     records: list[dict[str, Any]] = []
     paired = []
     found = verdicts(rows, namespaces)
@@ -137,8 +140,32 @@ def comparison_document(
         "schema_version": SCHEMA_VERSION,
         "environment": environment,
         "results": records,
-        "comparison": {"namespaces": list(namespaces), "threads": options.threads, "rows": paired},
+        "comparison": {
+            "namespaces": list(namespaces),
+            "threads": options.threads,
+            "interrupted": stop_name(comparison),
+            "selected": comparison.selected,
+            "rows": paired,
+        },
     }
+
+
+def stopped_note(comparison: Comparison) -> str:
+    """What a stopped comparison's reader must know first: which signal, and what it left out."""
+    short = sum(row.short_of is not None for row in comparison.rows)
+    return (
+        f"**Interrupted** ({stop_name(comparison)}): {len(comparison.rows)} of "
+        f"{counted(comparison.selected, 'configuration')} got a round in every namespace; "
+        f"{counted(short, 'row')} short of the rounds each gets "
+        f"{'is' if short == 1 else 'are'} inconclusive. Run the command again for the rest."
+    )
+
+
+def stop_name(comparison: Comparison) -> str | None:
+    """The name of the signal that stopped a comparison (SIGINT for Ctrl-C); None where none did."""
+    if comparison.stop is None:
+        return None
+    return signal.Signals(getattr(comparison.stop, "signal_number", signal.SIGINT)).name
 
 
 def _versus_dict(found: Versus | None) -> dict[str, object] | None:
@@ -185,8 +212,10 @@ def timers_note(rows: Sequence[Row], namespaces: Sequence[str]) -> str:
     )
 
 
-def render_markdown(rows: Sequence[Row], namespaces: Sequence[str], threads: int | None = None) -> str:
-    """The comparison as a Markdown table, then what could not be compared and why."""
+def render_markdown(comparison: Comparison, namespaces: Sequence[str], threads: int | None = None) -> str:
+    """The comparison as a Markdown table, then what could not be compared and why; a stopped one
+    says what it left out first."""
+    rows = comparison.rows
     threads_note = f" Every namespace ran with {counted(threads, 'intra-op thread')}." if threads else ""
     threads_note += timers_note(rows, namespaces)
     lines = [
@@ -196,6 +225,7 @@ def render_markdown(rows: Sequence[Row], namespaces: Sequence[str], threads: int
         f"each namespace against {namespaces[0]}: the ratio of the rounds' fastest passes, its 95% interval "
         "and verdict, as opperf diff decides (slower: that namespace is slower)." + threads_note,
         "",
+        *([stopped_note(comparison), ""] if comparison.stop is not None else []),
         markdown_table(table_rows(rows, namespaces), headers=table_headers(namespaces)),
         "",
     ]
