@@ -447,6 +447,49 @@ def test_detect_names_a_move_most_configurations_share_and_fails_no_gate(tmp_pat
     err = capsys.readouterr().err
     assert err.startswith("0 steps in ")
     assert f"note: from run 2026-11-04T00:00:00 ({paths[3]}) most configurations moved x1.4 together" in err
+    # the dashboard says it too: it showed "0 at a regressed level" and nothing of the move
+    assert main(["publish", "--db", db, "--output-file", str(tmp_path / "board"), "--quiet"]) == 0
+    for page in ("index.html", "regressions.html"):
+        assert "most configurations moved x1.4 together" in (tmp_path / "board" / page).read_text()
+
+
+@pytest.mark.parametrize("changed", [1, 2])
+def test_a_store_of_few_configurations_calls_their_own_step(changed):
+    """One configuration 1.5x slower from run 4 of 8, in a store of one or two: the median of so few
+    is no machine factor (with one series the factor was the step itself, and a nightly gate over one
+    operator could never fire; with two, the unchanged one read a 1.22x factor against it)."""
+    from opperf.verdicts.history.steps import MIN_FACTOR_SERIES, factorless_runs, judge
+
+    levels = [[1e-3 * (1.5 if i == 0 and run >= 4 else 1.0) for run in range(8)] for i in range(changed)]
+    series = _series_of(levels, 0.01, 11)
+    judged = judge(series, [None] * changed, 0.05, 0.05)
+    assert [(s.index, round(s.ratio, 1)) for s in judged[0]] == [(4, 1.5)]
+    assert all(steps == [] for steps in judged[1:])
+    assert changed < MIN_FACTOR_SERIES and factorless_runs(series) == list(range(8))
+
+
+def test_detect_over_one_configuration_fires_the_gate_and_says_why_no_factor(tmp_path, capsys):
+    """A nightly job tracking one configuration: its regression exits 1, and the note says its runs
+    are judged as measured."""
+    base = json.loads((DATA / "mxnet_run1.json").read_text())
+    paths = []
+    for index in range(6):
+        document = copy.deepcopy(base)
+        document["environment"]["started"] = f"2026-11-{index + 1:02d}T00:00:00+00:00"
+        document["results"] = [r for r in document["results"] if r.get("forward")][:1]
+        record = document["results"][0]
+        record["backward"] = None
+        factor = 1.5 if index >= 3 else 1.0
+        record["forward"]["samples_s"] = [s * factor for s in record["forward"]["samples_s"]]
+        paths.append(tmp_path / f"run{index}.json")
+        paths[-1].write_text(json.dumps(document))
+    db = str(tmp_path / "h.sqlite")
+    assert main(["history", "add", *map(str, paths), "--db", db]) == 0
+    capsys.readouterr()
+    assert main(["history", "detect", "--db", db, "--fail-on", "regression"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("1 step in 1 series; 1 configuration at a regressed level"), err
+    assert "note: 6 runs of 6 measured fewer than 5 configurations" in err
 
 
 def test_show_tells_a_stage_apart_and_takes_the_name_labels_print(tmp_path, capsys):

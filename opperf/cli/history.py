@@ -24,7 +24,8 @@ from opperf.utils.markdown_table import printable, terminal_table
 from opperf.utils.words import counted
 from opperf.verdicts.decide import DEFAULT_ALPHA, DEFAULT_THRESHOLD
 from opperf.verdicts.history import HistoryStore, open_history
-from opperf.verdicts.history.steps import Step, shared_steps_of, steps_of
+from opperf.verdicts.history.notes import machine_notes
+from opperf.verdicts.history.steps import Step, steps_of
 from opperf.verdicts.history.store import Series, run_records
 
 ADD_FIX = "add the JSON results files of sweeps (`opperf --output-format json` or `--json-file`)"
@@ -182,13 +183,8 @@ def _detect(history: HistoryStore, arguments: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     runs = {run.id: run for run in history.stored_runs()}
-    for run, step in shared_steps_of(every, arguments.threshold):
-        print(
-            f"note: from run {runs[run].started[:19]} ({printable(runs[run].source)}) most configurations "
-            f"moved x{step.ratio:.3g} together: read as the machine's (a slower machine, a busy stretch), "
-            "no configuration's step; if the build changed there, compare those runs with `opperf diff`",
-            file=sys.stderr,
-        )
+    for note in machine_notes(every, runs, arguments.threshold):
+        print(f"note: {note}", file=sys.stderr)
     return 1 if arguments.fail_on == "regression" and current_regressions else 0
 
 

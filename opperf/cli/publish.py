@@ -18,6 +18,7 @@ from opperf.report.dashboard import check_replaceable, publish
 from opperf.utils.errors import OpperfError
 from opperf.utils.words import counted
 from opperf.verdicts.history import open_history
+from opperf.verdicts.history.notes import machine_notes
 
 HELP = "a static HTML dashboard over the history store: index, a page per operator, regressions"
 
@@ -42,17 +43,18 @@ def run(arguments: argparse.Namespace) -> int:
     out = Path(arguments.output_file)
     check_replaceable(out)
     with open_history(arguments.db) as history:
-        runs, series = history.run_count(), history.series()
+        runs, series = {run.id: run for run in history.stored_runs()}, history.series()
     if not series:
         raise OpperfError(f"{arguments.db}: no runs with results; add result files with `opperf history add`")
     bar = CountBar("publish", "files") if wanted(arguments) else None
     try:
-        written = publish(series, runs, out, arguments.threshold, arguments.alpha, bar)
+        notes = machine_notes(series, runs, arguments.threshold)
+        written = publish(series, len(runs), out, arguments.threshold, arguments.alpha, bar, notes)
     finally:
         if bar is not None:
             bar.close()
     print(
-        f"dashboard: {out / 'index.html'} ({counted(len(written), 'file')}, {counted(runs, 'run')})",
+        f"dashboard: {out / 'index.html'} ({counted(len(written), 'file')}, {counted(len(runs), 'run')})",
         file=sys.stderr,
     )
     return 0

@@ -93,7 +93,7 @@ def _change(value: float | None) -> str:
     return f'<span class="{css}">{value:+.1%}</span>'
 
 
-def _index(items: Sequence[Entry], runs: int, threshold: float) -> str:
+def _index(items: Sequence[Entry], runs: int, threshold: float, notes: str) -> str:
     columns: list[Column[Entry]] = [
         Column(
             "configuration",
@@ -125,7 +125,7 @@ def _index(items: Sequence[Entry], runs: int, threshold: float) -> str:
         f'<h1>opperf dashboard</h1><nav class="toc"><a href="index.html">all configurations</a>'
         f'<a href="regressions.html">regressions ({regressed})</a></nav>{summary}'
         f'<p class="muted">Steps: level changes larger than ±{threshold:.0%} and the series\' own noise '
-        f"that held for at least {MIN_HOLD} runs (opperf history detect).</p>"
+        f"that held for at least {MIN_HOLD} runs (opperf history detect).</p>{notes}"
         + data_table("configurations", columns, items, flagged=lambda e: bool(e.series.points[-1].flags))
     )
 
@@ -159,7 +159,7 @@ def _operator_page(items: Sequence[Entry]) -> str:
     return "".join(parts)
 
 
-def _regressions(items: Sequence[Entry]) -> str:
+def _regressions(items: Sequence[Entry], notes: str) -> str:
     found = [(e, s) for e in items for s in e.steps]
     found.sort(key=lambda pair: (not (pair[0].regressed and pair[1] is pair[0].steps[-1]), -pair[1].ratio))
     columns: list[Column[tuple[Entry, Step]]] = [
@@ -182,7 +182,7 @@ def _regressions(items: Sequence[Entry]) -> str:
     return (
         '<nav class="toc"><a href="index.html">all configurations</a></nav>'
         "<h1>Regressions and other steps</h1>"
-        f"<p>{len(found)} steps; configurations still at a slower level are listed first.</p>"
+        f"<p>{len(found)} steps; configurations still at a slower level are listed first.</p>{notes}"
         + data_table("steps", columns, found)
     )
 
@@ -194,8 +194,10 @@ def publish(
     threshold: float,
     alpha: float = DEFAULT_ALPHA,
     progress: Callable[[int, int], None] | None = None,
+    notes: Sequence[str] = (),
 ) -> list[Path]:
-    """Write the dashboard into ``out``; the paths written. The pages are written into a new folder
+    """Write the dashboard into ``out``; the paths written; ``notes`` (``history.notes``) head its
+    index and regressions pages. The pages are written into a new folder
     beside ``out`` that then takes its place, so a publish stopped part way (or failing on a full disk)
     leaves the previous dashboard whole, never an index linking to pages not written. ``progress`` is
     called with the files written so far and their total after each."""
@@ -204,7 +206,7 @@ def publish(
     out = out.resolve()
     staging = folder_beside(out, "new")
     try:
-        names = _write_pages(items, runs, threshold, staging, progress)
+        names = _write_pages(items, runs, threshold, staging, progress, notes)
         _swap_in(staging, out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -248,6 +250,7 @@ def _write_pages(
     threshold: float,
     folder: Path,
     progress: Callable[[int, int], None] | None,
+    notes: Sequence[str],
 ) -> list[str]:
     """Every file of the dashboard written into ``folder``; their names."""
     written: list[str] = []
@@ -264,8 +267,10 @@ def _write_pages(
 
     for name in ASSETS:
         write(name, asset(name))
-    write("index.html", page("opperf dashboard", _index(items, runs, threshold), inline_assets=False))
-    write("regressions.html", page("opperf regressions", _regressions(items), inline_assets=False))
+    said = "".join(f'<p class="note">Note: {escape(note)}</p>' for note in notes)
+    index = _index(items, runs, threshold, said)
+    write("index.html", page("opperf dashboard", index, inline_assets=False))
+    write("regressions.html", page("opperf regressions", _regressions(items, said), inline_assets=False))
     for name, group in by_page.items():
         title = f"opperf: {group[0].series.key.name}"
         write(name, page(title, _operator_page(group), inline_assets=False, prefix="../"))

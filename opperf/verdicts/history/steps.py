@@ -4,11 +4,12 @@ A series is one row's medians over runs, in time order, on the log scale. Before
 for, each run's machine factor is taken out (``run_factors``: the median, over every series the run
 measured, of how far the run sits from that series' typical level): a sweep on a slow stretch of the
 machine moves every configuration, which is the machine's doing, not the operators' (six sweeps of
-identical code had 16 steps in 24 series without it). A change most configurations share moves the
-factor as the machine does, and is taken out with it: a build 1.5x slower in 8 of 12 configurations is
-no step of theirs; ``shared_steps`` names such moves of the factor itself apart, and a step that the
-series' own medians do not show beyond the threshold (the 4 unchanged configurations, moved against
-the factor) is none. A step at run i compares
+identical code had 16 steps in 24 series without it); a run that measured fewer than
+``MIN_FACTOR_SERIES`` configurations has none, its times judged as measured. A change most
+configurations share moves the factor as the machine does, and is taken out with it: a build 1.5x
+slower in 8 of 12 configurations is no step of theirs; ``shared_steps`` names such moves of the
+factor itself apart, and a step that the series' own medians do not show beyond the threshold (the 4
+unchanged configurations, moved against the factor) is none. A step at run i compares
 the level just before it with the level just after: the medians of the ``WINDOW`` runs on each side
 (fewer at the ends of a segment), the ``MIN_HOLD`` runs next to it on one side all beyond those on
 the other (``_apart``).
@@ -107,11 +108,35 @@ def step_p(before: Sequence[float], after: Sequence[float], sd: float) -> float:
     return min(1.0, 2 * t_sf(abs(statistic), max(1, len(before) + len(after) - 2)))
 
 
+MIN_FACTOR_SERIES = 5
+"""Series a run must have measured for a machine factor of it: the median of fewer is one or two
+configurations' own change. A store tracking one configuration read its 1.5x regression as the
+machine's (the factor was that configuration), so ``detect --fail-on regression`` could never fire;
+with two, one changed series moved the factor halfway and the unchanged one by as much against it.
+With five, a change in two moves the median not at all."""
+
+
 def run_factors(series: Sequence[Sequence[tuple[int, float]]]) -> dict[int, float]:
     """Each run's machine factor, in log units: the median, over the series it measured, of its log
-    median less that series' median log median. A run on a slow stretch of the machine moves every
-    configuration it measured alike; an operator's change moves its own. A change most configurations
-    share moves the factor too, and is no step of theirs (``shared_steps`` names it)."""
+    median less that series' median log median; a run that measured fewer than ``MIN_FACTOR_SERIES``
+    series has none (``factorless_runs``: its times are judged as measured). A run on a slow stretch
+    of the machine moves every configuration it measured alike; an operator's change moves its own. A
+    change most configurations share moves the factor too, and is no step of theirs
+    (``shared_steps`` names it)."""
+    offsets = _offsets(series)
+    return {
+        run: statistics.median(found) for run, found in offsets.items() if len(found) >= MIN_FACTOR_SERIES
+    }
+
+
+def factorless_runs(series: Sequence[Sequence[tuple[int, float]]]) -> list[int]:
+    """The runs too few series measured for a machine factor (``MIN_FACTOR_SERIES``)."""
+    return [run for run, found in _offsets(series).items() if len(found) < MIN_FACTOR_SERIES]
+
+
+def _offsets(series: Sequence[Sequence[tuple[int, float]]]) -> dict[int, list[float]]:
+    """Per run, each series' log median less that series' median log median (series of two runs or
+    more)."""
     offsets: dict[int, list[float]] = defaultdict(list)
     for points in series:
         if len(points) < 2:
@@ -119,7 +144,7 @@ def run_factors(series: Sequence[Sequence[tuple[int, float]]]) -> dict[int, floa
         typical = statistics.median(math.log(median) for _, median in points)
         for run, median in points:
             offsets[run].append(math.log(median) - typical)
-    return {run: statistics.median(found) for run, found in offsets.items()}
+    return offsets
 
 
 def shared_steps(
@@ -226,3 +251,8 @@ def shared_steps_of(series: Sequence[Series], threshold: float) -> list[tuple[in
     points = [[(point.run, point.median) for point in s.points] for s in series]
     runs = sorted({(point.started, point.run) for s in series for point in s.points})
     return shared_steps(points, [run for _, run in runs], threshold)
+
+
+def factorless_runs_of(series: Sequence[Series]) -> list[int]:
+    """``factorless_runs`` over a store's series."""
+    return factorless_runs([[(point.run, point.median) for point in s.points] for s in series])
