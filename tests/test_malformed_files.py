@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
+from documents import another_run
 
 from opperf.cli import main
 from opperf.measure.sampling import MOST_SAMPLES
@@ -146,7 +147,7 @@ def test_a_malformed_diff_file_in_report_is_one_line_and_exit_2(tmp_path, capsys
     assert main(["diff", str(GOLDEN), str(GOLDEN), "--output-file", str(diff)]) == 2  # same file: refused
     capsys.readouterr()
     second = tmp_path / "second.json"
-    second.write_text(GOLDEN.read_text())
+    second.write_text(json.dumps(another_run(json.loads(GOLDEN.read_text()))))
     assert main(["diff", str(GOLDEN), str(second), "--output-file", str(diff)]) == 0
     document = json.loads(diff.read_text())
     change(document)
@@ -294,6 +295,7 @@ def test_sweeps_of_two_machines_are_refused_unless_allowed_and_builds_are_named(
     base, new = tmp_path / "base.json", tmp_path / "new.json"
     document = json.loads(GOLDEN.read_text())
     base.write_text(json.dumps(document))
+    document = another_run(document)
     document["environment"]["cpu_model"] = "Another CPU"
     new.write_text(json.dumps(document))
     assert main(["diff", str(base), str(new)]) == 2
@@ -305,6 +307,7 @@ def test_sweeps_of_two_machines_are_refused_unless_allowed_and_builds_are_named(
     document = json.loads(GOLDEN.read_text())
     document["environment"]["framework_build"] = "mxnet 1.9.1 (a release build)"
     base.write_text(json.dumps(document))
+    document = another_run(document)
     document["environment"]["framework_build"] = "mxnet 1.9.1 (a debug build)"
     new.write_text(json.dumps(document))
     assert main(["diff", str(base), str(new)]) == 0
@@ -334,7 +337,7 @@ def test_a_results_file_through_a_pipe_is_read(tmp_path, capsys):
     os.write(write, GOLDEN.read_bytes())  # smaller than the pipe's buffer
     os.close(write)
     second = tmp_path / "second.json"
-    second.write_text(GOLDEN.read_text())
+    second.write_text(json.dumps(another_run(json.loads(GOLDEN.read_text()))))
     try:
         assert main(["diff", f"/dev/fd/{read}", str(second), "--output-file", str(tmp_path / "d.md")]) == 0
     finally:
@@ -433,3 +436,117 @@ def test_merge_refuses_parts_that_count_different_registries(tmp_path, capsys):
     Path(second).write_text(json.dumps(edited))
     assert main(["merge", first, second, "--output-file", str(tmp_path / "m.json")]) == 2
     assert "count different registered names" in capsys.readouterr().err
+
+
+def _written(tmp_path, name: str, document: dict) -> str:
+    path = tmp_path / name
+    path.write_text(json.dumps(document))
+    return str(path)
+
+
+@pytest.mark.parametrize("where", ["named twice on a side", "a copy on a side", "a copy on the other side"])
+def test_one_run_counted_twice_is_refused(tmp_path, capsys, where):
+    """A file named twice on a side, or a copy of it, was counted as two runs (the header claimed 3
+    runs a side and dropped the warning that one run gives indicative verdicts); a copy on the other
+    side compared a run with itself."""
+    base = _written(tmp_path, "base.json", BASE)
+    copied = _written(tmp_path, "copy.json", BASE)  # reformatted by json.dumps: the same run all the same
+    new = _written(tmp_path, "new.json", another_run(BASE))
+    argv = {
+        "named twice on a side": [f"{base},{base}", new],
+        "a copy on a side": [f"{base},{copied}", new],
+        "a copy on the other side": [base, copied],
+    }[where]
+    assert main(["diff", *argv]) == 2
+    err = capsys.readouterr().err
+    assert "is the run" in err and "(the same file, or a copy" in err and err.count("\n") == 1, err
+    assert main(["diff", f"{base},{new}", _written(tmp_path, "third.json", another_run(BASE, 22))]) == 0
+
+
+def test_a_side_of_two_frameworks_is_refused(tmp_path, capsys):
+    """A NEW side of one MXNet and one PyTorch sweep read as two runs, PyTorch's rows as new ones."""
+    other = another_run(BASE)
+    other["environment"]["framework"] = "torch"
+    for record in other["results"]:
+        record["framework"] = "torch"
+    files = _written(tmp_path, "a.json", BASE), _written(tmp_path, "t.json", other)
+    assert main(["diff", _written(tmp_path, "b.json", another_run(BASE, 22)), ",".join(files)]) == 2
+    err = capsys.readouterr().err
+    assert "a side mixes frameworks (framework" in err and err.count("\n") == 1, err
+
+
+def test_across_a_setting_both_sides_share_is_refused_naming_the_one_that_differs(tmp_path, capsys):
+    """``--across threads`` where both sides ran one thread said each verdict was that change's
+    effect; the sides differed in their data's values."""
+    other = another_run(BASE)
+    for record in other["results"]:
+        record["values"] = "normal"
+    base, new = _written(tmp_path, "b.json", BASE), _written(tmp_path, "n.json", other)
+    assert main(["diff", base, new, "--across", "threads"]) == 2
+    err = capsys.readouterr().err
+    assert "--across threads: both sides ran threads" in err and "they differ in values" in err, err
+
+
+@pytest.mark.parametrize("command", ["diff", "compare"])
+def test_an_output_file_of_a_format_no_report_is_written_in_is_refused(tmp_path, capsys, command):
+    """Markdown was written into ``report.html`` with exit 0."""
+    page = tmp_path / "report.html"
+    argv = {
+        "diff": ["diff", _written(tmp_path, "b.json", BASE), _written(tmp_path, "n.json", another_run(BASE))],
+        "compare": ["compare", "mx.nd,mx.np", "--ops", "exp", "--rounds", "1"],
+    }[command]
+    assert main([*argv, "--output-file", str(page)]) == 2
+    err = capsys.readouterr().err
+    assert "names an HTML file, which this command does not write" in err and "--html" in err, err
+    assert err.count("\n") == 1 and not page.exists()
+
+
+def test_an_ab_file_without_one_side_says_so(tmp_path, capsys):
+    """It named rounds of the new side that held no record and blamed the configurations."""
+    document = json.loads(_ab_file(tmp_path).read_text())
+    document["results"] = [r for r in document["results"] if r["side"] == "base"]
+    assert main(["diff", _written(tmp_path, "ab.json", document)]) == 2
+    err = capsys.readouterr().err
+    assert "the A/B file holds no record of the new side" in err and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda ab: ab.update(interrupted="yes"), "ab.interrupted 'yes' is neither true nor false"),
+        (lambda ab: ab.update(schedule={"min_rounds": "x"}), "ab.schedule.min_rounds 'x' is no count"),
+        (lambda ab: ab.update(schedule={"min_rounds": -1}), "ab.schedule.min_rounds -1 is no count"),
+    ],
+)
+def test_an_ab_file_whose_job_fields_are_damaged_is_refused(tmp_path, capsys, change, message):
+    """``ab.interrupted: "yes"`` read as a finished job (its short rows judged)."""
+    document = json.loads(_ab_file(tmp_path).read_text())
+    change(document["ab"])
+    assert main(["diff", _written(tmp_path, "ab.json", document)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda e: e.update(fingerprint="x"), "environment.fingerprint is str, not an object"),
+        (
+            lambda e: e["fingerprint"].update(cpu_model="Intel Xeon"),
+            'environment.fingerprint.cpu_model "Intel Xeon" contradicts environment.cpu_model',
+        ),
+    ],
+)
+def test_a_fingerprint_that_is_no_object_or_contradicts_the_file_is_refused(
+    tmp_path, capsys, change, message
+):
+    """The machine check read only the flat fields: a fingerprint naming another machine, or a
+    string, passed without a word."""
+    from opperf.results.environment import fingerprint
+
+    edited = another_run(BASE)
+    edited["environment"]["fingerprint"] = fingerprint(edited["environment"])
+    change(edited["environment"])
+    assert main(["diff", _written(tmp_path, "b.json", BASE), _written(tmp_path, "n.json", edited)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from documents import another_run
 
 from opperf.cli.diff import add_arguments, run
 from opperf.results.load import read_side
@@ -192,7 +193,7 @@ def test_exit_codes_and_formats(sides, tmp_path, capsys):
     assert run(arguments(base, new, "--fail-on", "never")) == 0
     assert run(arguments(base, new, "--fail-on", "any-change")) == 1
     unchanged = write(tmp_path, "same.json", quiet(sweep(1)))
-    again = write(tmp_path, "same_again.json", quiet(sweep(1)))
+    again = write(tmp_path, "same_again.json", another_run(quiet(sweep(1))))
     assert run(arguments(unchanged, again, "--output-format", "json")) == 0
     capsys.readouterr()
     report, document = tmp_path / "d.csv", tmp_path / "d.json"

@@ -245,14 +245,29 @@ def write_or_print(text: str, path: str | None) -> None:
 
 EXTENSIONS = {".json": "json", ".md": "md", ".markdown": "md", ".csv": "csv", ".xlsx": "xlsx"}
 """Report formats by file extension."""
+FOREIGN_EXTENSIONS = {
+    ".html": "an HTML", ".htm": "an HTML", ".pdf": "a PDF", ".png": "a PNG", ".svg": "an SVG",
+    ".xls": "an old Excel", ".xml": "an XML", ".yaml": "a YAML", ".yml": "a YAML",
+}  # fmt: skip
+"""Extensions of formats no subcommand writes a report in: Markdown written into ``report.html``
+would be taken for a page by a browser or a CI artifact viewer."""
 WRITTEN_AS = {"hud": "json"}
 """Formats that are written in another format's syntax, and so take its extension."""
 
 
 def report_format(requested: str | None, output_file: str | None, default: str) -> str:
     """The format asked for, else the one ``output_file``'s extension names, else ``default``; a
-    format that contradicts the extension is refused."""
-    implied = EXTENSIONS.get(os.path.splitext(output_file or "")[1].lower())
+    format that contradicts the extension, or an extension of a format no report is written in
+    (``FOREIGN_EXTENSIONS``), is refused."""
+    extension = os.path.splitext(output_file or "")[1].lower()
+    if extension in FOREIGN_EXTENSIONS:
+        html = extension in (".html", ".htm")
+        raise OpperfError(
+            f"--output-file {output_file!r} names {FOREIGN_EXTENSIONS[extension]} file, which this command "
+            f"does not write: give it its format's extension (.{requested or default})"
+            + ("; an HTML report of results is `opperf report RESULTS.json --html PAGE.html`" if html else "")
+        )
+    implied = EXTENSIONS.get(extension)
     if requested and implied and WRITTEN_AS.get(requested, requested) != implied:
         raise OpperfError(
             f"--output-format {requested} contradicts --output-file {output_file!r} ({implied}); "

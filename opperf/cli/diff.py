@@ -16,7 +16,7 @@ from opperf.report.xlsx import require_openpyxl, write_workbook
 from opperf.report.xlsx_tables import diff_tables
 from opperf.results.environment import BUILD_FIELDS, MACHINE_FIELDS
 from opperf.results.key import SETTINGS
-from opperf.results.load import Run, across, differences, read_ab, read_side
+from opperf.results.load import Run, across, check_copies, differences, read_ab, read_side
 from opperf.utils.errors import OpperfError
 from opperf.utils.files import write_atomically
 from opperf.verdicts.decide import DEFAULT_ALPHA, DEFAULT_THRESHOLD, FailOn
@@ -111,6 +111,34 @@ def _machines(base: Sequence[Run], new: Sequence[Run], allowed: bool) -> list[st
     return [*notes, *([f"Framework builds differ: {'; '.join(builds)}."] if builds else [])]
 
 
+def _across(
+    base: Sequence[Run], new: Sequence[Run], names: Sequence[str]
+) -> tuple[tuple[Run, ...], tuple[Run, ...], str]:
+    """``--across NAMES``: both sides with those settings left out of their keys, and the note naming
+    each side's value; OpperfError where a setting is the same on both sides (no verdict could be the
+    effect of changing it)."""
+    varying = _varying(base, new)
+    base, base_values = across(base, names, "BASE")
+    new, new_values = across(new, names, "NEW")
+    alike = [name for name in names if base_values[name] == new_values[name]]
+    if alike:
+        differing = f"; they differ in {', '.join(varying)}" if varying else ""
+        raise OpperfError(
+            f"--across {alike[0]}: both sides ran {alike[0]} {base_values[alike[0]]}, so no verdict could "
+            f"be the effect of changing it{differing}: name a setting the sides differ in"
+        )
+    return base, new, across_note({name: (base_values[name], new_values[name]) for name in names})
+
+
+def _varying(base: Sequence[Run], new: Sequence[Run]) -> list[str]:
+    """The settings of the row key whose values on one side are not those on the other."""
+
+    def values(runs: Sequence[Run], index: int) -> set[object]:
+        return {key.settings[index] for run in runs for key in run.records}
+
+    return [name for index, name in enumerate(SETTINGS) if values(base, index) != values(new, index)]
+
+
 def _check_distinct(base: list[str], new: list[str]) -> None:
     """Refuse a file on both sides: a run compared with itself is unchanged by construction."""
     shared = [path for path in new if any(_same_file(path, other) for other in base)]
@@ -166,12 +194,10 @@ def run(arguments: argparse.Namespace) -> int:
         _check_distinct(base_files, new_files)
         base, new = read_side(base_files), read_side(new_files)
         notes = _machines(base, new, arguments.allow_different_machines)
+        check_copies([*base, *new])
         if arguments.across:
-            base, base_settings = across(base, arguments.across, "BASE")
-            new, new_settings = across(new, arguments.across, "NEW")
-            notes.append(
-                across_note({name: (base_settings[name], new_settings[name]) for name in arguments.across})
-            )
+            base, new, note = _across(base, new, arguments.across)
+            notes.append(note)
         result = diff(base, new, threshold=arguments.threshold, alpha=arguments.alpha, notes=notes)
     if chosen in WORKBOOKS:
         write_workbook(arguments.output_file, WORKBOOKS[chosen](result))

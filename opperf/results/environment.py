@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import math
 import os
 import platform
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from opperf.utils import gpu_state
 from opperf.utils.devices import Device
+from opperf.utils.errors import OpperfError
 
 if TYPE_CHECKING:
     from opperf.measure.roofline.peaks import MachinePeaks
@@ -172,3 +174,32 @@ def fingerprint(environment: Mapping[str, Any]) -> dict[str, object]:
     with their drivers, the framework, its version and its build (version and build features; null
     in files written before builds were recorded, whose version alone then says which build)."""
     return {name: environment.get(name) for name in (*MACHINE_FIELDS, *BUILD_FIELDS)}
+
+
+def read_fingerprint(environment: Mapping[str, Any], path: str) -> dict[str, object]:
+    """The machine and build a results file records (``environment.fingerprint``, or its flat fields
+    in files written before it), checked: a fingerprint that is no object, or that contradicts the
+    flat fields it was written beside, is OpperfError naming the field (an edited file must not pass
+    one machine off as another in either place)."""
+    flat = fingerprint(environment)
+    found = environment.get("fingerprint")
+    if found is None:
+        return flat
+    if not isinstance(found, dict):
+        raise OpperfError(
+            f"{path}: environment.fingerprint is {type(found).__name__}, not an object of the machine "
+            "and build; pass the file as opperf wrote it"
+        )
+    for name, value in flat.items():
+        recorded = found.get(name)
+        if name in environment and name in found and recorded != value:
+            raise OpperfError(
+                f"{path}: environment.fingerprint.{name} {_shown(recorded)} contradicts environment.{name} "
+                f"{_shown(value)}; pass the file as opperf wrote it"
+            )
+    return {name: found.get(name, flat[name]) for name in flat}
+
+
+def _shown(value: object) -> str:
+    text = json.dumps(value, sort_keys=True, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from opperf.results.document import is_ab, read_document
-from opperf.results.environment import fingerprint
+from opperf.results.environment import read_fingerprint
 from opperf.results.key import SETTINGS, Key
 from opperf.results.measurement import SEVERITY
-from opperf.results.record import FIX, Record, read_record
+from opperf.results.record import FIX, Phase, Record, read_record
 from opperf.utils.errors import OpperfError
 
 FAILING = frozenset({"failed", "crashed", "timeout"})
@@ -31,6 +31,8 @@ class Run:
     path: str
     records: Mapping[Key, Record]
     fingerprint: Mapping[str, Any] = field(default_factory=dict)
+    started: str | None = None
+    """When the run started (``environment.started``): no two runs share it, every copy of one does."""
 
 
 def read_run(path: str) -> Run:
@@ -41,7 +43,10 @@ def read_run(path: str) -> Run:
         raise OpperfError(
             f"{path}: an A/B file (opperf ab) holds both sides; diff it alone: opperf diff {path}"
         )
-    return _run(path, path, _results(path, document), fingerprint(document["environment"]))
+    environment = document["environment"]
+    run = _run(path, path, _results(path, document), read_fingerprint(environment, path))
+    started = environment.get("started")
+    return replace(run, started=started) if isinstance(started, str) else run
 
 
 @dataclass(frozen=True)
@@ -80,9 +85,18 @@ def read_ab(path: str) -> AbJob:
         )
         for side in SIDES
     )
+    for side, runs in (("base", base), ("new", new)):
+        if not any(run.records for run in runs):
+            raise OpperfError(f"{path}: the A/B file holds no record of the {side} side; {AB_FIX}")
     job = cast("dict[str, Any]", document.get("ab")) if isinstance(document.get("ab"), dict) else {}
     schedule = cast("dict[str, Any]", job.get("schedule")) if isinstance(job.get("schedule"), dict) else {}
     minimum = schedule.get("min_rounds")
+    if minimum is not None and (not isinstance(minimum, int) or isinstance(minimum, bool) or minimum < 0):
+        raise OpperfError(f"{path}: ab.schedule.min_rounds {minimum!r:.40} is no count of rounds; {AB_FIX}")
+    if job.get("interrupted") is not None and not isinstance(job["interrupted"], bool):
+        raise OpperfError(
+            f"{path}: ab.interrupted {job['interrupted']!r:.40} is neither true nor false; {AB_FIX}"
+        )
     names = _side_options(path, job)
     varied: dict[str, tuple[object, object]] = {}
     if names:
@@ -96,7 +110,7 @@ def read_ab(path: str) -> AbJob:
     return AbJob(
         base=base,
         new=new,
-        min_rounds=minimum if isinstance(minimum, int) and not isinstance(minimum, bool) else 0,
+        min_rounds=minimum or 0,
         interrupted=job.get("interrupted") is True,
         varied=varied,
     )
@@ -137,6 +151,10 @@ def _results(path: str, document: dict[str, Any] | None = None) -> list:
 
 MERGE_FIX = "a result file holds one record per configuration, so merge shards with `opperf merge`"
 """What to do about a results file that repeats a configuration (a sweep's shards concatenated)."""
+
+
+AB_FIX = "pass an A/B file written by `opperf ab`"
+"""What to do about an A/B file that cannot be read as one."""
 
 
 AB_REPEATS = "an A/B file holds one record per configuration, side and round; pass one written by `opperf ab`"
@@ -189,6 +207,12 @@ def read_side(paths: Sequence[str]) -> tuple[Run, ...]:
         raise OpperfError("a side of the diff names no result file; pass FILE or FILE1,FILE2,...")
     runs = tuple(read_run(path) for path in paths)
     first = runs[0]
+    frameworks = differences(runs, ("framework",))
+    if frameworks:
+        raise OpperfError(
+            f"a side mixes frameworks ({frameworks[0]}); the files of one side must be repeats of one "
+            "sweep: pass each framework's files as a side of its own"
+        )
     reference = _settings(first)
     for run in runs[1:]:
         found = _settings(run)
@@ -199,6 +223,27 @@ def read_side(paths: Sequence[str]) -> tuple[Run, ...]:
                 "must be repeats of one sweep, so pass the other settings as the other side"
             )
     return runs
+
+
+def check_copies(runs: Sequence[Run]) -> None:
+    """OpperfError where two of ``runs`` are one run: a file named twice, or a copy of one (the same
+    start and the same measurements). Counted as two runs it claims a replication that never
+    happened (and drops the warning that one run a side gives indicative verdicts); on both sides it
+    compares a run with itself."""
+    seen: list[tuple[Run, dict[Key, dict[str, Phase]]]] = []
+    for run in runs:
+        measured = {key: dict(record.phases) for key, record in run.records.items()}
+        copied = next(
+            (earlier for earlier, phases in seen if earlier.started == run.started and phases == measured),
+            None,
+        )
+        if copied is not None and measured:
+            raise OpperfError(
+                f"{run.path} is the run {copied.path} is (the same file, or a copy: the same start and "
+                "measurements); one run counted twice says nothing more: pass the result files of "
+                "separate runs"
+            )
+        seen.append((run, measured))
 
 
 def _settings(run: Run) -> frozenset[tuple[str, object]]:
