@@ -213,8 +213,27 @@ def test_show_takes_inputs_as_reports_print_them(tmp_path, capsys):
     assert main(["history", "add", *map(str, runs), "--db", db]) == 0
     assert main(["history", "show", "--db", db, "--op", "exp", "--inputs", "10000x100"]) == 0
     assert "exp(data=10000x100)" in capsys.readouterr().out
-    assert main(["history", "show", "--db", db, "--op", "exp", "--inputs", "1024x1024"]) == 2
-    assert "no history of 'exp'" in capsys.readouterr().err
+    for chosen in (["--op", "exp", "--inputs", "data=10000x100"], ["--op", "mx.nd.exp(data=10000x100)"]):
+        assert main(["history", "show", "--db", db, *chosen]) == 0
+        assert "exp(data=10000x100) forward" in capsys.readouterr().out
+    # inputs are matched whole: data=10000x1 chose data=10000x100 too; the operator is there, these
+    # inputs are not (it said the operator had no history)
+    for inputs in ("data=10000x10", "1024x1024"):
+        assert main(["history", "show", "--db", db, "--op", "exp", "--inputs", inputs]) == 2
+        err = capsys.readouterr().err
+        assert f"no configuration of exp has inputs {inputs!r}; it has: data=10000x100" in err, err
+    assert main(["history", "show", "--db", db, "--op", "nosuch"]) == 2
+    assert "no history of 'nosuch'" in capsys.readouterr().err
+
+
+def test_remove_takes_a_file_as_named_from_here(tmp_path, capsys, monkeypatch):
+    """The store kept the path a file was added by; remove took only that string."""
+    db = str(tmp_path / "history.sqlite")
+    first, second = _runs(tmp_path, [1.0, 1.0])
+    assert main(["history", "add", str(first), str(second), "--db", db]) == 0
+    monkeypatch.chdir(second.parent)
+    assert main(["history", "remove", second.name, "--db", db]) == 0
+    assert "removed run 2" in capsys.readouterr().err
 
 
 def test_two_writers_both_land(tmp_path):

@@ -14,11 +14,14 @@ is none.
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import sys
 from typing import Any
 
 from opperf.cli.common import fraction
 from opperf.results.document import is_ab, read_document
+from opperf.results.inputs import describe_inputs
 from opperf.utils.errors import OpperfError
 from opperf.utils.markdown_table import printable, terminal_table
 from opperf.utils.words import counted
@@ -39,9 +42,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add = actions.add_parser("add", help="add JSON result files to the store (created if absent)")
     add.add_argument("files", nargs="+", metavar="RESULTS", help="JSON results files")
     show = actions.add_parser("show", help="one operator's figures over the runs, with steps marked")
-    show.add_argument("--op", required=True, help="the operator's registry name, e.g. Convolution")
     show.add_argument(
-        "--inputs", default=None, help="only configurations whose inputs contain this text, e.g. 32x16"
+        "--op",
+        required=True,
+        help="the operator's registry name (Convolution), or one configuration as detect prints it "
+        "(mx.nd.exp(data=10000x1))",
+    )
+    show.add_argument(
+        "--inputs",
+        default=None,
+        help="only configurations with these inputs, as reports print them (data=32x16, or a shape: 32x16)",
     )
     detect = actions.add_parser("detect", help="steps in every configuration's history")
     detect.add_argument("--op", default=None, help="only this operator")
@@ -124,25 +134,56 @@ def _judged(every: list[Series], arguments: argparse.Namespace) -> list[tuple[Se
     and ``detect --fail-on`` pass its gate having looked at nothing (a typo, or ``add`` for
     ``broadcast_add``)."""
     steps = steps_of(every, arguments.threshold, arguments.alpha)
-    inputs = getattr(arguments, "inputs", None)
-    chosen = {id(s) for s in history_filter(every, arguments.op, inputs)}
-    if not chosen and (arguments.op or inputs):
-        raise OpperfError(
-            f"no history of {arguments.op!r}{f' with inputs {inputs!r}' if inputs else ''} in "
-            f"{arguments.db}; name an operator as the store has it, or add result files with `history add`"
-        )
+    op, inputs = named_configuration(arguments.op, getattr(arguments, "inputs", None))
+    chosen = {id(s) for s in history_filter(every, op, inputs)}
+    if not chosen and (op or inputs):
+        _none_chosen(every, op, inputs, arguments.db)
     return [(s, found) for s, found in zip(every, steps, strict=True) if id(s) in chosen]
+
+
+def _none_chosen(every: list[Series], op: str | None, inputs: str | None, db: str) -> None:
+    """OpperfError for an ``--op`` (and ``--inputs``) that chose no series: the operator the store
+    lacks, or the inputs none of its configurations has, listing those it has."""
+    of_op = history_filter(every, op, None)
+    if not of_op or inputs is None:
+        raise OpperfError(
+            f"no history of {op!r} in {db}; name an operator as the store has it (`history detect` lists "
+            "them), or add result files with `history add`"
+        )
+    held = sorted({describe_inputs(json.loads(s.key.inputs)) for s in of_op})
+    shown = "; ".join(held[:5]) + (f"; and {len(held) - 5} more" if len(held) > 5 else "")
+    raise OpperfError(f"no configuration of {op} has inputs {inputs!r}; it has: {shown}")
+
+
+def named_configuration(op: str | None, inputs: str | None) -> tuple[str | None, str | None]:
+    """``--op`` and ``--inputs``, with a configuration named as ``detect`` prints it
+    (``mx.nd.exp(data=10000x1)``) split into its operator and its inputs."""
+    if op and op.endswith(")") and "(" in op and inputs is None:
+        name, _, given = op[:-1].partition("(")
+        return name, given
+    return op, inputs
 
 
 def history_filter(series: list[Series], op: str | None, inputs: str | None) -> list[Series]:
     """The series of operator ``op`` (its registry name, or its name as labels print it:
-    ``jax.lax.exp``) whose inputs, as reports print them or as JSON, contain ``inputs``."""
+    ``jax.lax.exp``) whose inputs hold ``inputs`` whole (``inputs_match``)."""
     return [
         s
         for s in series
         if (op is None or op in (s.key.op, s.key.name))
-        and (inputs is None or inputs in s.label or inputs in s.key.inputs)
+        and (inputs is None or inputs_match(inputs, s.key.inputs))
     ]
+
+
+def inputs_match(wanted: str, stored: str) -> bool:
+    """Whether a configuration's inputs (``stored``: its key's JSON) hold ``wanted`` as reports print
+    them (``data=10000x1``, ``lhs=32x16, rhs=32x16``, or a shape alone, ``32x16``), spaces aside, as
+    whole values: ``data=10000x1`` is not ``data=10000x100``. The JSON form is taken as it is."""
+    if wanted == stored:
+        return True
+    shown = re.sub(r"\s+", "", describe_inputs(json.loads(stored)))
+    pattern = re.escape(re.sub(r"\s+", "", wanted))
+    return re.search(rf"(?<![\w.]){pattern}(?![\w.])", shown) is not None
 
 
 def _show(history: HistoryStore, arguments: argparse.Namespace) -> int:

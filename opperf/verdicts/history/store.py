@@ -17,6 +17,7 @@ from __future__ import annotations
 import abc
 import json
 import math
+import os
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -175,8 +176,14 @@ class StoreBase(abc.ABC):
         return "rows.tick_s"
 
     def remove(self, run: str) -> StoredRun:
-        """Take the run ``run`` (its id, or the file it was added from) out of the store."""
-        found = [r for r in self.stored_runs() if str(r.id) == run or r.source == run]
+        """Take the run ``run`` (its id, or the file it was added from, as it was named then or as a
+        path from here) out of the store."""
+        here = os.path.abspath(run)
+        found = [
+            r
+            for r in self.stored_runs()
+            if str(r.id) == run or r.source == run or os.path.abspath(r.source) == here
+        ]
         if len(found) != 1:
             which = "no run" if not found else f"{len(found)} runs"
             raise OpperfError(
