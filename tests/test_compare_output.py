@@ -323,7 +323,9 @@ def test_a_stopped_comparison_writes_what_finished(tmp_path, after, written):
     # exp and negative have 3 configurations each, measured in two namespaces: the stop comes in round
     # 0 after the fifth configuration's mx.nd, a round that pairs nothing, so four rows of one round
     assert "interrupted (SIGTERM) after 4 of 6 configurations: what finished is written" in done.stderr
-    found = json.loads(document.read_text())["comparison"]
+    written = json.loads(document.read_text())
+    found = written["comparison"]
+    assert written["environment"]["interrupted"] is True  # as a sweep's file says it
     assert (found["interrupted"], found["selected"], len(found["rows"])) == ("SIGTERM", 6, 4)
     for row in found["rows"]:
         assert row["rounds"] == {"mx.nd": 1, "mx.np": 1}, row

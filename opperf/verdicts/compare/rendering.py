@@ -135,6 +135,7 @@ def comparison_document(
         "profilers": {name: replace(options, framework=name).profiler_in_effect for name in frameworks},
         "frameworks": {name: get_backend(name).environment() for name in frameworks},
         "command_line": list(command_line),
+        "interrupted": comparison.stop is not None,
     }
     return {
         "schema_version": SCHEMA_VERSION,
