@@ -213,9 +213,13 @@ def test_show_takes_inputs_as_reports_print_them(tmp_path, capsys):
     assert main(["history", "add", *map(str, runs), "--db", db]) == 0
     assert main(["history", "show", "--db", db, "--op", "exp", "--inputs", "10000x100"]) == 0
     assert "exp(data=10000x100)" in capsys.readouterr().out
-    for chosen in (["--op", "exp", "--inputs", "data=10000x100"], ["--op", "mx.nd.exp(data=10000x100)"]):
+    named = ("mx.nd.exp(data=10000x100)", "mx.nd.exp(data=10000x100) forward")  # as detect prints it
+    for chosen in (["--op", "exp", "--inputs", "data=10000x100"], *(["--op", name] for name in named)):
         assert main(["history", "show", "--db", db, *chosen]) == 0
         assert "exp(data=10000x100) forward" in capsys.readouterr().out
+    assert main(["history", "show", "--db", db, "--op", "mx.nd.exp(data=10000x1)"]) == 2
+    err = capsys.readouterr().err
+    assert "no configuration of mx.nd.exp has the name 'mx.nd.exp(data=10000x1)'; it has: data=10000" in err
     # inputs are matched whole: data=10000x1 chose data=10000x100 too; the operator is there, these
     # inputs are not (it said the operator had no history)
     for inputs in ("data=10000x10", "1024x1024"):
@@ -227,12 +231,20 @@ def test_show_takes_inputs_as_reports_print_them(tmp_path, capsys):
 
 
 def test_remove_takes_a_file_as_named_from_here(tmp_path, capsys, monkeypatch):
-    """The store kept the path a file was added by; remove took only that string."""
+    """The store kept the path a file was added by, and remove took only that string: a file added
+    from its folder could not be removed from another, and a relative name, resolved against the
+    folder remove ran in, could name another file of that name."""
     db = str(tmp_path / "history.sqlite")
     first, second = _runs(tmp_path, [1.0, 1.0])
-    assert main(["history", "add", str(first), str(second), "--db", db]) == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / second.name).write_text(second.read_text())
     monkeypatch.chdir(second.parent)
-    assert main(["history", "remove", second.name, "--db", db]) == 0
+    assert main(["history", "add", str(first), second.name, "--db", db]) == 0
+    monkeypatch.chdir(elsewhere)
+    assert main(["history", "remove", second.name, "--db", db]) == 2  # this folder's file was never added
+    assert "holds no run with the id or file" in capsys.readouterr().err
+    assert main(["history", "remove", str(second), "--db", db]) == 0
     assert "removed run 2" in capsys.readouterr().err
 
 
@@ -477,14 +489,30 @@ def test_a_store_of_few_configurations_calls_their_own_step(changed):
     """One configuration 1.5x slower from run 4 of 8, in a store of one or two: the median of so few
     is no machine factor (with one series the factor was the step itself, and a nightly gate over one
     operator could never fire; with two, the unchanged one read a 1.22x factor against it)."""
-    from opperf.verdicts.history.steps import MIN_FACTOR_SERIES, factorless_runs, judge
+    from opperf.verdicts.history.steps import MIN_FACTOR_OPERATORS, factorless_runs, judge
 
     levels = [[1e-3 * (1.5 if i == 0 and run >= 4 else 1.0) for run in range(8)] for i in range(changed)]
     series = _series_of(levels, 0.01, 11)
     judged = judge(series, [None] * changed, 0.05, 0.05)
     assert [(s.index, round(s.ratio, 1)) for s in judged[0]] == [(4, 1.5)]
     assert all(steps == [] for steps in judged[1:])
-    assert changed < MIN_FACTOR_SERIES and factorless_runs(series) == list(range(8))
+    assert changed < MIN_FACTOR_OPERATORS and factorless_runs(series) == list(range(8))
+
+
+@pytest.mark.parametrize("operators", [1, 6])
+def test_one_operators_configurations_count_once_for_the_machine_factor(operators):
+    """One operator in three shapes, forward and backward (six series), 1.5x slower from run 4 of 8:
+    counted per series, the six made the factor and no step was called. Per operator they are one,
+    below the five a factor needs; beside five unchanged operators they move the factor not at all."""
+    from opperf.verdicts.history.steps import judge
+
+    changed = [[1e-3 * (1.5 if run >= 4 else 1.0) for run in range(8)] for _ in range(6)]
+    unchanged = [[1e-3 for _ in range(8)] for _ in range(operators - 1)]
+    series = _series_of([*changed, *unchanged], 0.01, 17)
+    names = ["slowed"] * 6 + [f"other{i}" for i in range(len(unchanged))]
+    judged = judge(series, [None] * len(series), 0.05, 0.05, names)
+    assert [[(s.index, round(s.ratio, 1)) for s in steps] for steps in judged[:6]] == [[(4, 1.5)]] * 6
+    assert all(steps == [] for steps in judged[6:])
 
 
 def test_detect_over_one_configuration_fires_the_gate_and_says_why_no_factor(tmp_path, capsys):
@@ -508,7 +536,7 @@ def test_detect_over_one_configuration_fires_the_gate_and_says_why_no_factor(tmp
     assert main(["history", "detect", "--db", db, "--fail-on", "regression"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("1 step in 1 series; 1 configuration at a regressed level"), err
-    assert "note: 6 runs of 6 measured fewer than 5 configurations" in err
+    assert "note: 6 runs of 6 measured fewer than 5 operators" in err
 
 
 def test_show_tells_a_stage_apart_and_takes_the_name_labels_print(tmp_path, capsys):

@@ -444,22 +444,32 @@ def _written(tmp_path, name: str, document: dict) -> str:
     return str(path)
 
 
-@pytest.mark.parametrize("where", ["named twice on a side", "a copy on a side", "a copy on the other side"])
+@pytest.mark.parametrize(
+    "where",
+    ["named twice on a side", "a copy on a side", "a copy on the other side", "a shard, merged"],
+)
 def test_one_run_counted_twice_is_refused(tmp_path, capsys, where):
     """A file named twice on a side, or a copy of it, was counted as two runs (the header claimed 3
     runs a side and dropped the warning that one run gives indicative verdicts); a copy on the other
-    side compared a run with itself."""
+    side compared a run with itself, as a shard did against the file it was merged into."""
     base = _written(tmp_path, "base.json", BASE)
     copied = _written(tmp_path, "copy.json", BASE)  # reformatted by json.dumps: the same run all the same
     new = _written(tmp_path, "new.json", another_run(BASE))
+    merged = json.loads((Path(__file__).parent / "data" / "verdicts" / "mxnet_run1.json").read_text())
+    shard = copy.deepcopy(merged)  # a part of a sweep, started before the merged file's first part
+    shard["results"] = shard["results"][: len(shard["results"]) // 2]
+    shard["environment"]["started"] = "2026-11-22T12:00:00+00:00"
     argv = {
         "named twice on a side": [f"{base},{base}", new],
         "a copy on a side": [f"{base},{copied}", new],
         "a copy on the other side": [base, copied],
+        "a shard, merged": [_written(tmp_path, "shard.json", shard), _written(tmp_path, "m.json", merged)],
     }[where]
     assert main(["diff", *argv]) == 2
     err = capsys.readouterr().err
-    assert "is the run" in err and "(the same file, or a copy" in err and err.count("\n") == 1, err
+    assert (
+        "repeats the measurements of" in err and "(the same file, a copy" in err and err.count("\n") == 1
+    ), err
     assert main(["diff", f"{base},{new}", _written(tmp_path, "third.json", another_run(BASE, 22))]) == 0
 
 
@@ -485,6 +495,31 @@ def test_across_a_setting_both_sides_share_is_refused_naming_the_one_that_differ
     assert main(["diff", base, new, "--across", "threads"]) == 2
     err = capsys.readouterr().err
     assert "--across threads: both sides ran threads" in err and "they differ in values" in err, err
+
+
+def test_an_ab_block_that_is_no_object_is_refused(tmp_path, capsys):
+    document = json.loads(_ab_file(tmp_path).read_text())
+    document["ab"] = [1]
+    assert main(["diff", _written(tmp_path, "ab.json", document)]) == 2
+    assert "ab is list, not an object" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--json-file", "d.html"], "--json-file 'd.html' names an HTML file, but what it writes is no such"),
+        (["--output-format", "hud", "--output-file", "x.html"], "give it its format's extension (.json)"),
+    ],
+)
+def test_json_written_into_a_page_is_refused(tmp_path, capsys, monkeypatch, argv, message):
+    """``--json-file d.html`` wrote JSON there; a HUD file named .html was told to end in .hud."""
+    monkeypatch.chdir(tmp_path)
+    base, new = _written(tmp_path, "b.json", BASE), _written(tmp_path, "n.json", another_run(BASE))
+    command = ["diff", base, new, *argv] if argv[0] == "--json-file" else ["--ops", "exp", *argv]
+    assert main(command) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err
+    assert not (tmp_path / argv[-1]).exists()
 
 
 @pytest.mark.parametrize("command", ["diff", "compare"])
@@ -516,6 +551,7 @@ def test_an_ab_file_without_one_side_says_so(tmp_path, capsys):
         (lambda ab: ab.update(interrupted="yes"), "ab.interrupted 'yes' is neither true nor false"),
         (lambda ab: ab.update(schedule={"min_rounds": "x"}), "ab.schedule.min_rounds 'x' is no count"),
         (lambda ab: ab.update(schedule={"min_rounds": -1}), "ab.schedule.min_rounds -1 is no count"),
+        (lambda ab: ab.update(schedule="x"), "ab.schedule is str, not an object"),
     ],
 )
 def test_an_ab_file_whose_job_fields_are_damaged_is_refused(tmp_path, capsys, change, message):

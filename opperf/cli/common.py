@@ -173,14 +173,21 @@ JOURNAL_SUFFIX = ".journal.jsonl"
 
 def check_outputs(*outputs: tuple[str, str | None, str]) -> None:
     """Refuse, before anything runs, outputs (each its flag, its path or None, an example name) that
-    could not be written (``check_writable``) or that two flags name alike: the second written would
-    replace the first."""
+    could not be written (``check_writable``), whose extension names a format other than the
+    example's that no report is written in (JSON into ``diff.html``), or that two flags name alike:
+    the second written would replace the first."""
     named: dict[str, str] = {}
     for flag, path, example in outputs:
         if path == "":
             raise OpperfError(f"{flag} '' names no file; name one, e.g. {example}, or leave the flag out")
         if path is None:
             continue
+        extension = os.path.splitext(path)[1].lower()
+        if extension in FOREIGN_EXTENSIONS and extension != os.path.splitext(example)[1]:
+            raise OpperfError(
+                f"{flag} {path!r} names {FOREIGN_EXTENSIONS[extension]} file, but what it writes is no such "
+                f"file: name it as its format is, e.g. {example}"
+            )
         check_writable(path, flag, example)
         same = named.setdefault(os.path.realpath(path), flag)
         if same != flag:
@@ -262,9 +269,10 @@ def report_format(requested: str | None, output_file: str | None, default: str) 
     extension = os.path.splitext(output_file or "")[1].lower()
     if extension in FOREIGN_EXTENSIONS:
         html = extension in (".html", ".htm")
+        written = WRITTEN_AS.get(requested or default, requested or default)
         raise OpperfError(
             f"--output-file {output_file!r} names {FOREIGN_EXTENSIONS[extension]} file, which this command "
-            f"does not write: give it its format's extension (.{requested or default})"
+            f"does not write: give it its format's extension (.{written})"
             + ("; an HTML report of results is `opperf report RESULTS.json --html PAGE.html`" if html else "")
         )
     implied = EXTENSIONS.get(extension)

@@ -54,7 +54,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="only configurations with these inputs, as reports print them (data=32x16, or a shape: 32x16)",
     )
     detect = actions.add_parser("detect", help="steps in every configuration's history")
-    detect.add_argument("--op", default=None, help="only this operator")
+    detect.add_argument(
+        "--op",
+        default=None,
+        help="only this operator, or one configuration as detect prints it (mx.nd.exp(data=10000x1))",
+    )
     detect.add_argument("--fail-on", choices=("regression", "never"), default="never", help="exit 1 when a "
                         "configuration's current level is a step up (default: never)")  # fmt: skip
     runs = actions.add_parser("runs", help="the runs in the store, with the ids remove takes")
@@ -134,7 +138,7 @@ def _judged(every: list[Series], arguments: argparse.Namespace) -> list[tuple[Se
     and ``detect --fail-on`` pass its gate having looked at nothing (a typo, or ``add`` for
     ``broadcast_add``)."""
     steps = steps_of(every, arguments.threshold, arguments.alpha)
-    op, inputs = named_configuration(arguments.op, getattr(arguments, "inputs", None))
+    op, inputs = arguments.op, getattr(arguments, "inputs", None)
     chosen = {id(s) for s in history_filter(every, op, inputs)}
     if not chosen and (op or inputs):
         _none_chosen(every, op, inputs, arguments.db)
@@ -143,36 +147,36 @@ def _judged(every: list[Series], arguments: argparse.Namespace) -> list[tuple[Se
 
 def _none_chosen(every: list[Series], op: str | None, inputs: str | None, db: str) -> None:
     """OpperfError for an ``--op`` (and ``--inputs``) that chose no series: the operator the store
-    lacks, or the inputs none of its configurations has, listing those it has."""
-    of_op = history_filter(every, op, None)
-    if not of_op or inputs is None:
+    lacks, or the configuration it lacks, listing those the operator has."""
+    operator = op.partition("(")[0] if op else None
+    of_op = history_filter(every, operator, None)
+    if not of_op or (inputs is None and operator == op):
         raise OpperfError(
             f"no history of {op!r} in {db}; name an operator as the store has it (`history detect` lists "
             "them), or add result files with `history add`"
         )
     held = sorted({describe_inputs(json.loads(s.key.inputs)) for s in of_op})
     shown = "; ".join(held[:5]) + (f"; and {len(held) - 5} more" if len(held) > 5 else "")
-    raise OpperfError(f"no configuration of {op} has inputs {inputs!r}; it has: {shown}")
-
-
-def named_configuration(op: str | None, inputs: str | None) -> tuple[str | None, str | None]:
-    """``--op`` and ``--inputs``, with a configuration named as ``detect`` prints it
-    (``mx.nd.exp(data=10000x1)``) split into its operator and its inputs."""
-    if op and op.endswith(")") and "(" in op and inputs is None:
-        name, _, given = op[:-1].partition("(")
-        return name, given
-    return op, inputs
+    wanted = f"inputs {inputs!r}" if inputs is not None else f"the name {op!r}"
+    raise OpperfError(f"no configuration of {operator} has {wanted}; it has: {shown}")
 
 
 def history_filter(series: list[Series], op: str | None, inputs: str | None) -> list[Series]:
-    """The series of operator ``op`` (its registry name, or its name as labels print it:
-    ``jax.lax.exp``) whose inputs hold ``inputs`` whole (``inputs_match``)."""
+    """The series ``op`` names (``_named``) whose inputs hold ``inputs`` whole (``inputs_match``)."""
     return [
         s
         for s in series
-        if (op is None or op in (s.key.op, s.key.name))
-        and (inputs is None or inputs_match(inputs, s.key.inputs))
+        if (op is None or _named(s, op)) and (inputs is None or inputs_match(inputs, s.key.inputs))
     ]
+
+
+def _named(series: Series, op: str) -> bool:
+    """Whether ``op`` names ``series``: its operator (the registry name, or as labels print it:
+    ``jax.lax.exp``), or a configuration as ``detect`` prints it, whole or up to a space
+    (``mx.nd.exp(data=10000x1)``, ``mx.nd.exp(data=10000x1) [graph]``, ``... forward``)."""
+    if "(" in op:
+        return series.label == op or series.label.startswith(f"{op} ")
+    return op in (series.key.op, series.key.name)
 
 
 def inputs_match(wanted: str, stored: str) -> bool:

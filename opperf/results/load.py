@@ -17,7 +17,7 @@ from opperf.results.document import is_ab, read_document
 from opperf.results.environment import read_fingerprint
 from opperf.results.key import SETTINGS, Key
 from opperf.results.measurement import SEVERITY
-from opperf.results.record import FIX, Phase, Record, read_record
+from opperf.results.record import FIX, Record, read_record
 from opperf.utils.errors import OpperfError
 
 FAILING = frozenset({"failed", "crashed", "timeout"})
@@ -88,8 +88,8 @@ def read_ab(path: str) -> AbJob:
     for side, runs in (("base", base), ("new", new)):
         if not any(run.records for run in runs):
             raise OpperfError(f"{path}: the A/B file holds no record of the {side} side; {AB_FIX}")
-    job = cast("dict[str, Any]", document.get("ab")) if isinstance(document.get("ab"), dict) else {}
-    schedule = cast("dict[str, Any]", job.get("schedule")) if isinstance(job.get("schedule"), dict) else {}
+    job = _object(document.get("ab"), f"{path}: ab")
+    schedule = _object(job.get("schedule"), f"{path}: ab.schedule")
     minimum = schedule.get("min_rounds")
     if minimum is not None and (not isinstance(minimum, int) or isinstance(minimum, bool) or minimum < 0):
         raise OpperfError(f"{path}: ab.schedule.min_rounds {minimum!r:.40} is no count of rounds; {AB_FIX}")
@@ -114,6 +114,15 @@ def read_ab(path: str) -> AbJob:
         interrupted=job.get("interrupted") is True,
         varied=varied,
     )
+
+
+def _object(value: object, where: str) -> dict[str, Any]:
+    """An A/B file's object at ``where`` (absent: empty); OpperfError for anything else."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise OpperfError(f"{where} is {type(value).__name__}, not an object; {AB_FIX}")
+    return cast("dict[str, Any]", value)
 
 
 def _side_options(path: str, job: Mapping[str, Any]) -> tuple[str, ...]:
@@ -226,24 +235,41 @@ def read_side(paths: Sequence[str]) -> tuple[Run, ...]:
 
 
 def check_copies(runs: Sequence[Run]) -> None:
-    """OpperfError where two of ``runs`` are one run: a file named twice, or a copy of one (the same
-    start and the same measurements). Counted as two runs it claims a replication that never
-    happened (and drops the warning that one run a side gives indicative verdicts); on both sides it
-    compares a run with itself."""
-    seen: list[tuple[Run, dict[Key, dict[str, Phase]]]] = []
-    for run in runs:
-        measured = {key: dict(record.phases) for key, record in run.records.items()}
-        copied = next(
-            (earlier for earlier, phases in seen if earlier.started == run.started and phases == measured),
-            None,
-        )
-        if copied is not None and measured:
-            raise OpperfError(
-                f"{run.path} is the run {copied.path} is (the same file, or a copy: the same start and "
-                "measurements); one run counted twice says nothing more: pass the result files of "
-                "separate runs"
-            )
-        seen.append((run, measured))
+    """OpperfError where two of ``runs`` share a run's measurements: a file named twice, a copy of
+    one (the same start and the same records), or a part of one (a shard beside the file it was
+    merged into: half or more of the smaller one's records, each with every sample alike, which
+    separate runs never share). Counted as two runs it claims a replication that never happened (and
+    drops the warning that one run a side gives indicative verdicts); on both sides it compares a run
+    with itself."""
+    for index, run in enumerate(runs):
+        for earlier in runs[:index]:
+            if _one_run(earlier, run):
+                raise OpperfError(
+                    f"{run.path} repeats the measurements of {earlier.path} (the same file, a copy, or a "
+                    "part of it: a shard beside the merged file); one run counted twice says nothing "
+                    "more: pass the result files of separate runs"
+                )
+
+
+SAMPLES_ALIKE = 3
+"""Samples a phase must hold for two records alike in every one to be one measurement: a single
+pass of a small operator, one tick of a profiler, can read alike in separate runs."""
+
+
+def _one_run(first: Run, second: Run) -> bool:
+    """Whether ``first`` and ``second`` hold one run's measurements (``check_copies``)."""
+    shared = [key for key in first.records if key in second.records]
+    alike = [key for key in shared if first.records[key].phases == second.records[key].phases]
+    if not alike:
+        return False
+    if first.started == second.started and len(alike) == len(first.records) == len(second.records):
+        return True
+    sampled = [
+        key
+        for key in alike
+        if any(len(phase.samples) >= SAMPLES_ALIKE for phase in first.records[key].phases.values())
+    ]
+    return 2 * len(sampled) >= min(len(first.records), len(second.records))
 
 
 def _settings(run: Run) -> frozenset[tuple[str, object]]:

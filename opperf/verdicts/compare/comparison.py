@@ -185,7 +185,8 @@ class _Pending:
 
     def finish_rounds(self) -> bool:
         """After a stop: keep the rounds every namespace still measuring finished (a round a stop cut
-        between namespaces pairs nothing; one that failed keeps its failure); whether one is left."""
+        between namespaces pairs nothing; one that failed keeps its failure); whether the row is kept:
+        with a round left, or with nothing any namespace could call (its problems are its row)."""
         measuring = [
             self.measured.setdefault(namespace, [])
             for namespace in self.calls
@@ -196,7 +197,7 @@ class _Pending:
             del found[complete:]
         for namespace in [namespace for namespace, found in self.measured.items() if not found]:
             del self.measured[namespace]
-        return bool(self.measured)
+        return bool(self.measured) or not self.calls  # one no namespace can take is listed as such
 
     def row(self, namespaces: Sequence[str], least: int = 0) -> Row:
         """The configuration's row; ``least``, the rounds a stop may have left it short of."""

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 
 from opperf.utils.markdown_table import printable
 from opperf.utils.words import counted
-from opperf.verdicts.history.steps import MIN_FACTOR_SERIES, factorless_runs_of, shared_steps_of
+from opperf.verdicts.history.steps import MIN_FACTOR_OPERATORS, factorless_runs_of, shared_steps_of
 from opperf.verdicts.history.store import Series, StoredRun
 
 
@@ -24,8 +24,8 @@ def machine_notes(series: Sequence[Series], runs: Mapping[int, StoredRun], thres
     factorless = factorless_runs_of(series)
     if factorless:
         said.append(
-            f"{counted(len(factorless), 'run')} of {len(runs)} measured fewer than {MIN_FACTOR_SERIES} "
-            "configurations, too few to tell the machine's pace from the code's: their times are judged "
-            "as measured, so a slow stretch of the machine there can read as a step"
+            f"{counted(len(factorless), 'run')} of {len(runs)} measured fewer than {MIN_FACTOR_OPERATORS} "
+            "operators, too few to tell the machine's pace from the code's: their times are judged as "
+            "measured, so a slow stretch of the machine there can read as a step"
         )
     return said

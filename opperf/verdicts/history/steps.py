@@ -1,11 +1,11 @@
 """Step detection over a configuration's history: where its level moved and stayed.
 
 A series is one row's medians over runs, in time order, on the log scale. Before any step is looked
-for, each run's machine factor is taken out (``run_factors``: the median, over every series the run
-measured, of how far the run sits from that series' typical level): a sweep on a slow stretch of the
-machine moves every configuration, which is the machine's doing, not the operators' (six sweeps of
-identical code had 16 steps in 24 series without it); a run that measured fewer than
-``MIN_FACTOR_SERIES`` configurations has none, its times judged as measured. A change most
+for, each run's machine factor is taken out (``run_factors``: the median, over every operator the
+run measured, of how far the run sits from its series' typical levels): a sweep on a slow stretch
+of the machine moves every configuration, which is the machine's doing, not the operators' (six
+sweeps of identical code had 16 steps in 24 series without it); a run that measured fewer than
+``MIN_FACTOR_OPERATORS`` operators has none, its times judged as measured. A change most
 configurations share moves the factor as the machine does, and is taken out with it: a build 1.5x
 slower in 8 of 12 configurations is no step of theirs; ``shared_steps`` names such moves of the
 factor itself apart, and a step that the series' own medians do not show beyond the threshold (the 4
@@ -108,69 +108,88 @@ def step_p(before: Sequence[float], after: Sequence[float], sd: float) -> float:
     return min(1.0, 2 * t_sf(abs(statistic), max(1, len(before) + len(after) - 2)))
 
 
-MIN_FACTOR_SERIES = 5
-"""Series a run must have measured for a machine factor of it: the median of fewer is one or two
-configurations' own change. A store tracking one configuration read its 1.5x regression as the
-machine's (the factor was that configuration), so ``detect --fail-on regression`` could never fire;
-with two, one changed series moved the factor halfway and the unchanged one by as much against it.
-With five, a change in two moves the median not at all."""
+MIN_FACTOR_OPERATORS = 5
+"""Operators a run must have measured for a machine factor of it: the median of fewer is one or two
+operators' own change. A store tracking one configuration read its 1.5x regression as the machine's
+(the factor was that configuration), so ``detect --fail-on regression`` could never fire; one
+tracking one operator in three shapes, forward and backward, did the same with six series. With
+five operators, a change in two moves the median not at all."""
 
 
-def run_factors(series: Sequence[Sequence[tuple[int, float]]]) -> dict[int, float]:
-    """Each run's machine factor, in log units: the median, over the series it measured, of its log
-    median less that series' median log median; a run that measured fewer than ``MIN_FACTOR_SERIES``
-    series has none (``factorless_runs``: its times are judged as measured). A run on a slow stretch
-    of the machine moves every configuration it measured alike; an operator's change moves its own. A
-    change most configurations share moves the factor too, and is no step of theirs
-    (``shared_steps`` names it)."""
-    offsets = _offsets(series)
+Points = Sequence[tuple[int, float]]
+"""A series' (run, median) points in run order."""
+
+
+def run_factors(series: Sequence[Points], operators: Sequence[object] | None = None) -> dict[int, float]:
+    """Each run's machine factor, in log units: the median, over the operators it measured, of the
+    median over each operator's series of its log median less that series' median log median
+    (``operators`` names each series' operator; None: each series its own). One operator counts once
+    however many configurations and phases it has: a change of its code moves them all. A run that
+    measured fewer than ``MIN_FACTOR_OPERATORS`` operators has none (``factorless_runs``: its times
+    are judged as measured). A run on a slow stretch of the machine moves every operator it measured
+    alike; an operator's change moves its own. A change most operators share moves the factor too,
+    and is no step of theirs (``shared_steps`` names it)."""
     return {
-        run: statistics.median(found) for run, found in offsets.items() if len(found) >= MIN_FACTOR_SERIES
+        run: statistics.median(statistics.median(found) for found in by_operator.values())
+        for run, by_operator in _offsets(series, operators).items()
+        if len(by_operator) >= MIN_FACTOR_OPERATORS
     }
 
 
-def factorless_runs(series: Sequence[Sequence[tuple[int, float]]]) -> list[int]:
-    """The runs too few series measured for a machine factor (``MIN_FACTOR_SERIES``)."""
-    return [run for run, found in _offsets(series).items() if len(found) < MIN_FACTOR_SERIES]
+def factorless_runs(series: Sequence[Points], operators: Sequence[object] | None = None) -> list[int]:
+    """The runs too few operators measured for a machine factor (``MIN_FACTOR_OPERATORS``)."""
+    return [
+        run
+        for run, by_operator in _offsets(series, operators).items()
+        if len(by_operator) < MIN_FACTOR_OPERATORS
+    ]
 
 
-def _offsets(series: Sequence[Sequence[tuple[int, float]]]) -> dict[int, list[float]]:
-    """Per run, each series' log median less that series' median log median (series of two runs or
-    more)."""
-    offsets: dict[int, list[float]] = defaultdict(list)
-    for points in series:
+def _offsets(
+    series: Sequence[Points], operators: Sequence[object] | None
+) -> dict[int, dict[object, list[float]]]:
+    """Per run and operator, each of its series' log median less that series' median log median
+    (series of two runs or more)."""
+    offsets: dict[int, dict[object, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for index, points in enumerate(series):
         if len(points) < 2:
             continue
         typical = statistics.median(math.log(median) for _, median in points)
+        operator = operators[index] if operators is not None else index
         for run, median in points:
-            offsets[run].append(math.log(median) - typical)
+            offsets[run][operator].append(math.log(median) - typical)
     return offsets
 
 
 def shared_steps(
-    series: Sequence[Sequence[tuple[int, float]]], runs: Sequence[int], threshold: float
+    series: Sequence[Points],
+    runs: Sequence[int],
+    threshold: float,
+    operators: Sequence[object] | None = None,
 ) -> list[tuple[int, Step]]:
     """The steps of the machine factor itself over ``runs`` (in time order), each with the run it
     begins at: where every configuration's level moved together and held. Taken out of each series as
     the machine's (a slower machine, a slow stretch), they can as well be a build that slowed almost
     everything alike: opperf cannot tell the two apart, so it names them apart from the configurations'
     steps and calls none of them a regression."""
-    factors = run_factors(series)
+    factors = run_factors(series, operators)
     ordered = [run for run in runs if run in factors]
     found = detect_steps([math.exp(factors[run]) for run in ordered], threshold) if len(ordered) > 1 else []
     return [(ordered[step.index], step) for step in found]
 
 
 def judge(
-    series: Sequence[Sequence[tuple[int, float]]],
+    series: Sequence[Points],
     ticks: Sequence[float | None],
     threshold: float,
     alpha: float,
+    operators: Sequence[object] | None = None,
 ) -> list[list[Step]]:
     """The steps of every series (each its (run, median) points in run order, and its timer's tick),
-    after each run's machine factor is taken out; steps are kept where Benjamini-Hochberg over
-    every step found holds them at FDR level ``alpha``. Steps report the series' own medians."""
-    factors = run_factors(series)
+    after each run's machine factor is taken out (``run_factors``, by ``operators``); steps are kept
+    where Benjamini-Hochberg over every step found holds them at FDR level ``alpha``. Steps report
+    the series' own medians."""
+    factors = run_factors(series, operators)
     found = []
     for points, tick in zip(series, ticks, strict=True):
         normalised = [median / math.exp(factors.get(run, 0.0)) for run, median in points]
@@ -241,18 +260,25 @@ def _apart(before: Sequence[float], after: Sequence[float], margin: float) -> bo
 def steps_of(series: Sequence[Series], threshold: float, alpha: float = DEFAULT_ALPHA) -> list[list[Step]]:
     """``judge`` over a store's series (every series the store holds: each run's machine factor and
     the FDR control look at all of them, whatever a command then shows)."""
-    points = [[(point.run, point.median) for point in s.points] for s in series]
     ticks = [min((point.tick for point in s.points if point.tick), default=None) for s in series]
-    return judge(points, ticks, threshold, alpha)
+    return judge(_points(series), ticks, threshold, alpha, _operators(series))
 
 
 def shared_steps_of(series: Sequence[Series], threshold: float) -> list[tuple[int, Step]]:
     """``shared_steps`` over a store's series, its runs in the order they were started."""
-    points = [[(point.run, point.median) for point in s.points] for s in series]
     runs = sorted({(point.started, point.run) for s in series for point in s.points})
-    return shared_steps(points, [run for _, run in runs], threshold)
+    return shared_steps(_points(series), [run for _, run in runs], threshold, _operators(series))
 
 
 def factorless_runs_of(series: Sequence[Series]) -> list[int]:
     """``factorless_runs`` over a store's series."""
-    return factorless_runs([[(point.run, point.median) for point in s.points] for s in series])
+    return factorless_runs(_points(series), _operators(series))
+
+
+def _points(series: Sequence[Series]) -> list[list[tuple[int, float]]]:
+    return [[(point.run, point.median) for point in s.points] for s in series]
+
+
+def _operators(series: Sequence[Series]) -> list[tuple[str, str]]:
+    """Each series' operator: its framework and its name as labels print it (``mx.nd.exp``)."""
+    return [(s.key.framework, s.key.name) for s in series]

@@ -176,14 +176,10 @@ class StoreBase(abc.ABC):
         return "rows.tick_s"
 
     def remove(self, run: str) -> StoredRun:
-        """Take the run ``run`` (its id, or the file it was added from, as it was named then or as a
-        path from here) out of the store."""
+        """Take the run ``run`` (its id, or the file it was added from, as a path from here or as the
+        store names it) out of the store."""
         here = os.path.abspath(run)
-        found = [
-            r
-            for r in self.stored_runs()
-            if str(r.id) == run or r.source == run or os.path.abspath(r.source) == here
-        ]
+        found = [r for r in self.stored_runs() if str(r.id) == run or r.source in (run, here)]
         if len(found) != 1:
             which = "no run" if not found else f"{len(found)} runs"
             raise OpperfError(
@@ -223,14 +219,15 @@ class StoreBase(abc.ABC):
 
 
 def run_values(document: Mapping[str, Any], source: str) -> tuple[object, ...]:
-    """A results document's run as ``runs`` keeps it: digest, source, start, framework, version,
-    device and environment; OpperfError for an A/B file."""
+    """A results document's run as ``runs`` keeps it: digest, source (its full path: a relative one
+    would name another file from another folder), start, framework, version, device and
+    environment; OpperfError for an A/B file."""
     if is_ab(document):
         raise OpperfError(f"{source}: an A/B file holds two builds; add the sweeps' result files instead")
     environment = document.get("environment") or {}
     return (
         str(document.get("written_digest") or written_digest(document)),
-        source,
+        os.path.abspath(source),
         environment.get("started"),
         environment.get("framework"),
         environment.get("framework_version"),
