@@ -457,22 +457,33 @@ def test_a_store_whose_tables_lack_a_column_is_named_damaged_once(tmp_path, caps
         assert err.count("rebuild it with history add") == 1 and err.count("\n") == 1, err
 
 
-def test_detect_names_a_move_most_configurations_share_and_fails_no_gate(tmp_path, capsys):
-    """Every configuration 1.4x slower from the fourth of seven runs: the machine or the build, which
-    opperf cannot tell apart; no configuration's step, no failed gate, and a note that says so."""
+def _daily_runs(tmp_path, count: int, shape) -> tuple[str, list]:
+    """A store of ``count`` runs of mxnet_run1.json a day apart, each shaped by ``shape(document,
+    index)``; the store's path and the runs' files."""
     base = json.loads((DATA / "mxnet_run1.json").read_text())
     paths = []
-    for index in range(7):
+    for index in range(count):
         document = copy.deepcopy(base)
         document["environment"]["started"] = f"2026-11-{index + 1:02d}T00:00:00+00:00"
-        for record in document["results"]:
-            for phase in ("forward", "backward"):
-                if record.get(phase) and index >= 3:
-                    record[phase]["samples_s"] = [s * 1.4 for s in record[phase]["samples_s"]]
+        shape(document, index)
         paths.append(tmp_path / f"run{index}.json")
         paths[-1].write_text(json.dumps(document))
     db = str(tmp_path / "h.sqlite")
     assert main(["history", "add", *map(str, paths), "--db", db]) == 0
+    return db, paths
+
+
+def test_detect_names_a_move_most_configurations_share_and_fails_no_gate(tmp_path, capsys):
+    """Every configuration 1.4x slower from the fourth of seven runs: the machine or the build, which
+    opperf cannot tell apart; no configuration's step, no failed gate, and a note that says so."""
+
+    def slower_from_the_fourth(document, index):
+        for record in document["results"]:
+            for phase in ("forward", "backward"):
+                if record.get(phase) and index >= 3:
+                    record[phase]["samples_s"] = [s * 1.4 for s in record[phase]["samples_s"]]
+
+    db, paths = _daily_runs(tmp_path, 7, slower_from_the_fourth)
     capsys.readouterr()
     assert main(["history", "detect", "--db", db, "--fail-on", "regression"]) == 0
     err = capsys.readouterr().err
@@ -518,20 +529,15 @@ def test_one_operators_configurations_count_once_for_the_machine_factor(operator
 def test_detect_over_one_configuration_fires_the_gate_and_says_why_no_factor(tmp_path, capsys):
     """A nightly job tracking one configuration: its regression exits 1, and the note says its runs
     are judged as measured."""
-    base = json.loads((DATA / "mxnet_run1.json").read_text())
-    paths = []
-    for index in range(6):
-        document = copy.deepcopy(base)
-        document["environment"]["started"] = f"2026-11-{index + 1:02d}T00:00:00+00:00"
+
+    def one_configuration_slower_from_the_fourth(document, index):
         document["results"] = [r for r in document["results"] if r.get("forward")][:1]
         record = document["results"][0]
         record["backward"] = None
         factor = 1.5 if index >= 3 else 1.0
         record["forward"]["samples_s"] = [s * factor for s in record["forward"]["samples_s"]]
-        paths.append(tmp_path / f"run{index}.json")
-        paths[-1].write_text(json.dumps(document))
-    db = str(tmp_path / "h.sqlite")
-    assert main(["history", "add", *map(str, paths), "--db", db]) == 0
+
+    db, _ = _daily_runs(tmp_path, 6, one_configuration_slower_from_the_fourth)
     capsys.readouterr()
     assert main(["history", "detect", "--db", db, "--fail-on", "regression"]) == 1
     err = capsys.readouterr().err
