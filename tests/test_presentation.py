@@ -4,7 +4,6 @@ Chromium where one is installed."""
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 import subprocess
@@ -14,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from browser import chromium, needs_browser
+from documents import another_run
 
 from opperf.cli import main
 from opperf.verdicts.history.store import History
@@ -27,9 +27,9 @@ EXTERNAL = re.compile(r"""(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", re.IGNOR
 
 
 def _scaled_copy(source: Path, target: Path, factor: float, started: str, op: str = "exp") -> Path:
-    """A real result file with ``op``'s samples scaled by ``factor``: a run in which it got slower."""
-    document = json.loads(source.read_text())
-    document = copy.deepcopy(document)
+    """A real result file made another run (``another_run``) with ``op``'s samples scaled by
+    ``factor``: a run in which it got slower."""
+    document = another_run(json.loads(source.read_text()))
     document["environment"]["started"] = started
     for record in document["results"]:
         for phase in ("forward", "backward"):
