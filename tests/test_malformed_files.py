@@ -586,3 +586,14 @@ def test_a_fingerprint_that_is_no_object_or_contradicts_the_file_is_refused(
     assert main(["diff", _written(tmp_path, "b.json", BASE), _written(tmp_path, "n.json", edited)]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1, err
+
+
+def test_repeats_of_a_side_that_sampled_otherwise_are_named(tmp_path, capsys):
+    """A second NEW run with another seed (other input values) passed without a word."""
+    other = another_run(BASE, 22)
+    other["environment"]["seed"] = 7
+    base = _written(tmp_path, "b.json", BASE)
+    new = ",".join((_written(tmp_path, "n1.json", another_run(BASE)), _written(tmp_path, "n2.json", other)))
+    assert main(["diff", base, new]) in (0, 1)
+    out = capsys.readouterr().out
+    assert "The runs of NEW sampled otherwise: seed 0 (" in out and "vs 7 (" in out, out

@@ -16,7 +16,15 @@ from opperf.report.xlsx import require_openpyxl, write_workbook
 from opperf.report.xlsx_tables import diff_tables
 from opperf.results.environment import BUILD_FIELDS, MACHINE_FIELDS
 from opperf.results.key import SETTINGS
-from opperf.results.load import Run, across, check_copies, differences, read_ab, read_side
+from opperf.results.load import (
+    SAMPLING_FIELDS,
+    Run,
+    across,
+    check_copies,
+    differences,
+    read_ab,
+    read_side,
+)
 from opperf.utils.errors import OpperfError
 from opperf.utils.files import write_atomically
 from opperf.verdicts.decide import DEFAULT_ALPHA, DEFAULT_THRESHOLD, FailOn
@@ -139,6 +147,18 @@ def _varying(base: Sequence[Run], new: Sequence[Run]) -> list[str]:
     return [name for index, name in enumerate(SETTINGS) if values(base, index) != values(new, index)]
 
 
+def _unlike_repeats(runs: Sequence[Run], side: str) -> list[str]:
+    """A note where a side's repeats sampled otherwise (another seed draws other data; another budget
+    or precision target, other samples): their spread then holds that difference as noise."""
+    found = differences(runs, SAMPLING_FIELDS, lambda run: run.sampling)
+    if not found:
+        return []
+    return [
+        f"The runs of {side} sampled otherwise: {'; '.join(found)}. Their spread, which the verdicts weigh "
+        "as noise, holds that difference too."
+    ]
+
+
 def _check_distinct(base: list[str], new: list[str]) -> None:
     """Refuse a file on both sides: a run compared with itself is unchanged by construction."""
     shared = [path for path in new if any(_same_file(path, other) for other in base)]
@@ -195,6 +215,7 @@ def run(arguments: argparse.Namespace) -> int:
         base, new = read_side(base_files), read_side(new_files)
         notes = _machines(base, new, arguments.allow_different_machines)
         check_copies([*base, *new])
+        notes += _unlike_repeats(base, "BASE") + _unlike_repeats(new, "NEW")
         if arguments.across:
             base, new, note = _across(base, new, arguments.across)
             notes.append(note)

@@ -9,7 +9,7 @@ file and the fix, never a traceback.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
@@ -33,6 +33,13 @@ class Run:
     fingerprint: Mapping[str, Any] = field(default_factory=dict)
     started: str | None = None
     """When the run started (``environment.started``): no two runs share it, every copy of one does."""
+    sampling: Mapping[str, Any] = field(default_factory=dict)
+    """How it sampled (``SAMPLING_FIELDS`` of its environment): repeats of one sweep sample alike."""
+
+
+SAMPLING_FIELDS = ("seed", "budget_s", "target_precision", "runs", "warmup")
+"""The environment's settings that change how a sweep samples and what data it draws, not which rows
+it has: repeats on one side of a diff that differ in them are named in a note."""
 
 
 def read_run(path: str) -> Run:
@@ -46,7 +53,8 @@ def read_run(path: str) -> Run:
     environment = document["environment"]
     run = _run(path, path, _results(path, document), read_fingerprint(environment, path))
     started = environment.get("started")
-    return replace(run, started=started) if isinstance(started, str) else run
+    sampling = {name: environment.get(name) for name in SAMPLING_FIELDS}
+    return replace(run, started=started if isinstance(started, str) else None, sampling=sampling)
 
 
 @dataclass(frozen=True)
@@ -194,16 +202,20 @@ def records_by_key(path: str, results: Sequence[object], repeats: str = MERGE_FI
     return records
 
 
-def differences(runs: Sequence[Run], fields: Sequence[str]) -> list[str]:
-    """How the runs' fingerprints differ in ``fields``, each as ``field 'a' (file) vs 'b' (file)``. A
-    field a file does not record (null: written before opperf recorded it) differs from nothing:
-    unknown is not different."""
+def differences(
+    runs: Sequence[Run],
+    fields: Sequence[str],
+    of: Callable[[Run], Mapping[str, Any]] = lambda run: run.fingerprint,
+) -> list[str]:
+    """How the runs' fingerprints (or what ``of`` reads of them) differ in ``fields``, each as ``field
+    'a' (file) vs 'b' (file)``. A field a file does not record (null: written before opperf recorded
+    it) differs from nothing: unknown is not different."""
     found = []
     for name in fields:
         values: dict[str, str] = {}
         for run in runs:
-            if run.fingerprint.get(name) is not None:
-                values.setdefault(json.dumps(run.fingerprint[name], sort_keys=True), run.path)
+            if of(run).get(name) is not None:
+                values.setdefault(json.dumps(of(run)[name], sort_keys=True), run.path)
         if len(values) > 1:
             found.append(f"{name} " + " vs ".join(f"{value} ({path})" for value, path in values.items()))
     return found
