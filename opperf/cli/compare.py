@@ -142,8 +142,8 @@ def run(arguments: argparse.Namespace) -> int:
     write_or_print(rendered, arguments.output_file)
     if arguments.json_file:
         write_atomically(arguments.json_file, render_json(document))
-    if comparison.stop is not None:
-        number = getattr(comparison.stop, "signal_number", signal.SIGINT)
+    number = comparison.signal_number
+    if number is not None:
         print(
             f"interrupted ({signal.Signals(number).name}) after {len(comparison.rows)} of "
             f"{counted(comparison.selected, 'configuration')}: what finished is written",

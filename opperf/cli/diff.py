@@ -24,6 +24,7 @@ from opperf.results.load import (
     differences,
     read_ab,
     read_side,
+    settings,
 )
 from opperf.utils.errors import OpperfError
 from opperf.utils.files import write_atomically
@@ -141,10 +142,11 @@ def _across(
 def _varying(base: Sequence[Run], new: Sequence[Run]) -> list[str]:
     """The settings of the row key whose values on one side are not those on the other."""
 
-    def values(runs: Sequence[Run], index: int) -> set[object]:
-        return {key.settings[index] for run in runs for key in run.records}
+    def side(runs: Sequence[Run]) -> frozenset[tuple[str, object]]:
+        return frozenset().union(*map(settings, runs))
 
-    return [name for index, name in enumerate(SETTINGS) if values(base, index) != values(new, index)]
+    unlike = {name for name, _ in side(base) ^ side(new)}
+    return [name for name in SETTINGS if name in unlike]
 
 
 def _unlike_repeats(runs: Sequence[Run], side: str) -> list[str]:

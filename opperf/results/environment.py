@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from opperf.utils import gpu_state
 from opperf.utils.devices import Device
 from opperf.utils.errors import OpperfError
+from opperf.utils.words import clipped
 
 if TYPE_CHECKING:
     from opperf.measure.roofline.peaks import MachinePeaks
@@ -201,5 +202,4 @@ def read_fingerprint(environment: Mapping[str, Any], path: str) -> dict[str, obj
 
 
 def _shown(value: object) -> str:
-    text = json.dumps(value, sort_keys=True, default=str)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return clipped(json.dumps(value, sort_keys=True, default=str))

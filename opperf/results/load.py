@@ -234,9 +234,9 @@ def read_side(paths: Sequence[str]) -> tuple[Run, ...]:
             f"a side mixes frameworks ({frameworks[0]}); the files of one side must be repeats of one "
             "sweep: pass each framework's files as a side of its own"
         )
-    reference = _settings(first)
+    reference = settings(first)
     for run in runs[1:]:
-        found = _settings(run)
+        found = settings(run)
         if found != reference:
             names = sorted({name for name, _ in found ^ reference})
             raise OpperfError(
@@ -284,7 +284,8 @@ def _one_run(first: Run, second: Run) -> bool:
     return 2 * len(sampled) >= min(len(first.records), len(second.records))
 
 
-def _settings(run: Run) -> frozenset[tuple[str, object]]:
+def settings(run: Run) -> frozenset[tuple[str, object]]:
+    """The (setting, value) pairs of the row keys of ``run``'s records (``key.SETTINGS``)."""
     return frozenset(
         (name, value) for key in run.records for name, value in zip(SETTINGS, key.settings, strict=True)
     )

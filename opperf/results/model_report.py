@@ -19,6 +19,7 @@ from opperf.results.configs import ConfigsFile
 from opperf.results.measurement import BenchmarkSpec, Measurement, Status
 from opperf.results.schema import COUNT, OBJECT, RATE, SECONDS, TEXT, Expect
 from opperf.utils.stats import summarize
+from opperf.utils.words import clipped
 
 
 @dataclass(frozen=True)
@@ -242,8 +243,7 @@ def _field(block: Any, name: str | int, expect: Expect, where: str) -> Any:
 
 
 def _brief(value: object) -> str:
-    text = json.dumps(value)
-    return text if len(text) <= 40 else f"{text[:37]}..."
+    return clipped(json.dumps(value), 40)
 
 
 def _key(op: str, inputs: Mapping[str, Any]) -> str:

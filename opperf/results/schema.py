@@ -19,6 +19,7 @@ from typing import Any, TypeGuard, get_args
 from opperf.measure.sampling import MOST_SAMPLES
 from opperf.results.measurement import Status, TimerKind, input_from_json
 from opperf.results.options import KEYED
+from opperf.utils.words import clipped
 
 Check = Callable[[object], bool]
 
@@ -407,5 +408,4 @@ def _fields_problem(
 
 
 def _shown(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else f"{text[:57]}..."
+    return clipped(repr(value))

@@ -1,5 +1,5 @@
-"""Words for messages and reports: counted nouns ("1 category", "2 categories", never "1 categories")
-and alternatives ("jax, mxnet or torch")."""
+"""Words for messages and reports: counted nouns ("1 category", "2 categories", never "1 categories"),
+alternatives ("jax, mxnet or torch") and a value from a file cut short ("[1, 2, ...")."""
 
 from __future__ import annotations
 
@@ -28,3 +28,12 @@ def one_of(names: Sequence[str]) -> str:
     if not names:
         return "none"
     return " or ".join(filter(None, (", ".join(names[:-1]), names[-1])))
+
+
+def clipped(text: str, limit: int = 60) -> str:
+    """``text`` cut to ``limit`` characters, the cut marked: a value from a file, quoted in a message.
+
+    >>> clipped("abc"), clipped("x" * 70, 10)
+    ('abc', 'xxxxxxx...')
+    """
+    return text if len(text) <= limit else f"{text[: limit - 3]}..."

@@ -6,6 +6,7 @@ the comparison reads, ``verdicts.compare.rendering``."""
 
 from __future__ import annotations
 
+import signal
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -83,6 +84,14 @@ class Comparison:
     rows: tuple[Row, ...]
     selected: int
     stop: KeyboardInterrupt | None = None
+
+    @property
+    def signal_number(self) -> int | None:
+        """The signal that stopped it (SIGINT for a Ctrl-C raised as KeyboardInterrupt); None where
+        none did."""
+        if self.stop is None:
+            return None
+        return getattr(self.stop, "signal_number", signal.SIGINT)
 
 
 def compare(

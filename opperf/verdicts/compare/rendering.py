@@ -164,9 +164,8 @@ def stopped_note(comparison: Comparison) -> str:
 
 def stop_name(comparison: Comparison) -> str | None:
     """The name of the signal that stopped a comparison (SIGINT for Ctrl-C); None where none did."""
-    if comparison.stop is None:
-        return None
-    return signal.Signals(getattr(comparison.stop, "signal_number", signal.SIGINT)).name
+    number = comparison.signal_number
+    return None if number is None else signal.Signals(number).name
 
 
 def _versus_dict(found: Versus | None) -> dict[str, object] | None:
