@@ -748,3 +748,29 @@ def test_compare_sets_each_frameworks_threads_first_and_refuses_what_jax_cannot_
     assert refused.returncode == 2 and refused.stderr.startswith(
         f"error: --threads {cpus + 1}: JAX runs one thread"
     )
+
+
+def test_commands_whose_workers_measure_take_a_thread_count_jax_already_running_here_lacks(tmp_path):
+    """One process that had started JAX with every CPU (an earlier command or API call in it) refused
+    ``compare --threads 1`` and ``sweep --threads 1`` ("already runs here with 2 threads"), though their
+    workers set the count as they start; measuring here, the refusal stands."""
+    driver = f"""
+import jax.numpy, sys
+from opperf.cli import main
+jax.numpy.add(1, 1)  # JAX's CPU backend starts here with every CPU
+quick = ["--budget", "0.02", "--threads", "1", "--quiet"]
+print(main(["compare", "jnp,lax", "--ops", "exp", "--rounds", "1", *quick,
+            "--output-file", {str(tmp_path / "c.md")!r}]))
+print(main(["--framework", "jax", "--ops", "exp", "--no-backward", "--runs", "2", *quick,
+            "--output-file", {str(tmp_path / "s.json")!r}]))
+print(main(["compare", "jnp,lax", "--ops", "exp", "--rounds", "1", *quick, "--no-isolation"]))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", driver], cwd=os.path.dirname(OPPERF), capture_output=True, text=True,
+        timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0", "0", "2"], done.stdout + done.stderr
+    assert "Not compared" not in (tmp_path / "c.md").read_text()
+    assert {r["threads"] for r in json.loads((tmp_path / "s.json").read_text())["results"]} == {1}
+    assert "error: --threads 1: JAX's CPU backend already runs here with" in done.stderr

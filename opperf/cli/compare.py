@@ -22,7 +22,7 @@ from opperf.cli.common import (
     write_or_print,
 )
 from opperf.cli.progress import Stages, wanted
-from opperf.frameworks import FRAMEWORKS, describe, framework_of_namespace, get_backend
+from opperf.frameworks import FRAMEWORKS, describe, framework_of_namespace, get_backend, workers_threads
 from opperf.report.json_report import render_json
 from opperf.results.options import RunOptions
 from opperf.sweep.run import DEFAULT_TIMEOUT_S
@@ -100,10 +100,14 @@ def run(arguments: argparse.Namespace) -> int:
     )
     options = comparison_options(RunOptions.from_arguments(arguments, device=arguments.device or "cpu"))
     check_namespaces(namespaces)
-    # each framework's thread count, here too: one it refuses (JAX's --threads 3 on 2 CPUs) is refused
-    # before anything runs, and one that fixes its pool as it starts (JAX) is set before it starts
+    # each framework's thread count: one it refuses (JAX's --threads 3 on 2 CPUs) is refused before
+    # anything runs; measured here, one that fixes its pool as it starts (JAX) is set before it starts
     for framework in dict.fromkeys(framework_of_namespace(namespace) for namespace in namespaces):
-        get_backend(framework).set_threads(options.threads)
+        backend = get_backend(framework)
+        if arguments.no_isolation:
+            backend.set_threads(options.threads)
+        else:
+            workers_threads(backend, options.threads)
     check_devices(namespaces, options)
     rounds = getattr(arguments, "rounds", COMPARE_ROUNDS)  # sweep --compare takes the default
     operators = arguments.ops or DEFAULT_OPERATORS

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 from opperf.frameworks.contract import CAPABILITY_NAMES, Framework
 from opperf.frameworks.start_check import START_FIX, check_starts
 from opperf.utils.devices import Device
-from opperf.utils.errors import OpperfError
+from opperf.utils.errors import FixedThreadsError, OpperfError
 
 if TYPE_CHECKING:
     from opperf.measure.harness import Session
@@ -93,6 +93,17 @@ class Backend(Protocol):
         """Framework versions, build features and threading, for the results file: ``framework``,
         ``framework_version`` and ``framework_settings`` (what reports show of it) in every framework's,
         the rest its own."""
+
+
+def workers_threads(backend: Backend, count: int | None) -> int:
+    """The intra-op thread count a command's workers run with, set here too, for what this process
+    records of itself, and refused before any worker starts where the framework cannot run with it; a
+    framework already running here with another count it cannot change (JAX's CPU pool, when one
+    process runs two commands) is no matter: each worker sets ``count`` as it starts."""
+    try:
+        return backend.set_threads(count)
+    except FixedThreadsError:
+        return cast(int, count)  # only a count that differs from the pool's is refused so
 
 
 @dataclass(frozen=True)

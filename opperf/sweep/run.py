@@ -22,6 +22,7 @@ from opperf.frameworks import (
     get_backend,
     started_environment,
     worker_python,
+    workers_threads,
 )
 from opperf.measure import harness
 from opperf.measure.benchmark import RunOptions
@@ -303,7 +304,7 @@ def run_sweep(
     # the thread count first: a framework that fixes its pool as it starts (JAX's CPU backend) is
     # started by ``_checked``, and --threads 1 was then refused as "already runs here with 2 threads"
     thread_plan = _thread_plan(config)
-    threads = None if thread_plan else backend.set_threads(config.options.threads)
+    threads = None if thread_plan else _threads(config, backend)
     config = _checked(config, backend)
     options = config.options
     operators = select_operators(
@@ -648,6 +649,14 @@ def _timed(results: Iterable[Measurement], started: float) -> Iterator[Measureme
         now = time.perf_counter()
         yield replace(result, elapsed_s=now - started)
         started = time.perf_counter()
+
+
+def _threads(config: SweepConfig, backend: Backend) -> int:
+    """The thread count the sweep measures with: set here, and where workers measure, one this process
+    cannot take (a framework already started here with another count) is theirs (``workers_threads``)."""
+    if config.isolate:
+        return workers_threads(backend, config.options.threads)
+    return backend.set_threads(config.options.threads)
 
 
 def _thread_plan(config: SweepConfig) -> ThreadPlan | None:

@@ -16,6 +16,11 @@ class OpperfError(ValueError):
     """
 
 
+class FixedThreadsError(OpperfError):
+    """A framework already runs in this process with another intra-op thread count, which it fixed as
+    it started (JAX's CPU pool): refused where this process measures, of no matter where workers do."""
+
+
 def suggest(name: str, candidates: Iterable[str]) -> str:
     """'; did you mean a, b?' for the names closest to ``name``, or ''."""
     close = difflib.get_close_matches(name, list(candidates), n=5, cutoff=0.6)

@@ -19,7 +19,7 @@ from opperf.operators.info import Identity, OpInfo
 from opperf.results.measurement import InputValue
 from opperf.utils.affinity import available_cpus
 from opperf.utils.devices import CPU, Device
-from opperf.utils.errors import OpperfError
+from opperf.utils.errors import FixedThreadsError, OpperfError
 
 _X64 = (
     "JAX runs without 64-bit types unless jax_enable_x64 is set (which changes every default dtype); "
@@ -65,7 +65,7 @@ class JaxBackend(BackendBase):
             )
         started_with = _POOL.get("threads") or (len(cpus) if _backend_started() else None)
         if started_with is not None and count != started_with:
-            raise OpperfError(
+            raise FixedThreadsError(
                 f"--threads {count}: JAX's CPU backend already runs here with {started_with} threads; the "
                 "thread count is set before it starts (a sweep sets it in each worker)"
             )
