@@ -473,6 +473,19 @@ def test_one_run_counted_twice_is_refused(tmp_path, capsys, where):
     assert main(["diff", f"{base},{new}", _written(tmp_path, "third.json", another_run(BASE, 22))]) == 0
 
 
+def test_separate_runs_of_operators_a_tick_long_are_not_taken_for_copies(tmp_path):
+    """Sweeps of operators a tick or two long read alike sample for sample (``shape_array`` 2, 1, 1 us
+    in two ``--runs 3`` sweeps here), which read as one run counted twice."""
+    ticked = copy.deepcopy(BASE)
+    for record in ticked["results"]:
+        for phase in ("forward", "backward"):
+            if isinstance(record.get(phase), dict) and record[phase].get("samples_s"):
+                record[phase]["samples_s"] = [2e-6, 1e-6, 1e-6]
+    again = copy.deepcopy(ticked)
+    again["environment"]["started"] = another_run(BASE)["environment"]["started"]
+    assert main(["diff", _written(tmp_path, "a.json", ticked), _written(tmp_path, "b.json", again)]) == 0
+
+
 def test_a_side_of_two_frameworks_is_refused(tmp_path, capsys):
     """A NEW side of one MXNet and one PyTorch sweep read as two runs, PyTorch's rows as new ones."""
     other = another_run(BASE)
