@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 
 import pytest
@@ -172,6 +173,64 @@ def test_user_model_through_module_callable(tmp_path, capsys):
     assert [(c.op, c.count) for c in parsed.configurations] == [("addmm", 1), ("relu", 1), ("addmm", 1)]
     first = parsed.configurations[0]
     assert dict(first.inputs)["mat1"] == TensorSpec((3, 8), dtype="float32")
+
+
+HOSTILE_MODELS = """
+import os, sys
+import torch
+
+def tiny():
+    return torch.nn.Linear(8, 4).eval(), (torch.rand(3, 8),)
+
+def moves():
+    os.chdir(os.path.dirname(os.getcwd()))
+    return tiny()
+
+def exits():
+    sys.exit(3)
+
+def identity():
+    return torch.nn.Identity(), (torch.rand(3, 8),)
+"""
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--model", ":tiny"], "cannot load model ':tiny': write module:callable"),
+        (["--model", "..hostile_models:tiny"], "cannot load model '..hostile_models:tiny': write module:"),
+        (["--model", "hostile_models:exits"], "model hostile_models:exits called sys.exit(3) while building"),
+        (["--model", "hostile_models:identity"], "made no torch operator call, so there is nothing to"),
+        (["--model", "hostile_models:tiny", "--framework", "mxnet"], "made no mxnet operator call"),
+        (["--model", "hostile_models:tiny", "--input-shape", "5,5"], "--input-shape sets a built-in model's"),
+    ],
+)
+def test_a_model_that_cannot_be_captured_is_a_usage_error(tmp_path, monkeypatch, capsys, argv, message):
+    """An empty or relative module name was a traceback with exit 1; a model's sys.exit ended opperf
+    with its status and nothing written; a model that calls no operator (an identity, or another
+    framework's model) was captured as nothing and ``opperf model`` then replayed the whole registry;
+    ``--input-shape`` was dropped for a callable."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "hostile_models.py").write_text(HOSTILE_MODELS)
+    for command in ("capture", "model"):
+        framework = [] if "--framework" in argv else ["--framework", "torch"]
+        output = "o.jsonl" if command == "capture" else "o.md"
+        assert main([command, *framework, *argv, "--output-file", output, "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and message in err and err.count("\n") == 1, err
+        assert not (tmp_path / output).exists()
+
+
+def test_a_model_that_moves_elsewhere_leaves_the_outputs_where_the_user_named_them(tmp_path, monkeypatch):
+    """A model that changed the working directory took every output file with it (exit 0)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    (work / "hostile_models.py").write_text(HOSTILE_MODELS)
+    assert main(["capture", "--framework", "torch", "--model", "hostile_models:moves", "--output-file",
+                 "c.jsonl", "--quiet"]) == 0  # fmt: skip
+    assert configs.read(str(work / "c.jsonl")).configurations and os.getcwd() == str(work)
+    assert not (tmp_path / "c.jsonl").exists()
 
 
 def _file(*configurations: Configuration, framework: str = "torch") -> ConfigsFile:

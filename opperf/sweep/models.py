@@ -8,6 +8,8 @@ A user's callable takes no arguments and returns ``(model, example_inputs)``: th
 from __future__ import annotations
 
 import importlib
+import os
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -63,6 +65,11 @@ def load_model(framework: str, name: str, shape: tuple[int, ...] | None) -> Load
 
     get_backend(framework)  # the framework must be installed
     if ":" in name:
+        if shape is not None:
+            raise OpperfError(
+                f"--input-shape sets a built-in model's input shape; {name} makes its own example inputs "
+                "(change them in the callable, or leave --input-shape out)"
+            )
         return _user_model(name)
     models = built_in(framework)
     if name not in models:
@@ -85,23 +92,51 @@ def load_model(framework: str, name: str, shape: tuple[int, ...] | None) -> Load
 
 
 def running(model: str, doing: str, call: Callable[[], T]) -> T:
-    """``call()``; a model's own exception becomes an OpperfError naming the model and what failed
-    (a user's model, or a built-in one at an input shape it cannot take)."""
+    """``call()``; a model's own exception, or its ``sys.exit``, becomes an OpperfError naming the
+    model and what failed (a user's model, or a built-in one at an input shape it cannot take). The
+    working directory is this process's again after it: a model that moves elsewhere does not take
+    the output files, named relative to where the user is, with it."""
+    directory = os.getcwd()
     try:
         return call()
     except OpperfError:
         raise
+    except SystemExit as stop:
+        raise OpperfError(
+            f"model {model} called sys.exit({stop.code!r}) while {doing}: a model returns, it does not end "
+            "the process (nothing was written)"
+        ) from None
     except Exception as error:
         raise OpperfError(f"model {model} failed while {doing}: {type(error).__name__}: {error}") from None
+    finally:
+        os.chdir(directory)
+
+
+MODULE_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+"""An absolute module name, as ``import`` takes one: a user's model is imported from where opperf
+runs, never relative to a package."""
 
 
 def _user_model(reference: str) -> LoadedModel:
     module_name, _, attribute = reference.partition(":")
+    if not MODULE_NAME.fullmatch(module_name) or not attribute.isidentifier():
+        raise OpperfError(
+            f"cannot load model {reference!r}: write module:callable, a module importable from here and "
+            "a function in it, e.g. mymodels:resnet"
+        )
     if "" not in sys.path and "." not in sys.path:
         sys.path.insert(0, "")
+
+    def imported() -> object:
+        try:
+            return importlib.import_module(module_name)
+        except ImportError as error:
+            raise OpperfError(f"cannot load model {reference!r}: {error}") from None
+
+    module = running(reference, "importing it", imported)
     try:
-        factory = getattr(importlib.import_module(module_name), attribute)
-    except (ImportError, AttributeError) as error:
+        factory = getattr(module, attribute)
+    except AttributeError as error:
         raise OpperfError(f"cannot load model {reference!r}: {error}") from None
     returned = running(reference, "building it", factory)
     if not (isinstance(returned, tuple) and len(returned) == 2):
@@ -123,6 +158,11 @@ def capture_model(
     captured = captured or running(
         loaded.name, "running it", lambda: capture.capture(loaded.model, loaded.inputs, mode)
     )
+    if not captured.calls:
+        raise OpperfError(
+            f"model {loaded.name} made no {framework} operator call, so there is nothing to capture or "
+            "replay: it calls none, or it is another framework's model (name that one with --framework)"
+        )
     environment = get_backend(framework).environment()
     header = Header(
         framework=framework,
