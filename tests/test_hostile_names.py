@@ -134,6 +134,21 @@ def test_html_report_of_names_with_dollar_signs_renders(tmp_path):
     assert "frac{a$" in page.read_text()
 
 
+def test_html_report_of_names_in_scripts_the_plot_font_lacks_says_nothing_of_it(tmp_path, recwarn):
+    """Operator names in CJK or emoji printed matplotlib's missing-glyph warnings, with opperf's source
+    lines, beside the report (the page's browser draws them: plot labels stay text)."""
+    pytest.importorskip("matplotlib")
+    document = json.loads(GOLDEN.read_text())
+    for index, record in enumerate(document["results"]):
+        record["op"] = f"\u7b97\u5b50_{index}\U0001f680"
+        record["function"] = f"mx.nd.{record['op']}"
+    results, page = tmp_path / "r.json", tmp_path / "r.html"
+    results.write_text(json.dumps(document))
+    assert main(["report", str(results), "--html", str(page)]) == 0
+    assert "\u7b97\u5b50_0" in page.read_text(encoding="utf-8")
+    assert not [str(w.message) for w in recwarn if "Glyph" in str(w.message)]
+
+
 def _store(tmp_path, names: list[str]) -> Path:
     """A history store of one run whose records carry ``names``."""
     document = json.loads(GOLDEN.read_text())

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import re
+import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import cast
@@ -45,7 +46,11 @@ def to_svg(figure) -> str:
     """The figure as an ``<svg>`` element (the XML prologue and DOCTYPE dropped), then closed."""
     plt = pyplot()
     buffer = io.StringIO()
-    figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+    with warnings.catch_warnings():
+        # An operator name in a script DejaVu lacks (CJK, emoji) is laid out with a box's width, and
+        # the page's browser draws it from its own fonts (svg.fonttype none: labels stay text).
+        warnings.filterwarnings("ignore", message="Glyph .* missing from font", category=UserWarning)
+        figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
     plt.close(figure)
     return _SVG_START.sub(r"\1", buffer.getvalue(), count=1)
 
