@@ -162,7 +162,7 @@ def test_forward_and_backward_samples(backend, profiler):
     assert m.backward_reason is None
     assert m.memory_peak_bytes >= 64 * 64 * FLOAT32
     if profiler == "native":
-        assert m.profiled_ops == ("AddBackward0", "aten::add", "torch::autograd::AccumulateGrad")
+        assert m.profiled_ops == ("aten::add",)  # the forward call's: AddBackward0 is the backward's
 
 
 def test_raw_profiler_events_give_each_marker_the_work_the_event_tree_gives(backend):

@@ -119,8 +119,8 @@ class NativeSampler:
             backward_work, backward_reason = [], NO_BACKWARD_DEVICE_WORK
         forward_s = tuple(self._seconds(work) for work in forward_work)
         backward_s = tuple(self._seconds(work) for work in backward_work) or None
-        every = (w for work in (*forward_work, *backward_work) for w in work)
-        operators = {w.launched_by.removeprefix(ENGINE_PREFIX) for w in every}
+        # the operators a record names are those its forward call ran (the schema's profiled_ops)
+        operators = {w.launched_by.removeprefix(ENGINE_PREFIX) for work in forward_work for w in work}
         met = None if sampled.met_target is None else met_target(forward_s, backward_s, plan.target)
         sampled = replace(sampled, forward=forward_s, backward=backward_s, met_target=met)
         if not self.on_gpu:
