@@ -5,6 +5,7 @@ Chromium where one is installed."""
 from __future__ import annotations
 
 import json
+import math
 import re
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from documents import another_run
 
 from opperf.cli import main
 from opperf.verdicts.history.store import History
+from opperf.verdicts.markdown import INDICATIVE_NOTE
 
 openpyxl = pytest.importorskip("openpyxl", reason="the opperf[xlsx] extra is not installed (make venv)")
 pytest.importorskip("matplotlib", reason="the opperf[plot] extra is not installed (make venv)")
@@ -222,6 +224,40 @@ def test_html_and_xlsx_of_an_ab_diff_show_the_figures_its_ratio_compares(tmp_pat
     assert main(["diff", str(ab), "--output-file", str(sheet)]) == 0
     shown = pd.read_excel(sheet, sheet_name="diff")
     assert (shown["base ms"][0], shown["new ms"][0], shown["ratio"][0]) == (1.0, 1.0, 1.0)
+
+
+def test_html_of_a_diff_says_what_the_diff_says_of_its_verdicts(tmp_path):
+    """The page dropped the diff's word on its own verdicts: rows of one run a side read plain
+    ``slower`` (``opperf diff`` marks them indicative), and an A/B job's note of the setting its sides
+    differed in was nowhere, so its base and new columns had no meaning on the page."""
+    base = json.loads((DATA.parent / "verdicts3" / "b0.json").read_text())  # rows enough for a noise model
+    new = another_run(base)
+    for document in (base, new):
+        for index, record in enumerate(document["results"]):  # on a quiet machine, each met its target
+            record["competing_load"] = 0.0
+            record["sampling"]["met_target"] = True
+            record["flags"] = []
+            factor = (1.6 if record["op"] == "exp" else 1 + 0.01 * math.sin(index)) if document is new else 1
+            for phase in ("forward", "backward"):
+                if record.get(phase):
+                    record[phase]["samples_s"] = [s * factor for s in record[phase]["samples_s"]]
+    paths = [tmp_path / "base.json", tmp_path / "new.json"]
+    for path, document in zip(paths, (base, new), strict=True):
+        path.write_text(json.dumps(document))
+    diff, page = tmp_path / "d.json", tmp_path / "r.html"
+    assert main(["diff", *map(str, paths), "--output-format", "json", "--output-file", str(diff)]) == 1
+    document = json.loads(diff.read_text())
+    across = (
+        "Compared across values uniform-positive (base) against normal (new): each verdict is its effect."
+    )
+    document["summary"]["notes"].append(across)
+    diff.write_text(json.dumps(document))
+    assert main(["report", str(diff), "--html", str(page)]) == 0
+    shown = _sections(page.read_text())
+    said = re.findall(r'<p class="note">([^<]*)</p>', shown["summary"])
+    assert said == [INDICATIVE_NOTE, *document["summary"]["notes"]] and across in said
+    called = sum(row["verdict"] == "slower" for row in document["rows"])
+    assert called and shown["diffs"].count("slower</span> (indicative)") == called
 
 
 @pytest.mark.parametrize(

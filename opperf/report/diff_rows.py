@@ -11,6 +11,7 @@ from opperf.results.key import qualified
 from opperf.utils.errors import OpperfError
 from opperf.verdicts.decide import DEFAULT_THRESHOLD
 from opperf.verdicts.document import DIFF_FORMAT_VERSION
+from opperf.verdicts.markdown import INDICATIVE_NOTE
 
 DIFF_FORMAT_KEY = "diff_format_version"
 """What marks a diff file (``opperf diff --output-format json``), and holds its format version."""
@@ -36,6 +37,8 @@ class DiffRow:
     q: float | None
     reason: str | None
     flags: tuple[str, ...]
+    indicative: bool = False
+    """Whether the verdict rests on one run a side (``opperf diff`` marks such a row indicative)."""
 
     @property
     def name(self) -> str:
@@ -78,6 +81,7 @@ def diff_row(row: Mapping[str, Any]) -> DiffRow:
         q=row.get("q"),
         reason=row.get("reason"),
         flags=tuple(sorted(_side_flags(base) | _side_flags(new))),
+        indicative=row.get("indicative") is True,
     )
 
 
@@ -93,6 +97,13 @@ class DiffFile:
     def threshold(self) -> float:
         stated = self.summary.get("threshold")
         return DEFAULT_THRESHOLD if stated is None else float(stated)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What the diff said of its verdicts beside the rows: one run a side (indicative), the
+        settings an A/B job's sides differed in, a stopped job, the machine factor."""
+        said = (INDICATIVE_NOTE,) if self.summary.get("indicative") is True else ()
+        return said + tuple(self.summary.get("notes") or ())
 
 
 def diff_file(document: Mapping[str, Any], path: str) -> DiffFile:
@@ -128,6 +139,9 @@ def _summary_problem(summary: Mapping[str, Any]) -> str | None:
     for name in ("threshold", "geomean_ratio"):
         if summary.get(name) is not None and not _number(summary[name]):
             return f"{name} is {summary[name]!r}, not a number"
+    notes = summary.get("notes")
+    if notes is not None and not (isinstance(notes, list) and all(isinstance(n, str) for n in notes)):
+        return f"notes is {notes!r}, not a list of text"
     counts = summary.get("counts")
     if counts is not None and not (
         isinstance(counts, dict)

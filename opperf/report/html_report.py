@@ -333,7 +333,7 @@ def _diff_summary(file: DiffFile) -> str:
     if geomean is not None:
         items.append(("geometric mean ratio", f"{geomean:.3g}"))
     items.append(("threshold", f"±{file.threshold:.0%}"))
-    return cards(items)
+    return cards(items) + "".join(f'<p class="note">{escape(note)}</p>' for note in file.notes)
 
 
 def _diffs(inputs: ReportInputs) -> str:
@@ -348,7 +348,8 @@ def _diff_section(index: int, file: DiffFile) -> str:
         Column("phase", lambda r: escape(r.phase), lambda r: r.phase),
         Column(
             "verdict",
-            lambda r: f'<span class="verdict-{escape(r.verdict)}">{escape(r.verdict)}</span>',
+            lambda r: f'<span class="verdict-{escape(r.verdict)}">{escape(r.verdict)}</span>'
+            + (" (indicative)" if r.indicative else ""),
             lambda r: r.verdict,
         ),
         Column("base ms", lambda r: _ms(r.base_s), lambda r: r.base_s, True),

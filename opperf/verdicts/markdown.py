@@ -23,6 +23,11 @@ SECTIONS = (
     (Verdict.GONE, "Gone"),
     (Verdict.INCOMPARABLE, "Incomparable"),
 )
+INDICATIVE_NOTE = (
+    "One run on a side: verdicts are indicative. Repeat the sweeps (FILE1,FILE2,...), or interleave them, "
+    "for verdicts that rest on more than one run."
+)
+"""What a diff of one run a side says of its verdicts, in every format that shows them."""
 HEADERS = ("operator", "inputs", "phase", "base ms", "new ms", "ratio", "95% interval", "q", "note")
 
 
@@ -106,11 +111,7 @@ def summary_lines(summary: Summary) -> list[str]:
             "both interleaved with opperf ab.",
         ]
     if summary.indicative:
-        lines += [
-            "",
-            "One run on a side: verdicts are indicative. Repeat the sweeps (FILE1,FILE2,...), or "
-            "interleave them, for verdicts that rest on more than one run.",
-        ]
+        lines += ["", INDICATIVE_NOTE]
     return lines
 
 
