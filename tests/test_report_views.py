@@ -271,3 +271,24 @@ def test_namespaces_are_compared_only_where_every_setting_of_the_row_key_agrees(
     assert len(groups) == 2 * len(pairs) and all(group.names == ("mx.nd", "mx.np") for group in groups)
     assert sum(group.rows[0] in twice.rows for group in groups) == len(pairs)
     assert all(group.rows[1] in alike.rows for group in groups)
+
+
+def test_threads_and_stages_together_label_every_row_apart(tmp_path):
+    """With threads and stages both factors, the thread-scaling tables listed the eager and the graph
+    configuration under one label, the main table each configuration twice without its thread count,
+    and the stage table each graph row twice without one: a reader could not tell which was which."""
+    from opperf.report.markdown import render_markdown
+
+    results, page = tmp_path / "t.json", tmp_path / "t.html"
+    sweep = ["--ops", "exp", "--threads", "1,2", "--stages", "eager,graph", "--profiler", "python", *QUICK]
+    assert main([*sweep, "--output-file", str(results)]) == 0
+    markdown = render_markdown(json.loads(results.read_text()))
+    table_rows = [line.split("|")[1:3] for line in markdown.splitlines() if line.startswith("| mx.nd.exp")]
+    assert len(table_rows) == 12 + 6 and len({tuple(cells) for cells in table_rows}) == 18  # main, scaling
+    assert any("[graph, 2 thr]" in cells[0] for cells in table_rows)
+    assert main(["report", str(results), "--html", str(page)]) == 0
+    html = page.read_text()
+    staged = [(row[1], row[2], row[3], row[4]) for row in _rows(html, "stages")]
+    assert len(staged) == 6 and len(set(staged)) == 6 and {row[3] for row in staged} == {"1", "2"}
+    scaled = [(row[0], row[1]) for row in _rows(html, "threads-table")]
+    assert len(scaled) == 6 and len(set(scaled)) == 6

@@ -124,6 +124,6 @@ def test_scaling_table_says_busy_instead_of_a_number() -> None:
         "results": [_record(1, 4e-3, load=0.9), _record(2, 2e-3)],
     }
     table = render_markdown(document).split("## Thread scaling")[1]
-    row = next(line for line in table.splitlines() if line.startswith("| relu"))
+    row = next(line for line in table.splitlines() if line.startswith("| mx.nd.relu"))
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     assert cells[2:] == ["n/a (busy)", "2.0000", "n/a (busy)", "n/a (busy)", "busy_machine"]

@@ -133,14 +133,22 @@ def stages(inputs: ReportInputs) -> str:
         return ""
     measured = [s for s in found if s.speedup is not None]
     shown = _extremes(measured)
-    items = [
-        (s.staged.label, f"{s.staged.framework} {s.staged.stage}", cast(float, s.speedup)) for s in shown
-    ]
+    several = len({s.staged.threads for s in found}) > 1  # threads a factor too: say which count
+
+    def label(s: Staged) -> str:
+        return f"{s.staged.label}, {s.staged.threads} thr" if several else s.staged.label
+
+    items = [(label(s), f"{s.staged.framework} {s.staged.stage}", cast(float, s.speedup)) for s in shown]
     columns: list[Column[Staged]] = [
         Column("framework", lambda s: escape(s.staged.framework), lambda s: s.staged.framework),
         Column("function", lambda s: escape(s.staged.function), lambda s: s.staged.function),
         Column("inputs", lambda s: escape(s.staged.inputs)),
         Column("stage", lambda s: escape(s.staged.stage), lambda s: s.staged.stage),
+        *(
+            [Column("threads", lambda s: escape(str(s.staged.threads)), lambda s: s.staged.threads, True)]
+            if several
+            else []
+        ),
         Column("status", lambda s: escape(s.staged.status), lambda s: s.staged.status),
         Column("eager ms", lambda s: _ms(_median(s.eager)), lambda s: _median(s.eager), True),
         Column("stage ms", lambda s: _ms(_median(s.staged)), lambda s: _median(s.staged), True),
@@ -223,7 +231,7 @@ def threads(inputs: ReportInputs) -> str:
         return ""
     counts = sorted({f.threads for s in found for f in s.figures})
     columns: list[Column[Scaling]] = [
-        Column("function", lambda s: escape(s.key.name), lambda s: s.key.op),
+        Column("function", lambda s: escape(s.name), lambda s: s.name),
         Column("inputs", lambda s: escape(s.inputs)),
     ]
     for count in counts:

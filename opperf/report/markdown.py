@@ -74,17 +74,21 @@ def _roofline(record: Record) -> list[str]:
     return [f"{record.gb_per_s:.3g}", f"{record.gflop_per_s:.3g}", roof]
 
 
-def _name(record: Record) -> str:
-    """The function users call, with the registry's name beside it where the two differ."""
+def _name(record: Record, threads: bool = False) -> str:
+    """The function users call, with the registry's name beside it where the two differ, the stage
+    where not eager and, where the sweep had threads as a factor (``threads``), the thread count."""
     function, op = record.function, record.op
     named = function if function.endswith(f".{op}") else f"{function} ({op})"
-    return named if record.run_form == "eager" else f"{named} [{record.run_form}]"
+    shown = ([record.run_form] if record.run_form != "eager" else []) + (
+        [f"{record.threads} thr"] if threads else []
+    )
+    return f"{named} [{', '.join(shown)}]" if shown else named
 
 
-def _row(record: Record) -> list[str]:
+def _row(record: Record, threads: bool) -> list[str]:
     memory = record.memory_bytes
     return [
-        _name(record),
+        _name(record, threads),
         record.inputs,
         *_timing(record.forward),
         *_timing(record.backward),
@@ -126,13 +130,14 @@ def render_markdown(document: dict[str, Any]) -> str:
         )
     lines.append("")
     records = read_records(document)
+    several = len({r.threads for r in records}) > 1  # threads a factor: each row says its count
     by_category: dict[str, list[Record]] = defaultdict(list)
     for record in records:
         if record.status == "ok":
             by_category[record.category].append(record)
     for category in sorted(by_category):
         lines += [f"## {category}", ""]
-        rows = [_row(r) for r in by_category[category]]
+        rows = [_row(r, several) for r in by_category[category]]
         lines += [markdown_table(rows, headers=HEADERS, disable_numparse=True), ""]
     per_tag = render_tag_speedups(records)
     if per_tag:
@@ -143,7 +148,7 @@ def render_markdown(document: dict[str, Any]) -> str:
     not_ok = [r for r in records if r.status != "ok"]
     if not_ok:
         lines += ["## Not benchmarked", ""]
-        rows = [[_name(r), r.category, r.status, r.inputs, r.reason or ""] for r in not_ok]
+        rows = [[_name(r, several), r.category, r.status, r.inputs, r.reason or ""] for r in not_ok]
         lines += [
             markdown_table(rows, headers=("Operator", "Category", "Status", "Inputs", "Reason")),
             "",

@@ -42,6 +42,13 @@ class Scaling:
     figures: tuple[CountFigure, ...]
     usable_cpus: int | None
 
+    @property
+    def name(self) -> str:
+        """The operator as users call it, then what else tells this configuration from another of the
+        same inputs (a stage other than eager, a fused variant, inputs drawn otherwise)."""
+        qualifiers = self.key.qualifiers()
+        return self.key.name + (f" [{', '.join(qualifiers)}]" if qualifiers else "")
+
     def speedup(self, figure: CountFigure) -> float | None:
         """The fewest count's median over ``figure``'s; None where either was measured on a busy machine."""
         base = self.figures[0]
@@ -97,7 +104,7 @@ def render_scaling(environment: Mapping[str, Any], records: Sequence[Record]) ->
     rows = []
     for scaling in found:
         by_count = {f.threads: f for f in scaling.figures}
-        row = [scaling.key.op, scaling.inputs]
+        row = [scaling.name, scaling.inputs]
         for count in counts:
             figure = by_count.get(count)
             row.append("—" if figure is None else BUSY if figure.busy else f"{figure.median_s * 1e3:.4f}")
