@@ -354,3 +354,24 @@ def test_a_sweep_of_a_pattern_in_workers_keeps_variants_and_proofs_and_reports_t
     document = build_document(result.measurements, result.environment.to_json(), result.registered)
     markdown = render_markdown(document)
     assert "## Fused patterns" in markdown and "[fused: mkldnn]" in markdown
+
+
+def test_the_fused_stage_alone_is_refused_for_a_selection_of_no_pattern_and_labelled_where_skipped(
+    tmp_path, capsys
+):
+    """``--stages fused`` over operators none of which is a pattern ran, exit 0, and wrote each one
+    ``skipped`` as stage eager (never asked for) with empty inputs; beside a pattern, such an operator's
+    skipped record now says the stage it could not take."""
+    from opperf.cli import main
+
+    quick = ["--stages", "fused", "--threads", "1", "--budget", "0.02", "--no-isolation", "--quiet"]
+    assert main(["--ops", "exp,add", *quick, "--output-file", str(tmp_path / "none.json")]) == 2
+    err = capsys.readouterr().err
+    assert "error: --stages fused: the fused stage measures fused patterns' fusion backends" in err
+    assert not (tmp_path / "none.json").exists()
+    out = tmp_path / "some.json"
+    assert main(["--ops", "exp,conv_relu", *quick, "--output-file", str(out)]) == 0
+    records = json.loads(out.read_text())["results"]
+    (exp,) = [r for r in records if r["op"] == "exp"]
+    assert (exp["status"], exp["stage"]) == ("skipped", "fused") and "fused patterns' only" in exp["reason"]
+    assert {r["stage"] for r in records if r["op"] == "conv_relu"} == {"fused"}

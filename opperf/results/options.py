@@ -530,7 +530,8 @@ class SweepFactors(_Declared):
         "(graph: MXNet's hybridized CachedOp, torch.jit for PyTorch; compile: torch.compile, jax.jit; "
         "cudagraph: 20 calls captured in a CUDA graph, replayed, divided: PyTorch on a GPU); the capture "
         "or compile time is recorded once as compile_s and each stage's outputs are checked against eager; "
-        "fused: the fusion backends of fused patterns (category fused), each proved from its graph",
+        "fused: the fusion backends of fused patterns (category fused), each proved from its graph; other "
+        "operators take the other stages named, and a selection of none is refused",
         parse=parse_stages,
         check=check_stages,
         metavar="STAGES",

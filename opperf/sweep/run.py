@@ -31,6 +31,8 @@ from opperf.measure.memory import ITEMSIZE, available_host_bytes, memory_limit_b
 from opperf.measure.roofline.peaks import MachinePeaks, calibrate_peaks, load_peaks
 from opperf.measure.stages import EAGER, IN_PLACE
 from opperf.measure.threads import ThreadFactorRunner, ThreadPlan
+from opperf.operators.fused import CATEGORY as FUSED_CATEGORY
+from opperf.operators.fused import STAGE as FUSED_STAGE
 from opperf.operators.fused import stage_variants
 from opperf.operators.info import OpInfo
 from opperf.operators.longtail import check_tags, has_tags
@@ -59,6 +61,7 @@ from opperf.sweep.shards import Shard
 from opperf.utils.affinity import AUTO, NONE, available_cpus, worker_cpus
 from opperf.utils.devices import Device
 from opperf.utils.errors import OpperfError, suggest
+from opperf.utils.words import counted
 
 Progress = Callable[[int, int, OpInfo, Sequence[Measurement]], None]
 """Called with (operators done, operators selected, an operator, its results): with no results as the
@@ -265,9 +268,14 @@ class Planned(NamedTuple):
 
 
 def _unmeasured(
-    op: OpInfo, config: SweepConfig, status: Status, reason: str, inputs: dict[str, InputValue] | None = None
+    op: OpInfo,
+    config: SweepConfig,
+    status: Status,
+    reason: str,
+    inputs: dict[str, InputValue] | None = None,
+    stage: str = EAGER,
 ) -> Measurement:
-    return Measurement(spec=_spec(op, config.options, inputs or {}), status=status, reason=reason)
+    return Measurement(spec=_spec(op, config.options, inputs or {}, stage), status=status, reason=reason)
 
 
 def _refused(op: OpInfo, config: SweepConfig) -> tuple[SweepConfig, list[Measurement]]:
@@ -307,13 +315,7 @@ def run_sweep(
     threads = None if thread_plan else _threads(config, backend)
     config = _checked(config, backend)
     options = config.options
-    operators = select_operators(
-        backend, config.ops or tuple(config.configs), config.categories, config.tags, config.tags_all
-    )
-    if config.configs:
-        operators = [op for op in operators if op.name in config.configs]
-    if config.shard is not None:
-        operators = _in_shard(operators, config)
+    operators = _selected(config, backend)
     finished = _resume(config)
     cpus = worker_cpus(config.affinity, threads, available_cpus()) if config.isolate else None
     peaks = _machine_peaks(config) if not options.device.on_gpu else None
@@ -651,6 +653,23 @@ def _timed(results: Iterable[Measurement], started: float) -> Iterator[Measureme
         started = time.perf_counter()
 
 
+def _selected(config: SweepConfig, backend: Backend) -> list[OpInfo]:
+    """The operators the sweep (its shard) measures; OpperfError where ``--stages`` asks only for a
+    stage none of them takes (the fused stage is fused patterns' only)."""
+    operators = select_operators(
+        backend, config.ops or tuple(config.configs), config.categories, config.tags, config.tags_all
+    )
+    if config.configs:
+        operators = [op for op in operators if op.name in config.configs]
+    if operators and not any(stage_variants(op, config.factors.stages) for op in operators):
+        raise OpperfError(
+            f"--stages {','.join(config.factors.stages)}: the fused stage measures fused patterns' "
+            f"fusion backends, and none of the {counted(len(operators), 'selected operator')} is one; "
+            f"select patterns with --categories {FUSED_CATEGORY}, or add a stage such as eager"
+        )
+    return _in_shard(operators, config) if config.shard is not None else operators
+
+
 def _threads(config: SweepConfig, backend: Backend) -> int:
     """The thread count the sweep measures with: set here, and where workers measure, one this process
     cannot take (a framework already started here with another count) is theirs (``workers_threads``)."""
@@ -682,8 +701,9 @@ def plan_operator(op: OpInfo, config: SweepConfig, backend: Backend) -> Planned:
             return Planned([], refused)
     try:
         return Planned(specs_for(op, config, backend), refused)
-    except NoRuleError as reason:
-        return Planned([], [*refused, _unmeasured(op, config, Status.SKIPPED, str(reason))])
+    except NoRuleError as reason:  # a stage no configuration of ``op`` takes is the record's stage
+        stage = EAGER if stage_variants(op, config.factors.stages) else FUSED_STAGE
+        return Planned([], [*refused, _unmeasured(op, config, Status.SKIPPED, str(reason), stage=stage)])
     except Exception as error:
         failed = _unmeasured(
             op, config, Status.FAILED, f"its input rule raised {type(error).__name__}: {error}"
