@@ -317,6 +317,9 @@ def _relu(value: object) -> dict[str, object]:
         ([HEADER, _relu({"path": "/etc"})], 2, "is no input"),
         ([HEADER, '{"op": "relu", "inputs": {"input": ' + "[" * 100000 + "]" * 100000 + "}}"], 2, "nested"),
         ([HEADER, _relu([[[[[[[[[[1]]]]]]]]]])], 2, "nested more than"),
+        ([{**HEADER, "version": 0}], 1, "configs files start at version 1"),
+        ([HEADER, GOOD_LINE, _relu({"shape": [4], "dtype": "nosuchdtype"})], 3, "dtype 'nosuchdtype'"),
+        ([HEADER, _relu({"shape": [1] * 40})], 2, "a tensor of rank 40, more than 32 (torch has no such"),
     ],
 )
 def test_malformed_configs_files_are_usage_errors_with_the_line(tmp_path, capsys, lines, line, message):

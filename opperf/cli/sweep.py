@@ -33,6 +33,7 @@ from opperf.cli.common import (
 from opperf.cli.progress import SweepBar, wanted
 from opperf.frameworks import FRAMEWORKS, FrameworkFlag, capability_part, framework_module, get_backend
 from opperf.operators import fused
+from opperf.operators.rules import foreign_tensor
 from opperf.operators.rules.profiles import INT64, STANDARD
 from opperf.report.csv_report import render_csv
 from opperf.report.hud import render_hud
@@ -249,6 +250,14 @@ def replay_configurations(arguments: argparse.Namespace) -> tuple[configs.Config
             f"{', '.join(arguments.configs)} {'holds' if len(arguments.configs) == 1 else 'hold'} no "
             "configuration; capture some with `opperf capture`, or pass a results file that has records"
         )
+    for configuration in chosen:  # a tensor the framework has none of makes the file malformed
+        problem = foreign_tensor(arguments.framework, configuration.inputs)
+        if problem is not None:
+            where = configuration.source or ", ".join(arguments.configs)
+            raise OpperfError(
+                f"{where}: {configuration.op}'s {problem} ({arguments.framework} has no such tensor); mend "
+                "that line, or capture the model again with `opperf capture`"
+            )
     chosen = configs.sample(chosen, arguments.configs_sample, arguments.seed)
     _replayed_dtype(arguments, chosen)
     return chosen

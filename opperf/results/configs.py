@@ -235,6 +235,8 @@ def _header(value: dict[str, Any], path: str) -> Header:
     version = value.get("version")
     if not isinstance(version, int) or isinstance(version, bool):
         raise _error(path, 1, f"the header's version is {version!r}; expected an integer")
+    if version < 1:
+        raise _error(path, 1, f"the header's version is {version}; configs files start at version 1")
     if version > VERSION:
         raise _error(
             path,

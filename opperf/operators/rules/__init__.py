@@ -28,6 +28,7 @@ __all__ = [
     "NoRuleError",
     "SizeProfile",
     "distinct",
+    "foreign_tensor",
     "fuzzed_inputs",
     "inputs_for",
     "replay_refusal",
@@ -69,6 +70,12 @@ def replay_refusal(
     if profile.needs_int64:
         policy = replace(policy, max_elements=None)
     return replay.refusal(op, inputs, swept, policy)
+
+
+def foreign_tensor(framework: str, inputs: Iterable[tuple[str, InputValue]]) -> str | None:
+    """The first tensor of a replayed configuration ``framework`` can have none of (a dtype, storage
+    or rank it lacks: ``replay.foreign_tensor``), or None."""
+    return replay.foreign_tensor(inputs, framework_module(framework, "rules").REPLAY_POLICY)
 
 
 def distinct(items: Iterable[T]) -> list[T]:

@@ -20,7 +20,7 @@ configurations of the operator and the framework's ``ReplayPolicy``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -132,13 +132,34 @@ def _tensors_problem(
     return None
 
 
-def _tensor_problem(tensor: TensorSpec, policy: ReplayPolicy) -> str | None:
+def foreign_tensor(inputs: Iterable[tuple[str, InputValue]], policy: ReplayPolicy) -> str | None:
+    """The first tensor of ``inputs`` the framework can have none of, whatever the operator (a dtype,
+    storage or rank it lacks), as "argument 'x' is a tensor of ...": a configs file naming one is
+    malformed, not a configuration an operator may refuse; None when there is none."""
+    for name, value in inputs:
+        tensors = value if isinstance(value, tuple) and _all_tensors(value) else (value,)
+        for tensor in tensors:
+            if isinstance(tensor, TensorSpec):
+                problem = _framework_problem(tensor, policy)
+                if problem is not None:
+                    return f"argument {name!r} {problem}"
+    return None
+
+
+def _framework_problem(tensor: TensorSpec, policy: ReplayPolicy) -> str | None:
     if tensor.dtype is not None and tensor.dtype not in policy.tensor_dtypes:
         return f"is a tensor of dtype {tensor.dtype!r}, not one of {', '.join(sorted(policy.tensor_dtypes))}"
     if tensor.storage not in policy.storages:
         return f"is a tensor of storage {tensor.storage!r}, not one of {', '.join(sorted(policy.storages))}"
     if len(tensor.shape) > policy.max_rank:
         return f"is a tensor of rank {len(tensor.shape)}, more than {policy.max_rank}"
+    return None
+
+
+def _tensor_problem(tensor: TensorSpec, policy: ReplayPolicy) -> str | None:
+    framework_problem = _framework_problem(tensor, policy)
+    if framework_problem is not None:
+        return framework_problem
     if any(not _is_int(d) or d < 0 for d in tensor.shape):
         return f"has shape {list(tensor.shape)}: each dimension is a non-negative integer"
     if policy.max_elements is not None and tensor.size > policy.max_elements:
