@@ -77,9 +77,11 @@ class Passes:
     writes a buffer twice the size of the L2 cache and waits for it. ``calls_per_pass`` is how many
     of the operator's calls one pass runs (a CUDA graph's replay): samples are divided by it.
     ``work`` is the forward pass's work where the framework counts it (``Measurement.counted_work``).
-    ``restore``, when given, runs before every call of the forward pass, timed or not, and outside
-    any timing: an in-place form's overwritten input copied back from its first values, so that
-    repeated calls compute on the same values (``--in-place``).
+    ``restore``, when given, runs after every pass, timed or not, and outside any timing: the input
+    an in-place form overwrote copied back from its first values, so that the next call on that
+    input set computes on the same values (``--in-place``). After the pass, not before the next: a
+    copy just before a timed call leaves its input in cache, which ``--cache cold`` must not (an
+    in-place ``add_`` read 217% of the memory roof so, 25-35% faster than from memory).
     """
 
     forward: Callable[[], object]
@@ -103,25 +105,30 @@ class Passes:
 
     def timed_pass(self, time_call: TimeCall) -> tuple[float, float | None]:
         """One measured pass, each call timed by ``time_call(phase, call)`` (which returns the call's
-        outputs and its seconds): the forward call (after ``restore``), then the backward call of its
-        outputs where there is one, each after ``before_timed_call``. Every sampler times its passes
-        through here, so what must happen before each timed call is written once."""
+        outputs and its seconds): the forward call, then the backward call of its outputs where there
+        is one, each after ``before_timed_call``; then ``restore``. Every sampler times its passes
+        through here, so what must happen around each timed call is written once."""
+        self.before_timed_call()
+        outputs, forward_s = time_call("forward", self.forward)
+        backward_s = None
+        if self.backward is not None:
+            backward = self.backward(outputs)
+            self.before_timed_call()
+            backward_s = time_call("backward", backward)[1]
+        self._restore()
+        return forward_s, backward_s
+
+    def full_pass(self) -> object:
+        """A forward pass and, when there is one, its backward pass (then ``restore``); the forward
+        outputs."""
+        outputs = self._forward_and_backward()
+        self._restore()
+        return outputs
+
+    def _restore(self) -> None:
         if self.restore is not None:
             self.restore()
             self.synchronize()
-        self.before_timed_call()
-        outputs, forward_s = time_call("forward", self.forward)
-        if self.backward is None:
-            return forward_s, None
-        backward = self.backward(outputs)
-        self.before_timed_call()
-        return forward_s, time_call("backward", backward)[1]
-
-    def full_pass(self) -> object:
-        """A forward pass and, when there is one, its backward pass; the forward outputs."""
-        if self.restore is not None:
-            self.restore()
-        return self._forward_and_backward()
 
     def _forward_and_backward(self) -> object:
         outputs = self.forward()
@@ -131,14 +138,13 @@ class Passes:
 
     def timed_full_pass(self) -> float:
         """Seconds of one synchronised full pass (warm-up uses these to see when times settle); an
-        in-place form's input is restored before the clock starts."""
-        if self.restore is not None:
-            self.restore()
-            self.synchronize()
+        in-place form's input is restored after the clock stops."""
         start = time.perf_counter()
         self._forward_and_backward()
         self.synchronize()
-        return time.perf_counter() - start
+        elapsed = time.perf_counter() - start
+        self._restore()
+        return elapsed
 
 
 @dataclass(frozen=True)

@@ -557,8 +557,8 @@ class SweepFactors(_Declared):
         False,
         flag="--in-place",
         help="also measure each operator's in-place form where the framework has one, as the variant "
-        "in-place beside its row: PyTorch's abs_, add_ (the overwritten input copied back before each "
-        "call, outside its timing, so values do not drift), MXNet's out= writes into an array of the "
+        "in-place beside its row: PyTorch's abs_, add_ (the overwritten input copied back after each "
+        "pass, outside its timing, so values do not drift), MXNet's out= writes into an array of the "
         "output's shape; forward only",
         switch=True,
         check=_flag,

@@ -159,14 +159,16 @@ class TorchSession:
             staged = stage_calls(spec.stage, spec.op, [p.call for p in prepared], script, scope, synchronize)
             prepared = [replace(p, call=call) for p, call in zip(prepared, staged.calls, strict=True)]
         upcoming = [0]  # the input set the next forward call takes
+        for restorable in prepared if prepared[0].restore is not None else ():
+            cast("Callable[[], None]", restorable.restore)()  # what preparing them ran overwrote
 
         def forward() -> _Outputs:
             inputs = prepared[upcoming[0]]
             upcoming[0] = (upcoming[0] + 1) % len(prepared)
             return _Outputs(inputs.call(), recording.leaves(inputs.leaves) if record else ())
 
-        def restore() -> None:
-            cast("Callable[[], None]", prepared[upcoming[0]].restore)()
+        def restore() -> None:  # the input set the last forward call took
+            cast("Callable[[], None]", prepared[upcoming[0] - 1].restore)()
 
         def backward_of(outputs: _Outputs) -> Callable[[], object]:
             return gradients.backward_pass(outputs.value, outputs.leaves, recording.seeds)
