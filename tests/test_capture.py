@@ -201,14 +201,16 @@ def identity():
         (["--model", "..hostile_models:tiny"], "cannot load model '..hostile_models:tiny': write module:"),
         (["--model", "hostile_models:exits"], "model hostile_models:exits called sys.exit(3) while building"),
         (["--model", "hostile_models:identity"], "made no torch operator call, so there is nothing to"),
-        (["--model", "hostile_models:tiny", "--framework", "mxnet"], "made no mxnet operator call"),
+        (["--model", "hostile_models:tiny", "--framework", "mxnet"], "not a Gluon Block: if it is another"),
+        (["--model", "hostile_models:tiny", "--framework", "jax"], "example input is a torch.Tensor, not an"),
         (["--model", "hostile_models:tiny", "--input-shape", "5,5"], "--input-shape sets a built-in model's"),
     ],
 )
 def test_a_model_that_cannot_be_captured_is_a_usage_error(tmp_path, monkeypatch, capsys, argv, message):
     """An empty or relative module name was a traceback with exit 1; a model's sys.exit ended opperf
     with its status and nothing written; a model that calls no operator (an identity, or another
-    framework's model) was captured as nothing and ``opperf model`` then replayed the whole registry;
+    framework's model) was captured as nothing and ``opperf model`` then replayed the whole registry
+    (another framework's model is named so before it runs);
     ``--input-shape`` was dropped for a callable."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "hostile_models.py").write_text(HOSTILE_MODELS)

@@ -29,6 +29,7 @@ from opperf.frameworks.mxnet.registry import accepted_inputs, load_registry
 from opperf.operators.info import ArgKind, OpInfo
 from opperf.results.configs import Call, Captured
 from opperf.results.measurement import InputValue, TensorSpec, freeze_inputs
+from opperf.utils.errors import OpperfError
 
 
 def captured_by(mode: str) -> str:
@@ -129,6 +130,12 @@ def capture(model: Any, inputs: tuple, mode: str) -> Captured:
     """The operator calls of one forward pass of the Gluon block ``model`` on ``inputs`` (autograd
     recording in training mode, so Dropout and BatchNorm take their training paths)."""
     import mxnet as mx
+
+    if not isinstance(model, mx.gluon.Block):
+        raise OpperfError(
+            f"the model is a {type(model).__module__}.{type(model).__qualname__}, not a Gluon Block: if "
+            "it is another framework's, name that one with --framework"
+        )
 
     def forward() -> None:
         if mode == "training":

@@ -29,6 +29,7 @@ from opperf.frameworks.torch.registry import fold_name, is_backward_name, load_r
 from opperf.frameworks.torch.schema import PYTHON_SELF_NAME
 from opperf.results.configs import Call, Captured
 from opperf.results.measurement import InputValue, TensorSpec, freeze_inputs
+from opperf.utils.errors import OpperfError
 
 if TYPE_CHECKING:
     import torch
@@ -176,6 +177,11 @@ def capture(model: Any, inputs: tuple, mode: str) -> Captured:
                 filtered[described] += 1
             return func(*args, **kwargs)
 
+    if not isinstance(model, torch.nn.Module):
+        raise OpperfError(
+            f"the model is a {type(model).__module__}.{type(model).__qualname__}, not a torch.nn.Module: "
+            "if it is another framework's, name that one with --framework"
+        )
     training = mode == "training"
     model.train(training)
     fastpath = torch.backends.mha.get_fastpath_enabled()
