@@ -17,8 +17,8 @@ from browser import chromium, needs_browser
 from documents import another_run
 
 from opperf.cli import main
+from opperf.verdicts.diff import INDICATIVE_NOTE
 from opperf.verdicts.history.store import History
-from opperf.verdicts.markdown import INDICATIVE_NOTE
 
 openpyxl = pytest.importorskip("openpyxl", reason="the opperf[xlsx] extra is not installed (make venv)")
 pytest.importorskip("matplotlib", reason="the opperf[plot] extra is not installed (make venv)")
@@ -250,12 +250,12 @@ def test_html_of_a_diff_says_what_the_diff_says_of_its_verdicts(tmp_path):
     across = (
         "Compared across values uniform-positive (base) against normal (new): each verdict is its effect."
     )
-    document["summary"]["notes"].append(across)
+    assert document["summary"]["said"] == [INDICATIVE_NOTE]
+    document["summary"]["said"].insert(0, across)  # as an A/B job's diff says it
     diff.write_text(json.dumps(document))
     assert main(["report", str(diff), "--html", str(page)]) == 0
     shown = _sections(page.read_text())
-    said = re.findall(r'<p class="note">([^<]*)</p>', shown["summary"])
-    assert said == [INDICATIVE_NOTE, *document["summary"]["notes"]] and across in said
+    assert re.findall(r'<p class="note">([^<]*)</p>', shown["summary"]) == [across, INDICATIVE_NOTE]
     called = sum(row["verdict"] == "slower" for row in document["rows"])
     assert called and shown["diffs"].count("slower</span> (indicative)") == called
 

@@ -10,8 +10,8 @@ from opperf.results.inputs import describe_inputs
 from opperf.results.key import qualified
 from opperf.utils.errors import OpperfError
 from opperf.verdicts.decide import DEFAULT_THRESHOLD
+from opperf.verdicts.diff import INDICATIVE_NOTE
 from opperf.verdicts.document import DIFF_FORMAT_VERSION
-from opperf.verdicts.markdown import INDICATIVE_NOTE
 
 DIFF_FORMAT_KEY = "diff_format_version"
 """What marks a diff file (``opperf diff --output-format json``), and holds its format version."""
@@ -100,10 +100,13 @@ class DiffFile:
 
     @property
     def notes(self) -> tuple[str, ...]:
-        """What the diff said of its verdicts beside the rows: one run a side (indicative), the
-        settings an A/B job's sides differed in, a stopped job, the machine factor."""
-        said = (INDICATIVE_NOTE,) if self.summary.get("indicative") is True else ()
-        return said + tuple(self.summary.get("notes") or ())
+        """What the diff said of its verdicts beside the rows (``Summary.said``: an A/B job's
+        compared-across settings, a stopped job, a machine factor beyond the threshold, one run a
+        side); a diff file written before it was recorded, its notes and the one-run warning."""
+        if "said" in self.summary:
+            return tuple(self.summary["said"])
+        indicative = (INDICATIVE_NOTE,) if self.summary.get("indicative") is True else ()
+        return tuple(self.summary.get("notes") or ()) + indicative
 
 
 def diff_file(document: Mapping[str, Any], path: str) -> DiffFile:
@@ -139,9 +142,10 @@ def _summary_problem(summary: Mapping[str, Any]) -> str | None:
     for name in ("threshold", "geomean_ratio"):
         if summary.get(name) is not None and not _number(summary[name]):
             return f"{name} is {summary[name]!r}, not a number"
-    notes = summary.get("notes")
-    if notes is not None and not (isinstance(notes, list) and all(isinstance(n, str) for n in notes)):
-        return f"notes is {notes!r}, not a list of text"
+    for name in ("notes", "said"):
+        notes = summary.get(name)
+        if notes is not None and not (isinstance(notes, list) and all(isinstance(n, str) for n in notes)):
+            return f"{name} is {notes!r}, not a list of text"
     counts = summary.get("counts")
     if counts is not None and not (
         isinstance(counts, dict)

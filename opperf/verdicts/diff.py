@@ -24,6 +24,7 @@ from opperf.utils.words import counted
 from opperf.verdicts.decide import Verdict, noise, resolution, status_verdict, tick_floor, timing_verdict
 from opperf.verdicts.distributions import t_ppf
 from opperf.verdicts.inference import (
+    MIN_ROWS,
     REPLICATED_RUNS,
     Contrast,
     NoiseModel,
@@ -130,6 +131,37 @@ class Summary:
         if self.paired or self.machine_shift or self.machine_factor is None:
             return False
         return abs(math.log(self.machine_factor)) > math.log1p(self.threshold)
+
+    @property
+    def said(self) -> tuple[str, ...]:
+        """What the diff says of its verdicts beside the rows, in the order every format shows it:
+        its notes (an A/B job's compared-across settings, a stopped job, other machines or builds),
+        then a machine factor beyond the threshold, then one run a side."""
+        said = list(self.notes)
+        if self.machine_shift:
+            said.append(MACHINE_SHIFT_NOTE)
+        if self.unweighed_shift:
+            said.append(UNWEIGHED_SHIFT_NOTE)
+        if self.indicative:
+            said.append(INDICATIVE_NOTE)
+        return tuple(said)
+
+
+MACHINE_SHIFT_NOTE = (
+    "The machine factor is beyond the threshold: one side probably ran in a slower stretch of the "
+    "machine, or on another machine (or every operator changed alike). Rows of separate sweeps are "
+    "inconclusive then: measure both sides interleaved with opperf ab."
+)
+UNWEIGHED_SHIFT_NOTE = (
+    f"The median ratio is beyond the threshold, but fewer than {MIN_ROWS} rows could be called: too few "
+    "to take it for the machine's change (a slower stretch, another machine) apart from the operators'. "
+    "Rows are judged as measured; where one side may have run slower, measure both interleaved with "
+    "opperf ab."
+)
+INDICATIVE_NOTE = (
+    "One run on a side: verdicts are indicative. Repeat the sweeps (FILE1,FILE2,...), or interleave them, "
+    "for verdicts that rest on more than one run."
+)
 
 
 @dataclass(frozen=True)

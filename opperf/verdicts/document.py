@@ -79,6 +79,7 @@ def summary_dict(summary: Summary) -> dict[str, object]:
         "machine_factor": significant(summary.machine_factor),
         "machine_shift": summary.machine_shift,
         "notes": list(summary.notes),
+        "said": list(summary.said),
         "threshold": summary.threshold,
         "alpha": summary.alpha,
         "noise_model": None

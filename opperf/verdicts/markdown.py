@@ -11,7 +11,6 @@ from opperf.utils.words import counted
 from opperf.verdicts.decide import Verdict
 from opperf.verdicts.diff import Diff, Row, Summary
 from opperf.verdicts.document import significant
-from opperf.verdicts.inference import MIN_ROWS
 
 SECTIONS = (
     (Verdict.SLOWER, "Slower"),
@@ -23,11 +22,6 @@ SECTIONS = (
     (Verdict.GONE, "Gone"),
     (Verdict.INCOMPARABLE, "Incomparable"),
 )
-INDICATIVE_NOTE = (
-    "One run on a side: verdicts are indicative. Repeat the sweeps (FILE1,FILE2,...), or interleave them, "
-    "for verdicts that rest on more than one run."
-)
-"""What a diff of one run a side says of its verdicts, in every format that shows them."""
 HEADERS = ("operator", "inputs", "phase", "base ms", "new ms", "ratio", "95% interval", "q", "note")
 
 
@@ -93,25 +87,8 @@ def summary_lines(summary: Summary) -> list[str]:
             f"Geometric mean ratio new/base over {counted(summary.compared, 'row')}: "
             f"{_number(summary.geomean)}{interval}{factor}.",
         ]
-    for note in summary.notes:
+    for note in summary.said:
         lines += ["", note]
-    if summary.machine_shift:
-        lines += [
-            "",
-            "The machine factor is beyond the threshold: one side probably ran in a slower stretch of "
-            "the machine, or on another machine (or every operator changed alike). Rows of separate "
-            "sweeps are inconclusive then: measure both sides interleaved with opperf ab.",
-        ]
-    if summary.unweighed_shift:
-        lines += [
-            "",
-            f"The median ratio is beyond the threshold, but fewer than {MIN_ROWS} rows could be called: "
-            "too few to take it for the machine's change (a slower stretch, another machine) apart from "
-            "the operators'. Rows are judged as measured; where one side may have run slower, measure "
-            "both interleaved with opperf ab.",
-        ]
-    if summary.indicative:
-        lines += ["", INDICATIVE_NOTE]
     return lines
 
 
