@@ -32,8 +32,8 @@ from opperf.measure.roofline.peaks import MachinePeaks, calibrate_peaks, load_pe
 from opperf.measure.stages import EAGER, IN_PLACE
 from opperf.measure.threads import ThreadFactorRunner, ThreadPlan
 from opperf.operators.fused import CATEGORY as FUSED_CATEGORY
+from opperf.operators.fused import FUSED_ONLY, stage_variants
 from opperf.operators.fused import STAGE as FUSED_STAGE
-from opperf.operators.fused import stage_variants
 from opperf.operators.info import OpInfo
 from opperf.operators.longtail import check_tags, has_tags
 from opperf.operators.rules import (
@@ -251,7 +251,7 @@ def specs_for(op: OpInfo, config: SweepConfig, backend: Backend) -> list[Benchma
     ``opperf.operators.fused.stage_variants``); raises NoRuleError when there are none."""
     runs = stage_variants(op, config.factors.stages) + in_place_runs(op, config.factors)
     if not runs:
-        raise NoRuleError(f"the fused stage is fused patterns' only (category fused); {op.name} is none")
+        raise NoRuleError(f"{FUSED_ONLY}; {op.name} is none")
     return distinct(  # configurations differing only in tensors the operator then ignores are one
         _spec(op, config.options, backend.applicable_inputs(op, inputs), stage, variant)
         for inputs in configurations_for(op, config)
@@ -663,9 +663,9 @@ def _selected(config: SweepConfig, backend: Backend) -> list[OpInfo]:
         operators = [op for op in operators if op.name in config.configs]
     if operators and not any(stage_variants(op, config.factors.stages) for op in operators):
         raise OpperfError(
-            f"--stages {','.join(config.factors.stages)}: the fused stage measures fused patterns' "
-            f"fusion backends, and none of the {counted(len(operators), 'selected operator')} is one; "
-            f"select patterns with --categories {FUSED_CATEGORY}, or add a stage such as eager"
+            f"--stages {','.join(config.factors.stages)}: {FUSED_ONLY}, and none of the "
+            f"{counted(len(operators), 'selected operator')} is one; select patterns with --categories "
+            f"{FUSED_CATEGORY}, or add a stage such as eager"
         )
     return _in_shard(operators, config) if config.shard is not None else operators
 
@@ -701,8 +701,9 @@ def plan_operator(op: OpInfo, config: SweepConfig, backend: Backend) -> Planned:
             return Planned([], refused)
     try:
         return Planned(specs_for(op, config, backend), refused)
-    except NoRuleError as reason:  # a stage no configuration of ``op`` takes is the record's stage
-        stage = EAGER if stage_variants(op, config.factors.stages) else FUSED_STAGE
+    except NoRuleError as reason:  # the record says the first stage ``op`` was to run in
+        runs = stage_variants(op, config.factors.stages)
+        stage = runs[0][0] if runs else FUSED_STAGE
         return Planned([], [*refused, _unmeasured(op, config, Status.SKIPPED, str(reason), stage=stage)])
     except Exception as error:
         failed = _unmeasured(

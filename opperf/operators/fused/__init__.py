@@ -39,6 +39,8 @@ STAGE = "fused"
 """The stage of a fusion backend's records (``--stages ...,fused``); patterns only."""
 GRAPH_UNCHANGED = "graph unchanged"
 CANNOT_PROVE = "cannot prove fusion"
+FUSED_ONLY = f"the {STAGE} stage is fused patterns' only (category {CATEGORY})"
+"""Why an operator that is no pattern has no record of the fused stage (a sweep's refusal says it too)."""
 
 LAYERS: tuple[str, ...] = ("conv", "bn", "relu", "add", "fc")
 """The layers a pattern chains: a 2-D convolution keeping the channels and the spatial size (padding
