@@ -367,7 +367,9 @@ def test_the_fused_stage_alone_is_refused_for_a_selection_of_no_pattern_and_labe
     quick = ["--stages", "fused", "--threads", "1", "--budget", "0.02", "--no-isolation", "--quiet"]
     assert main(["--ops", "exp,add", *quick, "--output-file", str(tmp_path / "none.json")]) == 2
     err = capsys.readouterr().err
-    assert "error: --stages fused: the fused stage is fused patterns' only (category fused), and none of" in err
+    assert (
+        "error: --stages fused: the fused stage is fused patterns' only (category fused), and none of" in err
+    )
     assert not (tmp_path / "none.json").exists()
     out = tmp_path / "some.json"
     assert main(["--ops", "exp,conv_relu", *quick, "--output-file", str(out)]) == 0

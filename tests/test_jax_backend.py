@@ -750,6 +750,7 @@ def test_compare_sets_each_frameworks_threads_first_and_refuses_what_jax_cannot_
     )
 
 
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="JAX starts with one thread on one CPU")
 def test_commands_whose_workers_measure_take_a_thread_count_jax_already_running_here_lacks(tmp_path):
     """One process that had started JAX with every CPU (an earlier command or API call in it) refused
     ``compare --threads 1`` and ``sweep --threads 1`` ("already runs here with 2 threads"), though their
@@ -773,4 +774,4 @@ print(main(["compare", "jnp,lax", "--ops", "exp", "--rounds", "1", *quick, "--no
     assert done.stdout.split() == ["0", "0", "2"], done.stdout + done.stderr
     assert "Not compared" not in (tmp_path / "c.md").read_text()
     assert {r["threads"] for r in json.loads((tmp_path / "s.json").read_text())["results"]} == {1}
-    assert "error: --threads 1: JAX's CPU backend already runs here with" in done.stderr
+    assert "error: --threads 1: JAX's CPU backend already runs in this process with" in done.stderr

@@ -22,7 +22,7 @@ from opperf.cli.common import (
     write_or_print,
 )
 from opperf.cli.progress import Stages, wanted
-from opperf.frameworks import FRAMEWORKS, describe, framework_of_namespace, get_backend, workers_threads
+from opperf.frameworks import FRAMEWORKS, command_threads, describe, framework_of_namespace, get_backend
 from opperf.report.json_report import render_json
 from opperf.results.options import RunOptions
 from opperf.sweep.run import DEFAULT_TIMEOUT_S
@@ -103,11 +103,7 @@ def run(arguments: argparse.Namespace) -> int:
     # each framework's thread count: one it refuses (JAX's --threads 3 on 2 CPUs) is refused before
     # anything runs; measured here, one that fixes its pool as it starts (JAX) is set before it starts
     for framework in dict.fromkeys(framework_of_namespace(namespace) for namespace in namespaces):
-        backend = get_backend(framework)
-        if arguments.no_isolation:
-            backend.set_threads(options.threads)
-        else:
-            workers_threads(backend, options.threads)
+        command_threads(get_backend(framework), options.threads, in_workers=not arguments.no_isolation)
     check_devices(namespaces, options)
     rounds = getattr(arguments, "rounds", COMPARE_ROUNDS)  # sweep --compare takes the default
     operators = arguments.ops or DEFAULT_OPERATORS

@@ -95,15 +95,17 @@ class Backend(Protocol):
         the rest its own."""
 
 
-def workers_threads(backend: Backend, count: int | None) -> int:
-    """The intra-op thread count a command's workers run with, set here too, for what this process
-    records of itself, and refused before any worker starts where the framework cannot run with it; a
-    framework already running here with another count it cannot change (JAX's CPU pool, when one
-    process runs two commands) is no matter: each worker sets ``count`` as it starts."""
+def command_threads(backend: Backend, count: int | None, in_workers: bool) -> int:
+    """The intra-op thread count a command measures with, set here (for what this process records of
+    itself) and refused before anything runs where the framework cannot take it. Where workers measure
+    (``in_workers``), a framework already running here with another count it cannot change (JAX's CPU
+    pool, when one process runs two commands) is no matter: each worker sets ``count`` as it starts."""
     try:
         return backend.set_threads(count)
     except FixedThreadsError:
-        return cast(int, count)  # only a count that differs from the pool's is refused so
+        if not in_workers:
+            raise
+        return cast(int, count)  # only a count other than the pool's is refused so
 
 
 @dataclass(frozen=True)

@@ -16,13 +16,13 @@ from typing import NamedTuple, cast
 from opperf.frameworks import (
     FRAMEWORKS,
     Backend,
+    command_threads,
     describe,
     framework_module,
     gemm_rates,
     get_backend,
     started_environment,
     worker_python,
-    workers_threads,
 )
 from opperf.measure import harness
 from opperf.measure.benchmark import RunOptions
@@ -312,7 +312,7 @@ def run_sweep(
     # the thread count first: a framework that fixes its pool as it starts (JAX's CPU backend) is
     # started by ``_checked``, and --threads 1 was then refused as "already runs here with 2 threads"
     thread_plan = _thread_plan(config)
-    threads = None if thread_plan else _threads(config, backend)
+    threads = None if thread_plan else command_threads(backend, config.options.threads, config.isolate)
     config = _checked(config, backend)
     options = config.options
     operators = _selected(config, backend)
@@ -668,14 +668,6 @@ def _selected(config: SweepConfig, backend: Backend) -> list[OpInfo]:
             f"{FUSED_CATEGORY}, or add a stage such as eager"
         )
     return _in_shard(operators, config) if config.shard is not None else operators
-
-
-def _threads(config: SweepConfig, backend: Backend) -> int:
-    """The thread count the sweep measures with: set here, and where workers measure, one this process
-    cannot take (a framework already started here with another count) is theirs (``workers_threads``)."""
-    if config.isolate:
-        return workers_threads(backend, config.options.threads)
-    return backend.set_threads(config.options.threads)
 
 
 def _thread_plan(config: SweepConfig) -> ThreadPlan | None:

@@ -20,6 +20,7 @@ from opperf.results.measurement import InputValue
 from opperf.utils.affinity import available_cpus
 from opperf.utils.devices import CPU, Device
 from opperf.utils.errors import FixedThreadsError, OpperfError
+from opperf.utils.words import counted
 
 _X64 = (
     "JAX runs without 64-bit types unless jax_enable_x64 is set (which changes every default dtype); "
@@ -66,8 +67,9 @@ class JaxBackend(BackendBase):
         started_with = _POOL.get("threads") or (len(cpus) if _backend_started() else None)
         if started_with is not None and count != started_with:
             raise FixedThreadsError(
-                f"--threads {count}: JAX's CPU backend already runs here with {started_with} threads; the "
-                "thread count is set before it starts (a sweep sets it in each worker)"
+                f"--threads {count}: JAX's CPU backend already runs in this process with "
+                f"{counted(started_with, 'thread')}, fixed as it started; measure in workers (leave "
+                "--no-isolation out) or in a fresh process"
             )
         if started_with is None and count != len(cpus):
             _start_cpu_backend_on(cpus[:count], cpus)

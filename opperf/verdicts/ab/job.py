@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from opperf.frameworks import get_backend, workers_threads
+from opperf.frameworks import command_threads, get_backend
 from opperf.measure.isolation import IsolatedRunner, WorkerStartError
 from opperf.measure.messages import BuildDescription
 from opperf.measure.sampling import WARMUP_SHARE, SamplingPlan
@@ -270,7 +270,7 @@ def run_ab(
     schedule = Schedule(min(min_rounds, rounds), rounds, least_extra_s=LEAST_EXTRA_BUDGETS * options.budget_s)
     config = replace(config, options=round_options(options, share))
     operators = select_operators(backend, config.ops, config.categories)
-    threads = workers_threads(backend, options.threads)
+    threads = command_threads(backend, options.threads, in_workers=True)
     cpus = worker_cpus(config.affinity, threads, available_cpus())
     started = _dt.datetime.now(_dt.timezone.utc)
     wall_start = time.perf_counter()
