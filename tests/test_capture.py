@@ -200,7 +200,7 @@ def identity():
         (["--model", ":tiny"], "cannot load model ':tiny': write module:callable"),
         (["--model", "..hostile_models:tiny"], "cannot load model '..hostile_models:tiny': write module:"),
         (["--model", "hostile_models:exits"], "model hostile_models:exits called sys.exit(3) while building"),
-        (["--model", "hostile_models:identity"], "made no torch operator call, so there is nothing to"),
+        (["--model", "hostile_models:identity"], "made no torch operator call opperf replays"),
         (["--model", "hostile_models:tiny", "--framework", "mxnet"], "not a Gluon Block: if it is another"),
         (["--model", "hostile_models:tiny", "--framework", "jax"], "example input is a torch.Tensor, not an"),
         (["--model", "hostile_models:tiny", "--input-shape", "5,5"], "--input-shape sets a built-in model's"),

@@ -1,5 +1,5 @@
 """``--in-place``: each operator's in-place form as the variant ``in-place`` beside its row (PyTorch's
-``exp_``, ``add_``; MXNet's ``out=`` writes), on inputs restored before every call so that repeated
+``exp_``, ``add_``; MXNet's ``out=`` writes), on inputs restored after every pass so that repeated
 calls do not drift, forward only; what a form cannot take is skipped with the reason, and a framework
 without in-place forms refuses the flag."""
 
@@ -97,3 +97,23 @@ def test_a_comparison_refuses_in_place_forms(tmp_path):
     factor, which ``compare`` does not take at all."""
     done = run_opperf("compare", "mx.nd,torch", "--ops", "exp", "--in-place", cwd=tmp_path)
     assert done.returncode == 2 and "unrecognized arguments: --in-place" in done.stderr
+
+
+def test_in_place_calls_over_rotating_input_sets_never_drift():
+    """Measured cold, passes rotate over input sets; each set is copied back after the pass that used
+    it, so every call, on whichever set, computes on that set's first values."""
+    spec = BenchmarkSpec(
+        "torch",
+        "exp",
+        freeze_inputs({"input": TensorSpec((64, 64))}),
+        RunOptions(framework="torch", run_backward=False, mode="inference", cache="cold"),
+        category="unary",
+        variant=IN_PLACE,
+    )
+    passes = get_backend("torch").session.prepare(spec, 0, None)
+    for _ in range(50):
+        passes.full_pass()
+    for _ in range(50):  # the calls themselves, as timed passes make them, then restored
+        written = passes.forward().value
+        assert torch.isfinite(written).all() and float(written.min()) > 1.1 and float(written.max()) < 2.72
+        passes.restore()

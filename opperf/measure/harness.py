@@ -81,7 +81,8 @@ class Passes:
     an in-place form overwrote copied back from its first values, so that the next call on that
     input set computes on the same values (``--in-place``). After the pass, not before the next: a
     copy just before a timed call leaves its input in cache, which ``--cache cold`` must not (an
-    in-place ``add_`` read 217% of the memory roof so, 25-35% faster than from memory).
+    in-place ``add_`` read 217% of the memory roof so, 25-35% faster than from memory). A session
+    hands its passes over with every input set restored (what preparing them ran overwrote).
     """
 
     forward: Callable[[], object]

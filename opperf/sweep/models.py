@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -112,14 +111,9 @@ def running(model: str, doing: str, call: Callable[[], T]) -> T:
         os.chdir(directory)
 
 
-MODULE_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
-"""An absolute module name, as ``import`` takes one: a user's model is imported from where opperf
-runs, never relative to a package."""
-
-
 def _user_model(reference: str) -> LoadedModel:
     module_name, _, attribute = reference.partition(":")
-    if not MODULE_NAME.fullmatch(module_name) or not attribute.isidentifier():
+    if not all(part.isidentifier() for part in module_name.split(".")) or not attribute.isidentifier():
         raise OpperfError(
             f"cannot load model {reference!r}: write module:callable, a module importable from here and "
             "a function in it, e.g. mymodels:resnet"
@@ -159,9 +153,10 @@ def capture_model(
         loaded.name, "running it", lambda: capture.capture(loaded.model, loaded.inputs, mode)
     )
     if not captured.calls:
+        left_out = ", ".join(f"{reason}: {count}" for reason, count in sorted(captured.filtered.items()))
         raise OpperfError(
-            f"model {loaded.name} made no {framework} operator call, so there is nothing to capture or "
-            "replay: it calls none, or it is another framework's model (name that one with --framework)"
+            f"model {loaded.name} made no {framework} operator call opperf replays, so there is nothing to "
+            "capture: " + (f"every call it made was left out ({left_out})" if left_out else "it calls none")
         )
     environment = get_backend(framework).environment()
     header = Header(

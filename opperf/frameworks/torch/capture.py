@@ -162,6 +162,11 @@ def capture(model: Any, inputs: tuple, mode: str) -> Captured:
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
 
+    if not isinstance(model, torch.nn.Module):
+        raise OpperfError(
+            f"the model is a {type(model).__module__}.{type(model).__qualname__}, not a torch.nn.Module: "
+            "if it is another framework's, name that one with --framework"
+        )
     calls: list[Call] = []
     aten_names: list[str] = []
     filtered: Counter = Counter()
@@ -177,11 +182,6 @@ def capture(model: Any, inputs: tuple, mode: str) -> Captured:
                 filtered[described] += 1
             return func(*args, **kwargs)
 
-    if not isinstance(model, torch.nn.Module):
-        raise OpperfError(
-            f"the model is a {type(model).__module__}.{type(model).__qualname__}, not a torch.nn.Module: "
-            "if it is another framework's, name that one with --framework"
-        )
     training = mode == "training"
     model.train(training)
     fastpath = torch.backends.mha.get_fastpath_enabled()

@@ -3,8 +3,8 @@ first argument (``abs_``, ``add_``), which the registry folds into its operator 
 
 Called again and again, an in-place form would compute on its own earlier results (``exp_``'s values
 run to infinity within a few hundred calls, and are then timed on its infinities), so the session
-copies the overwritten tensor back from its first values before every call, outside the call's
-timing (``Passes.restore``). There is no backward pass: autograd refuses to differentiate a leaf
+copies the overwritten tensor back from its first values after every pass, outside its timing
+(``Passes.restore``). There is no backward pass: autograd refuses to differentiate a leaf
 tensor an operator overwrites.
 """
 
