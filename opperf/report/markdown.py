@@ -74,7 +74,7 @@ def _roofline(record: Record) -> list[str]:
     return [f"{record.gb_per_s:.3g}", f"{record.gflop_per_s:.3g}", roof]
 
 
-def _name(record: Record, threads: bool = False) -> str:
+def _name(record: Record, threads: bool) -> str:
     """The function users call, with the registry's name beside it where the two differ, the stage
     where not eager and, where the sweep had threads as a factor (``threads``), the thread count."""
     function, op = record.function, record.op
