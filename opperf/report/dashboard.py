@@ -19,7 +19,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from opperf.report.lines import history_chart, sparkline
-from opperf.report.page import ASSETS, Column, asset, cards, data_table, escape, flag_badges, number, page
+from opperf.report.page import (
+    ASSETS,
+    Column,
+    asset,
+    cards,
+    data_table,
+    escape,
+    flag_badges,
+    note_paragraphs,
+    number,
+    page,
+)
 from opperf.utils.errors import OpperfError
 from opperf.utils.files import UnwritableError, folder_beside, write_atomically
 from opperf.verdicts.decide import DEFAULT_ALPHA
@@ -267,7 +278,7 @@ def _write_pages(
 
     for name in ASSETS:
         write(name, asset(name))
-    said = "".join(f'<p class="note">Note: {escape(note)}</p>' for note in notes)
+    said = note_paragraphs(notes, lead="Note: ")
     index = _index(items, runs, threshold, said)
     write("index.html", page("opperf dashboard", index, inline_assets=False))
     write("regressions.html", page("opperf regressions", _regressions(items, said), inline_assets=False))

@@ -27,6 +27,7 @@ from opperf.report.page import (
     escape,
     flag_badges,
     key_value_table,
+    note_paragraphs,
     number,
     page,
     plot,
@@ -333,7 +334,7 @@ def _diff_summary(file: DiffFile) -> str:
     if geomean is not None:
         items.append(("geometric mean ratio", f"{geomean:.3g}"))
     items.append(("threshold", f"±{file.threshold:.0%}"))
-    return cards(items) + "".join(f'<p class="note">{escape(note)}</p>' for note in file.notes)
+    return cards(items) + note_paragraphs(file.notes)
 
 
 def _diffs(inputs: ReportInputs) -> str:

@@ -105,6 +105,12 @@ def cards(items: Iterable[tuple[str, object]]) -> str:
     )
 
 
+def note_paragraphs(texts: Iterable[str], lead: str = "") -> str:
+    """Each text a highlighted paragraph (``p.note``), after ``lead``: what a reader must know beside
+    a page's tables (a diff's warnings, a history's machine factor)."""
+    return "".join(f'<p class="note">{escape(lead)}{escape(text)}</p>' for text in texts)
+
+
 def key_value_table(items: Iterable[tuple[str, str]]) -> str:
     rows = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in items)
     return f"<table>{rows}</table>"
