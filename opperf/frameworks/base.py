@@ -11,6 +11,16 @@ from opperf.measure.harness import Session
 from opperf.operators import fused, longtail
 from opperf.operators.info import OpInfo
 from opperf.utils.devices import Device
+from opperf.utils.errors import OpperfError
+
+
+def foreign_model_error(what: str, found: object, expected: str) -> OpperfError:
+    """The refusal of a model a capture cannot run, named before it runs: ``what`` (the model, an
+    example input) is ``found``, not ``expected`` (a ``torch.nn.Module``), likely another framework's."""
+    kind = f"{type(found).__module__}.{type(found).__qualname__}"
+    return OpperfError(
+        f"{what} is a {kind}, not {expected}: if it is another framework's, name that one with --framework"
+    )
 
 
 class Registry(Protocol):

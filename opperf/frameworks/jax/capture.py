@@ -25,12 +25,12 @@ from typing import Any
 
 import numpy as np
 
+from opperf.frameworks.base import foreign_model_error
 from opperf.frameworks.jax.entry_points import resolve
 from opperf.frameworks.jax.registry import load_registry
 from opperf.operators.info import ArgKind, OpInfo
 from opperf.results.configs import Call, Captured
 from opperf.results.measurement import InputValue, TensorSpec, freeze_inputs
-from opperf.utils.errors import OpperfError
 
 ENTERED = {"pjit": "jaxpr", "closed_call": "call_jaxpr", "custom_jvp_call": "call_jaxpr",
            "custom_vjp_call_jaxpr": "fun_jaxpr", "remat": "jaxpr", "checkpoint": "jaxpr"}  # fmt: skip
@@ -78,10 +78,7 @@ def capture(model: Callable[..., object], inputs: tuple, mode: str) -> Captured:
 
     for leaf in jax.tree_util.tree_leaves(inputs):
         if not isinstance(leaf, (jax.Array, np.ndarray, np.generic, bool, int, float, complex)):
-            raise OpperfError(
-                f"an example input is a {type(leaf).__module__}.{type(leaf).__qualname__}, not an array JAX "
-                "takes: if the model is another framework's, name that one with --framework"
-            )
+            raise foreign_model_error("an example input", leaf, "an array JAX takes")
     traced = jax.make_jaxpr(model)(*inputs)
     calls: list[Call] = []
     names: list[str] = []

@@ -25,11 +25,11 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+from opperf.frameworks.base import foreign_model_error
 from opperf.frameworks.mxnet.registry import accepted_inputs, load_registry
 from opperf.operators.info import ArgKind, OpInfo
 from opperf.results.configs import Call, Captured
 from opperf.results.measurement import InputValue, TensorSpec, freeze_inputs
-from opperf.utils.errors import OpperfError
 
 
 def captured_by(mode: str) -> str:
@@ -132,10 +132,7 @@ def capture(model: Any, inputs: tuple, mode: str) -> Captured:
     import mxnet as mx
 
     if not isinstance(model, mx.gluon.Block):
-        raise OpperfError(
-            f"the model is a {type(model).__module__}.{type(model).__qualname__}, not a Gluon Block: if "
-            "it is another framework's, name that one with --framework"
-        )
+        raise foreign_model_error("the model", model, "a Gluon Block")
 
     def forward() -> None:
         if mode == "training":

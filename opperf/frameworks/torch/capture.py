@@ -24,12 +24,12 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from opperf.frameworks.base import foreign_model_error
 from opperf.frameworks.torch.namespaces import TENSOR_NAMESPACE
 from opperf.frameworks.torch.registry import fold_name, is_backward_name, load_registry
 from opperf.frameworks.torch.schema import PYTHON_SELF_NAME
 from opperf.results.configs import Call, Captured
 from opperf.results.measurement import InputValue, TensorSpec, freeze_inputs
-from opperf.utils.errors import OpperfError
 
 if TYPE_CHECKING:
     import torch
@@ -163,10 +163,7 @@ def capture(model: Any, inputs: tuple, mode: str) -> Captured:
     from torch.utils._python_dispatch import TorchDispatchMode
 
     if not isinstance(model, torch.nn.Module):
-        raise OpperfError(
-            f"the model is a {type(model).__module__}.{type(model).__qualname__}, not a torch.nn.Module: "
-            "if it is another framework's, name that one with --framework"
-        )
+        raise foreign_model_error("the model", model, "a torch.nn.Module")
     calls: list[Call] = []
     aten_names: list[str] = []
     filtered: Counter = Counter()
