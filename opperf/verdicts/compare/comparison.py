@@ -93,6 +93,12 @@ class Comparison:
             return None
         return getattr(self.stop, "signal_number", signal.SIGINT)
 
+    @property
+    def signal_name(self) -> str | None:
+        """The name of the signal that stopped it (``SIGTERM``); None where none did."""
+        number = self.signal_number
+        return None if number is None else signal.Signals(number).name
+
 
 def compare(
     name: str,

@@ -4,7 +4,6 @@ first, its interval and verdict, notes and what could not be compared; or a resu
 
 from __future__ import annotations
 
-import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, cast
@@ -144,7 +143,7 @@ def comparison_document(
         "comparison": {
             "namespaces": list(namespaces),
             "threads": options.threads,
-            "interrupted": stop_name(comparison),
+            "interrupted": comparison.signal_name,
             "selected": comparison.selected,
             "rows": paired,
         },
@@ -155,17 +154,11 @@ def stopped_note(comparison: Comparison) -> str:
     """What a stopped comparison's reader must know first: which signal, and what it left out."""
     short = sum(row.short_of is not None for row in comparison.rows)
     return (
-        f"**Interrupted** ({stop_name(comparison)}): {len(comparison.rows)} of "
+        f"**Interrupted** ({comparison.signal_name}): {len(comparison.rows)} of "
         f"{counted(comparison.selected, 'configuration')} got a round in every namespace; "
         f"{counted(short, 'row')} short of the rounds each gets "
         f"{'is' if short == 1 else 'are'} inconclusive. Run the command again for the rest."
     )
-
-
-def stop_name(comparison: Comparison) -> str | None:
-    """The name of the signal that stopped a comparison (SIGINT for Ctrl-C); None where none did."""
-    number = comparison.signal_number
-    return None if number is None else signal.Signals(number).name
 
 
 def _versus_dict(found: Versus | None) -> dict[str, object] | None:
